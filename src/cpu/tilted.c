@@ -1,0 +1,67 @@
+/*
+ * tilted.c - OpenCV's 45-degree tilted integral
+ *   T(X, Y) = sum of i(x, y) over y < Y and |x - X + 1| <= Y - y - 1,
+ * a (W+1) x (H+1) table whose entry is the sum over the upward-opening triangle
+ * with apex at pixel (X-1, Y-1).
+ *
+ * Going from T(X, Y-1) to T(X, Y) adds the two diagonal edges of the larger
+ * triangle, which meet at the apex. With running sums along each diagonal,
+ *   A(x, y) = i(x, y) + A(x-1, y-1)      (down-right diagonal ending at x, y)
+ *   B(x, y) = i(x, y) + B(x+1, y-1)      (down-left diagonal ending at x, y)
+ * each step is T(X, Y) = T(X, Y-1) + A(X-1, Y-1) + B(X-1, Y-1) - i(X-1, Y-1);
+ * for X = 0 the apex lies left of the image and only the down-left edge
+ * B(0, Y-2) enters. O(W H) work, O(W) extra memory, one row at a time.
+ */
+#include "tilted.h"
+
+#include <stdlib.h>
+
+#define PSI_TILTED_IMPL(NAME, TACC, LOAD, STORE)                                         \
+    static int NAME(const psi_job *job)                                                  \
+    {                                                                                    \
+        const pixsum_view *in = &job->in, *out = &job->out;                              \
+        size_t w = in->width, ch = in->channels, n = w * ch;                             \
+        TACC *buf = calloc(4 * n + (w + 1) * ch, sizeof *buf);                           \
+        if (!buf)                                                                        \
+            return psi_fail(PIXSUM_ERR_NO_MEMORY, "tilted integral: no memory for %zu " \
+                            "scratch samples", 5 * n);                                   \
+        TACC *a_prev = buf, *a_cur = buf + n, *b_prev = buf + 2 * n, *b_cur = buf + 3 * n; \
+        TACC *t = buf + 4 * n; /* current row of T, (w + 1) x ch */                      \
+        for (size_t i = 0; i < (w + 1) * ch; i++)                                        \
+            STORE(out->type, psi_row(out, 0, 0), i, 0);                                  \
+        for (size_t y = 0; y < in->height; y++) {                                        \
+            const void *src = psi_row(in, y, 0);                                         \
+            for (size_t x = 0; x < w; x++) {                                             \
+                for (size_t c = 0; c < ch; c++) {                                        \
+                    size_t i = x * ch + c;                                               \
+                    TACC v = LOAD(in->type, src, i);                                     \
+                    TACC up_left = (y > 0 && x > 0) ? a_prev[i - ch] : 0;                \
+                    TACC up_right = (y > 0 && x + 1 < w) ? b_prev[i + ch] : 0;           \
+                    a_cur[i] = v + up_left;                                              \
+                    b_cur[i] = v + up_right;                                             \
+                }                                                                        \
+            }                                                                            \
+            void *dst = psi_row(out, y + 1, 0);                                          \
+            for (size_t c = 0; c < ch; c++) {                                            \
+                if (y > 0)                                                               \
+                    t[c] += b_prev[c];                                                   \
+                STORE(out->type, dst, c, t[c]);                                          \
+            }                                                                            \
+            for (size_t i = 0; i < n; i++) {                                             \
+                t[i + ch] += a_cur[i] + b_cur[i] - LOAD(in->type, src, i);               \
+                STORE(out->type, dst, i + ch, t[i + ch]);                                \
+            }                                                                            \
+            TACC *swap = a_prev; a_prev = a_cur; a_cur = swap;                           \
+            swap = b_prev; b_prev = b_cur; b_cur = swap;                                 \
+        }                                                                                \
+        free(buf);                                                                       \
+        return PIXSUM_OK;                                                                \
+    }
+
+PSI_TILTED_IMPL(tilted_int, uint64_t, psi_load_u64, psi_store_u64)
+PSI_TILTED_IMPL(tilted_float, double, psi_load_f64, psi_store_f64)
+
+int psi_tilted_reference(const psi_job *job)
+{
+    return psi_type_is_int(job->out.type) ? tilted_int(job) : tilted_float(job);
+}

@@ -1,0 +1,13 @@
+/*
+ * tilted.h - the 45-degree tilted integral (reference implementation).
+ */
+#ifndef PIXSUM_CPU_TILTED_H
+#define PIXSUM_CPU_TILTED_H
+
+#include "../internal.h"
+
+/* Fills job->out ((W+1)x(H+1), padded) with OpenCV's tilted integral of
+ * job->in. Returns PIXSUM_OK or PIXSUM_ERR_NO_MEMORY. */
+int psi_tilted_reference(const psi_job *job);
+
+#endif

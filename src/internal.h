@@ -1,0 +1,190 @@
+/*
+ * internal.h - what the library's files share and the public header hides:
+ * the context's fields, the validated job handed to a method, the method
+ * descriptor every backend registers, the thread-local error detail and the
+ * address arithmetic of views.
+ *
+ * A backend adds methods by filling one of the psi_methods_* arrays declared
+ * below (each ends with an entry whose name is NULL); registry.c joins them.
+ */
+#ifndef PIXSUM_INTERNAL_H
+#define PIXSUM_INTERNAL_H
+
+#include "pixsum.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- context ---------------------------------------------------------- */
+
+struct pixsum_ctx {
+    int method;          /* method id, 0 = auto */
+    int threads;         /* 0 = all online cores */
+    int wrap;            /* modular integer arithmetic */
+    int padded;          /* zero-padded table layout */
+    intptr_t cuda_stream;
+    int cuda_device;
+    /* Device scratch owned by the CUDA backend (NULL without CUDA). */
+    void *cuda_scratch;
+    size_t cuda_scratch_bytes;
+    void (*cuda_release)(pixsum_ctx *ctx);
+};
+
+/* Defaults used when an entry point receives ctx == NULL. */
+extern const pixsum_ctx psi_default_ctx;
+
+/* ---- error detail ----------------------------------------------------- */
+
+/* Clears this thread's detail text (done at the start of each entry point). */
+void psi_clear_error(void);
+
+/* Records a printf-style detail text for `status` and returns `status`, so a
+ * check can read: return psi_fail(PIXSUM_ERR_BAD_SHAPE, "width is 0"); */
+int psi_fail(int status, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+/* ---- views ------------------------------------------------------------ */
+
+/* Address of element row y of slice z (x = 0, channel 0). */
+static inline void *psi_row(const pixsum_view *v, size_t y, size_t z)
+{
+    return (char *)v->data + (ptrdiff_t)z * v->slice_stride + (ptrdiff_t)y * v->row_stride;
+}
+
+/* Samples in one row (width x channels). */
+static inline size_t psi_row_samples(const pixsum_view *v)
+{
+    return v->width * v->channels;
+}
+
+/* Byte range [*lo, *hi) a (checked) view touches; used for aliasing checks. */
+void psi_view_extent(const pixsum_view *v, uintptr_t *lo, uintptr_t *hi);
+
+/* True for the integer types. */
+static inline bool psi_type_is_int(pixsum_type t)
+{
+    return t != PIXSUM_F32 && t != PIXSUM_F64;
+}
+
+/* Largest magnitude a sample of integer type `t` can have (0 for floats). */
+uint64_t psi_type_max_magnitude(pixsum_type t);
+
+/* True if (in -> out) is a supported pair for plain (squared = 0) or squared
+ * (squared = 1) integral tables. */
+bool psi_pair_supported(pixsum_type in, pixsum_type out, int squared);
+
+/* Number of available online CPU cores (>= 1), computed once. */
+int psi_cpu_count(void);
+
+/* ---- jobs and methods ------------------------------------------------- */
+
+/* A validated integral request. Views are inclusive tables of the input's
+ * shape: for the padded layout the core passes the inner region and writes the
+ * zero border itself. Either out or out_sq may have data == NULL (not asked). */
+typedef struct psi_job {
+    pixsum_op op;        /* INTEGRAL, INTEGRAL_SQ, TILTED or INTEGRAL_3D */
+    pixsum_view in;
+    pixsum_view out;     /* plain table (data NULL if not requested) */
+    pixsum_view out_sq;  /* squared table (data NULL if not requested) */
+    int wrap;
+    int threads;         /* resolved: >= 1 */
+    pixsum_ctx *ctx;     /* never NULL: the caller's or a local default copy */
+    const void *extra;   /* operation-specific parameters (histograms etc.) */
+} psi_job;
+
+typedef struct psi_method {
+    const char *name;
+    pixsum_backend backend;
+    unsigned ops;             /* pixsum_op bits */
+    const char *description;
+    /* Rank used by "auto": the available supporting method with the highest
+     * rank runs; 0 = never chosen automatically. */
+    int auto_rank;
+    /* Returns true if the method can run in this process (ISA, device). NULL
+     * means always. */
+    bool (*available)(void);
+    /* Returns true if the method handles this job (types, channels, shape).
+     * NULL means every job of its ops whose type pair is supported. */
+    bool (*supports)(const psi_job *job);
+    /* Runs the job; returns a pixsum_status. */
+    int (*run)(const psi_job *job);
+} psi_method;
+
+/* Per-backend method tables, each terminated by an entry with name == NULL. */
+extern const psi_method psi_methods_serial[];  /* src/cpu/serial.c */
+extern const psi_method psi_methods_cpu_fast[]; /* src/cpu/fast_methods.c */
+extern const psi_method psi_methods_omp[];     /* src/cpu/omp_methods.c */
+extern const psi_method psi_methods_cuda[];    /* src/cuda/ or src/cuda_off.c */
+extern const psi_method psi_methods_gl[];      /* src/gl/ or src/gl_off.c */
+extern const psi_method psi_methods_hist[];    /* src/hist/ */
+
+/* Registry access (registry.c). */
+const psi_method *psi_method_by_id(int id);
+int psi_method_count(void);
+
+/* Chooses the method for a job: ctx's method if set (returns
+ * PIXSUM_ERR_UNSUPPORTED / PIXSUM_ERR_UNAVAILABLE with detail if it cannot
+ * run it), else the best available supporting one. */
+int psi_choose_method(const psi_job *job, const psi_method **chosen);
+
+/* ---- element access (slow paths: reference code, box queries) --------- */
+
+/* Element i of a row of `type`, as a 64-bit two's-complement integer
+ * (modular) or as a double. */
+static inline uint64_t psi_load_u64(pixsum_type type, const void *row, size_t i)
+{
+    switch (type) {
+    case PIXSUM_U8: return ((const uint8_t *)row)[i];
+    case PIXSUM_U16: return ((const uint16_t *)row)[i];
+    case PIXSUM_I16: return (uint64_t)(int64_t)((const int16_t *)row)[i];
+    case PIXSUM_I32: return (uint64_t)(int64_t)((const int32_t *)row)[i];
+    case PIXSUM_U32: return ((const uint32_t *)row)[i];
+    case PIXSUM_U64: return ((const uint64_t *)row)[i];
+    case PIXSUM_I64: return (uint64_t)((const int64_t *)row)[i];
+    case PIXSUM_F32: return (uint64_t)(int64_t)((const float *)row)[i];
+    case PIXSUM_F64: return (uint64_t)(int64_t)((const double *)row)[i];
+    default: return 0;
+    }
+}
+
+static inline double psi_load_f64(pixsum_type type, const void *row, size_t i)
+{
+    switch (type) {
+    case PIXSUM_U8: return ((const uint8_t *)row)[i];
+    case PIXSUM_U16: return ((const uint16_t *)row)[i];
+    case PIXSUM_I16: return ((const int16_t *)row)[i];
+    case PIXSUM_I32: return ((const int32_t *)row)[i];
+    case PIXSUM_U32: return ((const uint32_t *)row)[i];
+    case PIXSUM_U64: return (double)((const uint64_t *)row)[i];
+    case PIXSUM_I64: return (double)((const int64_t *)row)[i];
+    case PIXSUM_F32: return ((const float *)row)[i];
+    case PIXSUM_F64: return ((const double *)row)[i];
+    default: return 0;
+    }
+}
+
+/* Stores v (modular) into element i of an integer row. */
+static inline void psi_store_u64(pixsum_type type, void *row, size_t i, uint64_t v)
+{
+    switch (type) {
+    case PIXSUM_U32: ((uint32_t *)row)[i] = (uint32_t)v; break;
+    case PIXSUM_U64: ((uint64_t *)row)[i] = v; break;
+    case PIXSUM_I64: ((int64_t *)row)[i] = (int64_t)v; break;
+    default: break;
+    }
+}
+
+/* Stores v into element i of a float row. */
+static inline void psi_store_f64(pixsum_type type, void *row, size_t i, double v)
+{
+    if (type == PIXSUM_F32)
+        ((float *)row)[i] = (float)v;
+    else if (type == PIXSUM_F64)
+        ((double *)row)[i] = v;
+}
+
+#endif /* PIXSUM_INTERNAL_H */
