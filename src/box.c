@@ -38,11 +38,10 @@ static int check_box(const pixsum_view *t, int padded, const pixsum_box *b, size
         return psi_fail(PIXSUM_ERR_BAD_SHAPE, "box %zu is empty (%zux%zux%zu)", index, b->w,
                         b->h, b->d);
     size_t pad = padded ? 1 : 0;
-    size_t iw = t->width - (t->width >= pad ? pad : 0);
-    size_t ih = t->height - (t->height >= pad ? pad : 0);
-    size_t id = t->depth > 1 ? t->depth - pad : 1;
-    if (padded && (t->width < 2 || t->height < 2 || (t->depth > 1 && t->depth < 2)))
+    if (padded && (t->width < 2 || t->height < 2))
         return psi_fail(PIXSUM_ERR_BAD_SHAPE, "a padded table needs at least 2x2 entries");
+    size_t iw = t->width - pad, ih = t->height - pad;
+    size_t id = t->depth > 1 ? t->depth - pad : 1;
     if (b->x > iw || b->w > iw - b->x || b->y > ih || b->h > ih - b->y || b->z > id ||
         b->d > id - b->z)
         return psi_fail(PIXSUM_ERR_OUT_OF_RANGE,
