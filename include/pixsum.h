@@ -370,7 +370,222 @@ PIXSUM_API int pixsum_box_stats(const pixsum_ctx *ctx, const pixsum_view *sum_ta
 /* ===================================================================== */
 /* 8. Histograms                                                         */
 /* ===================================================================== */
-/* (section filled by the histogram work; see docs/guide.md) */
+
+/* Bins. A histogram has `bins` equal bins over the half-open range [lo, hi).
+ * A sample v (converted exactly to double) is classified as
+ *   NaN                      -> counted in nan[c], never in a bin
+ *   v <  lo (incl. -inf)     -> counted in below[c]
+ *   v >= hi (incl. +inf)     -> counted in above[c]
+ *   otherwise                -> bin i = min(bins - 1, (size_t)floor((v - lo) * scale))
+ * where scale = (double)bins / (hi - lo) is computed once, in double, and the
+ * product is rounded once (no fused multiply-add). The min() only matters for
+ * values a rounding step below hi; every backend uses this exact formula, so
+ * CPU and GPU counts are identical. Integer images with unit bins (e.g. u8 with
+ * 256 bins over [0, 256)) therefore count each value in its own bin.
+ *
+ * Defaults (spec NULL, bins 0 or lo == hi):
+ *   u8  -> 256 bins over [0, 256)          u16 -> 65536 bins over [0, 65536)
+ *   i16 -> 65536 bins over [-32768, 32768)
+ *   i32, f32, f64 -> 256 bins over the data's range: lo = smallest finite sample,
+ *   hi = largest finite sample + 1 (i32) or the next double above it (floats);
+ *   [0, 1) if no sample is finite. Only samples the mask selects are looked at.
+ * A given bin count with the default range, or a given range with bins 0 (256
+ * bins), combine as expected. */
+
+/* Largest bin count accepted by pixsum_histogram() (2^24). */
+#define PIXSUM_HIST_MAX_BINS ((size_t)1 << 24)
+
+/* What to count. Zero-initialise and set what you need. */
+typedef struct pixsum_hist_spec {
+    size_t bins;             /* 0 = default for the input type */
+    double lo, hi;           /* range [lo, hi); lo == hi (e.g. both 0) = default */
+    /* Optional mask: a u8 view of 1 channel with the image's width, height and
+     * depth; only pixels whose mask sample is != 0 are counted. NULL = all. */
+    const pixsum_view *mask;
+} pixsum_hist_spec;
+
+/* What was counted, per channel (indices 0..channels-1). */
+typedef struct pixsum_hist_info {
+    size_t bins;             /* bins per channel actually used */
+    size_t channels;         /* histograms computed (the image's channels) */
+    double lo, hi;           /* range actually used */
+    uint64_t pixels;         /* pixels considered (mask != 0), per channel */
+    uint64_t in_range[4];    /* samples counted in bins (= sum of the bins) */
+    uint64_t below[4];       /* samples < lo, -inf included */
+    uint64_t above[4];       /* samples >= hi, +inf included */
+    uint64_t nan[4];         /* NaN samples (always 0 for integer images) */
+} pixsum_hist_info;
+
+/* Resolves `spec` for image `in` without counting: fills info->bins, lo, hi,
+ * channels (other fields 0). For the data-range defaults this reads the image
+ * (and mask). Use it to size the counts buffer (channels x bins). Returns
+ * PIXSUM_OK, PIXSUM_ERR_NULL (in or info NULL), PIXSUM_ERR_BAD_SHAPE /
+ * PIXSUM_ERR_BAD_STRIDE (bad image or mask view), PIXSUM_ERR_BAD_TYPE (input
+ * type u32/u64/i64 or mask not u8), PIXSUM_ERR_INVALID_ARG (bins above
+ * PIXSUM_HIST_MAX_BINS, lo > hi, non-finite lo/hi, or a range so narrow that
+ * bins / (hi - lo) overflows). */
+PIXSUM_API int pixsum_hist_resolve(const pixsum_view *in, const pixsum_hist_spec *spec,
+                                   pixsum_hist_info *info);
+
+/* Absolute histogram h_i of every channel of `in` (2-D or 3-D; u8 u16 i16 i32
+ * f32 f64; 1-4 channels counted in one pass) into `counts`: channel c's bin i
+ * at counts[c * bins + i], u64 counts that never wrap. `counts_len` is the
+ * number of elements of `counts` (at least channels x bins). spec NULL = all
+ * defaults. `info` may be NULL; when given it receives the bins, range and the
+ * below/above/NaN/in-range counts. The method is the context's (a method with
+ * PIXSUM_OP_HISTOGRAM, e.g. "hist.scalar", "hist.sub", "hist.omp") or "auto".
+ * Every method gives bit-identical counts. Returns PIXSUM_OK, the codes of
+ * pixsum_hist_resolve(), PIXSUM_ERR_NULL (counts NULL), PIXSUM_ERR_BAD_SHAPE
+ * (counts_len too small: the detail says how many are needed; or a mask of
+ * another shape), PIXSUM_ERR_ALIASING (counts overlaps the image),
+ * PIXSUM_ERR_UNSUPPORTED / PIXSUM_ERR_UNAVAILABLE (chosen method),
+ * PIXSUM_ERR_NO_MEMORY. On error `counts` is left untouched. */
+PIXSUM_API int pixsum_histogram(pixsum_ctx *ctx, const pixsum_view *in,
+                                const pixsum_hist_spec *spec, uint64_t *counts,
+                                size_t counts_len, pixsum_hist_info *info);
+
+/* Flags of pixsum_hist_relative(). */
+#define PIXSUM_HIST_CUMULATIVE     1u /* H_k = sum of h_i over i <= k */
+#define PIXSUM_HIST_OF_ALL_SAMPLES 2u /* divide by info->pixels instead of in_range */
+
+/* Cumulative absolute histogram H_k = sum_{i <= k} h_i of each of the
+ * info->channels histograms in `counts` (layout of pixsum_histogram()) into
+ * `out` (same layout; out == counts is allowed), computed with the library's
+ * scan. The last bin of each channel equals info->in_range[c]. Returns
+ * PIXSUM_OK, PIXSUM_ERR_NULL or PIXSUM_ERR_INVALID_ARG (info->bins 0 or
+ * channels not 1..4). */
+PIXSUM_API int pixsum_hist_cumulative(const pixsum_hist_info *info, const uint64_t *counts,
+                                      uint64_t *out);
+
+/* Relative histogram h_i / n (flags 0) or cumulative relative histogram
+ * H_k / n (PIXSUM_HIST_CUMULATIVE) of each channel into `out` (doubles, layout
+ * of pixsum_histogram()). n is info->in_range[c] (so the bins sum to 1 and the
+ * last cumulative bin is exactly 1), or info->pixels with
+ * PIXSUM_HIST_OF_ALL_SAMPLES (out-of-range and NaN samples then make the sum
+ * below 1). A channel with n = 0 gives all zeros. Returns PIXSUM_OK,
+ * PIXSUM_ERR_NULL or PIXSUM_ERR_INVALID_ARG (unknown flags, bad info). */
+PIXSUM_API int pixsum_hist_relative(const pixsum_hist_info *info, const uint64_t *counts,
+                                    unsigned flags, double *out);
+
+/* --- Joint histograms ------------------------------------------------- */
+
+/* What pixsum_histogram_joint() counted. */
+typedef struct pixsum_joint_info {
+    size_t bins_a, bins_b;   /* table is bins_a rows x bins_b columns */
+    double lo_a, hi_a;       /* range used for image a */
+    double lo_b, hi_b;       /* range used for image b */
+    uint64_t pairs;          /* pixel pairs counted in the table */
+    uint64_t excluded;       /* selected pairs with a or b outside its range or NaN */
+} pixsum_joint_info;
+
+/* Joint (2-D) histogram of two 1-channel images of the same width, height and
+ * depth (types may differ): counts[i * bins_b + j] = number of pixels whose a
+ * sample falls in bin i of spec_a and whose b sample falls in bin j of spec_b
+ * (bin rules above). Defaults differ from pixsum_histogram(): 256 bins per axis
+ * for every type (u8: [0, 256); u16: [0, 65536); others: data range as above).
+ * A pixel counts where both specs' masks (if any) are != 0; pairs with either
+ * sample outside its range or NaN are only counted in info->excluded.
+ * counts_len >= bins_a x bins_b, at most 2^26 cells. Returns PIXSUM_OK,
+ * PIXSUM_ERR_NULL, PIXSUM_ERR_BAD_SHAPE (shapes differ, channels != 1,
+ * counts_len too small), PIXSUM_ERR_BAD_TYPE, PIXSUM_ERR_INVALID_ARG (as for
+ * pixsum_hist_resolve()), PIXSUM_ERR_TOO_LARGE (more than 2^26 cells),
+ * PIXSUM_ERR_NO_MEMORY. On error `counts` is left untouched. */
+PIXSUM_API int pixsum_histogram_joint(pixsum_ctx *ctx, const pixsum_view *a,
+                                      const pixsum_view *b, const pixsum_hist_spec *spec_a,
+                                      const pixsum_hist_spec *spec_b, uint64_t *counts,
+                                      size_t counts_len, pixsum_joint_info *info);
+
+/* Information measures of a joint histogram, in nats (natural logarithm),
+ * with p = count / total over the table (empty cells contribute 0). */
+typedef struct pixsum_joint_stats {
+    double entropy_a;          /* H(A) from the row sums */
+    double entropy_b;          /* H(B) from the column sums */
+    double joint_entropy;      /* H(A, B) */
+    double mutual_information; /* I(A; B) = H(A) + H(B) - H(A, B), >= 0 */
+    double normalized_mi;      /* (H(A) + H(B)) / H(A, B), in [1, 2]; 2 if H(A,B) = 0 */
+} pixsum_joint_stats;
+
+/* Computes the measures of a bins_a x bins_b joint histogram. An all-zero
+ * table gives all zeros (normalized_mi 0). Returns PIXSUM_OK, PIXSUM_ERR_NULL
+ * or PIXSUM_ERR_INVALID_ARG (a zero dimension). */
+PIXSUM_API int pixsum_joint_stats_compute(const uint64_t *counts, size_t bins_a,
+                                          size_t bins_b, pixsum_joint_stats *stats);
+
+/* --- Applications ------------------------------------------------------ */
+
+/* Histogram equalisation of a u8 or u16 image (2-D or 3-D, 1-4 channels, each
+ * channel equalised on its own) into `out` of the same type and shape
+ * (out == in, the same memory and strides, is allowed; other overlaps are
+ * not). With L = 256 (u8) or 65536 (u16) levels, cdf the cumulative histogram
+ * of the selected pixels (mask NULL = all), n its last value and cdf_min its
+ * first non-zero value, each pixel value v becomes
+ *   round((cdf[v] - cdf_min) * (L - 1) / (n - cdf_min)), clamped to [0, L - 1]
+ * (computed exactly in integers, halves rounded up). Every pixel is mapped,
+ * including those the mask leaves out. A channel with one value only
+ * (n == cdf_min) is copied unchanged. Returns PIXSUM_OK, PIXSUM_ERR_NULL,
+ * PIXSUM_ERR_BAD_SHAPE, PIXSUM_ERR_BAD_STRIDE, PIXSUM_ERR_BAD_TYPE (not u8/u16
+ * or out of another type), PIXSUM_ERR_ALIASING, PIXSUM_ERR_NO_MEMORY. */
+PIXSUM_API int pixsum_equalize(pixsum_ctx *ctx, const pixsum_view *in,
+                               const pixsum_view *out, const pixsum_view *mask);
+
+/* Otsu's threshold of one histogram of `bins` counts: the bin t maximising the
+ * between-class variance w0 * w1 * (mu0 - mu1)^2 of the classes bins 0..t and
+ * t+1..bins-1 (bin indices as the class values; the smallest such t on ties).
+ * Pixels in bins 0..t are the lower class: for an integer image with unit bins
+ * starting at lo that is "v <= lo + t" (OpenCV's THRESH_BINARY convention).
+ * Returns PIXSUM_OK, PIXSUM_ERR_NULL, PIXSUM_ERR_INVALID_ARG (fewer than 2
+ * bins, or fewer than two non-empty bins: no threshold exists; *t is then 0). */
+PIXSUM_API int pixsum_otsu(const uint64_t *counts, size_t bins, size_t *t);
+
+/* Otsu's threshold of channel 0 of an image: histogram per `spec` (NULL =
+ * defaults), then pixsum_otsu(). *threshold receives the value at the upper
+ * edge of bin t, lo + (t + 1) * (hi - lo) / bins: the lower class is
+ * v < *threshold. `bin` (may be NULL) receives t. Returns the codes of
+ * pixsum_histogram() and pixsum_otsu(). */
+PIXSUM_API int pixsum_otsu_threshold(pixsum_ctx *ctx, const pixsum_view *in,
+                                     const pixsum_hist_spec *spec, double *threshold,
+                                     size_t *bin);
+
+/* --- Integral histograms (Porikli 2005) -------------------------------- */
+
+/* An integral histogram: for every pixel (x, y) of a 2-D image, the histogram of
+ * the rectangle [0, x] x [0, y] (one SAT per bin, stored bin-innermost), so the
+ * histogram of any rectangle costs O(bins x channels) with 4 reads per bin. */
+typedef struct pixsum_ihist pixsum_ihist;
+
+/* Default memory limit of pixsum_ihist_new() when max_bytes is 0: 1 GiB. */
+#define PIXSUM_IHIST_DEFAULT_MAX_BYTES ((size_t)1 << 30)
+
+/* Bytes an integral histogram of `in` under `spec` would take:
+ * (W + 1) x (H + 1) x channels x bins x e, e = 4 when W x H < 2^32 else 8.
+ * Returns PIXSUM_OK, the codes of pixsum_hist_resolve(), PIXSUM_ERR_BAD_SHAPE
+ * (depth > 1) or PIXSUM_ERR_TOO_LARGE (the size overflows size_t). */
+PIXSUM_API int pixsum_ihist_bytes(const pixsum_view *in, const pixsum_hist_spec *spec,
+                                  size_t *bytes);
+
+/* Builds the integral histogram of a 2-D image (types, channels, bins and mask
+ * as pixsum_histogram(); samples outside the range or NaN are in no bin). The
+ * cost of pixsum_ihist_bytes() is checked against max_bytes (0 = default limit)
+ * before anything is allocated. Returns PIXSUM_OK with *out set, or the codes
+ * of pixsum_ihist_bytes(), PIXSUM_ERR_TOO_LARGE (cost above the limit: the
+ * detail gives both), PIXSUM_ERR_NO_MEMORY; *out is NULL on error. */
+PIXSUM_API int pixsum_ihist_new(pixsum_ctx *ctx, const pixsum_view *in,
+                                const pixsum_hist_spec *spec, size_t max_bytes,
+                                pixsum_ihist **out);
+
+/* Bins, channels and range of an integral histogram (the count fields of
+ * *info are those of the whole image). Returns PIXSUM_OK or PIXSUM_ERR_NULL. */
+PIXSUM_API int pixsum_ihist_info(const pixsum_ihist *ih, pixsum_hist_info *info);
+
+/* Histogram of the rectangle [x, x+w) x [y, y+h) into counts (channels x bins,
+ * layout of pixsum_histogram()); equal to pixsum_histogram() of that crop with
+ * the same bins and range. Returns PIXSUM_OK, PIXSUM_ERR_NULL,
+ * PIXSUM_ERR_BAD_SHAPE (w or h 0) or PIXSUM_ERR_OUT_OF_RANGE. */
+PIXSUM_API int pixsum_ihist_query(const pixsum_ihist *ih, size_t x, size_t y, size_t w,
+                                  size_t h, uint64_t *counts);
+
+/* Frees an integral histogram. Accepts NULL. */
+PIXSUM_API void pixsum_ihist_free(pixsum_ihist *ih);
 
 #ifdef __cplusplus
 }
