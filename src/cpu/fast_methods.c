@@ -1,9 +1,23 @@
 /*
- * fast_methods.c - registry table of the single-threaded SIMD methods
- * (filled by the CPU-speed work; empty until then).
+ * fast_methods.c - the single-threaded fast method: simd.2wh, the 2wh single
+ * pass of paper 001 with the row prefix in SIMD registers (SSE2, AVX2 or
+ * AVX-512, chosen at run time, see isa.h) and non-temporal stores for tables
+ * larger than the cache (see fast_driver.c). Every supported type pair, the
+ * squared table, 1-4 channels and 3-D volumes; pairs or channel counts an ISA
+ * has no kernel for run the scalar reference rows.
  */
-#include "../internal.h"
+#include "fast_kernels.h"
+
+static int run_simd_2wh(const psi_job *job)
+{
+    return psi_fast_run(job);
+}
 
 const psi_method psi_methods_cpu_fast[] = {
+    {"simd.2wh", PIXSUM_BACKEND_CPU,
+     PIXSUM_OP_INTEGRAL | PIXSUM_OP_INTEGRAL_SQ | PIXSUM_OP_INTEGRAL_3D,
+     "single pass, row prefix in SIMD registers + row above, non-temporal stores for "
+     "large tables; ISA chosen at run time (PIXSUM_FORCE_ISA)",
+     20, NULL, NULL, run_simd_2wh},
     {NULL, 0, 0, NULL, 0, NULL, NULL, NULL},
 };

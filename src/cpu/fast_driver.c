@@ -1,0 +1,190 @@
+/*
+ * fast_driver.c - picks the fast row kernel for the active ISA and drives it
+ * over a table: one pass over the input, each row's prefix computed in SIMD
+ * registers and added to the row above; tables larger than the cache are
+ * written with non-temporal stores while a cached row buffer carries the
+ * column sums. 3-D volumes fold the previous slice in while the row is hot.
+ */
+#include "fast_kernels.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#if defined(__x86_64__) || defined(__i386__)
+#define PSI_HAVE_X86_KERNELS 1
+#else
+#define PSI_HAVE_X86_KERNELS 0
+#endif
+
+bool psi_fast_kernel_get(pixsum_type in, pixsum_type out, int squared, size_t channels,
+                         psi_fast_kernel *k)
+{
+    const psi_row_kernels *ref = psi_scalar_kernels(in, out);
+    if (!ref || !psi_pair_supported(in, out, squared))
+        return false;
+    k->scalar = squared ? ref->row_sq : ref->row_sum;
+    k->fast = NULL;
+    k->isa = PSI_ISA_SCALAR;
+    k->out_size = pixsum_type_size(out);
+#if PSI_HAVE_X86_KERNELS
+    psi_isa isa = psi_isa_active();
+    if (isa >= PSI_ISA_AVX512 && (k->fast = psi_fast_row_avx512(in, out, squared, channels)))
+        k->isa = PSI_ISA_AVX512;
+    else if (isa >= PSI_ISA_AVX2 && (k->fast = psi_fast_row_avx2(in, out, squared, channels)))
+        k->isa = PSI_ISA_AVX2;
+    else if (isa >= PSI_ISA_SSE2 && (k->fast = psi_fast_row_sse2(in, out, squared, channels)))
+        k->isa = PSI_ISA_SSE2;
+#else
+    (void)channels;
+#endif
+    return true;
+}
+
+void psi_fast_kernel_row(const psi_fast_kernel *k, const void *in, void *out,
+                         const void *prev, void *acc, size_t width, size_t channels,
+                         int stream)
+{
+    if (k->fast) {
+        k->fast(in, out, prev, acc, width, channels, stream);
+        return;
+    }
+    k->scalar(in, out, prev, width, channels);
+    if (acc)
+        memcpy(acc, out, width * channels * k->out_size);
+}
+
+size_t psi_stream_threshold(void)
+{
+    static size_t cached; /* benign race: every thread computes the same value */
+    size_t t = __atomic_load_n(&cached, __ATOMIC_RELAXED);
+    if (t == 0) {
+        const char *env = getenv("PIXSUM_STREAM_BYTES");
+        if (env && *env) {
+            t = (size_t)strtoull(env, NULL, 10);
+        } else {
+            long llc = -1;
+#ifdef _SC_LEVEL3_CACHE_SIZE
+            llc = sysconf(_SC_LEVEL3_CACHE_SIZE);
+            if (llc <= 0)
+                llc = sysconf(_SC_LEVEL2_CACHE_SIZE);
+#endif
+            t = llc > 0 ? (size_t)llc / 2 : (size_t)8 << 20;
+        }
+        if (t == 0)
+            t = 1; /* "always stream"; 0 is the not-yet-read marker */
+        __atomic_store_n(&cached, t, __ATOMIC_RELAXED);
+    }
+    return t;
+}
+
+/* One requested table and its kernel. */
+typedef struct table_pass {
+    const pixsum_view *t;
+    psi_fast_kernel k;
+    const void *init; /* column sums above the first row, or NULL */
+    void *acc;        /* cached running row for streamed output */
+} table_pass;
+
+static void run_rows_2d(const psi_job *job, table_pass *p, size_t y0, size_t y1, int stream)
+{
+    const pixsum_view *in = &job->in;
+    size_t w = in->width, ch = in->channels;
+    const void *prev;
+    if (p->init)
+        prev = p->init;
+    else
+        prev = y0 > 0 ? psi_row(p->t, y0 - 1, 0) : NULL;
+    if (stream && prev) {
+        if (prev != p->acc)
+            memcpy(p->acc, prev, w * ch * p->k.out_size);
+        prev = p->acc;
+    }
+    for (size_t y = y0; y < y1; y++) {
+        void *dst = psi_row(p->t, y, 0);
+        psi_fast_kernel_row(&p->k, psi_row(in, y, 0), dst, prev, stream ? p->acc : NULL, w,
+                            ch, stream);
+        prev = stream ? p->acc : dst;
+    }
+}
+
+/* 3-D: row y of slice z = row prefix + row above + (slice above's row y minus
+ * its row y-1), folded in while the row is in the cache. */
+static void run_rows_3d(const psi_job *job, table_pass *p, size_t y, size_t z)
+{
+    const pixsum_view *in = &job->in;
+    void *dst = psi_row(p->t, y, z);
+    psi_fast_kernel_row(&p->k, psi_row(in, y, z), dst, y ? psi_row(p->t, y - 1, z) : NULL,
+                        NULL, in->width, in->channels, 0);
+    if (z > 0)
+        psi_scalar_add(p->t->type)(dst, psi_row(p->t, y, z - 1),
+                                   y ? psi_row(p->t, y - 1, z - 1) : NULL,
+                                   psi_row_samples(p->t));
+}
+
+int psi_fast_rows(const psi_job *job, size_t y0, size_t y1, const void *init,
+                  const void *init_sq, int stream)
+{
+    table_pass passes[2];
+    int np = 0;
+    const pixsum_view *tables[2] = {&job->out, &job->out_sq};
+    const void *inits[2] = {init, init_sq};
+    for (int i = 0; i < 2; i++) {
+        if (!tables[i]->data)
+            continue;
+        table_pass *p = &passes[np++];
+        p->t = tables[i];
+        p->init = inits[i];
+        p->acc = NULL;
+        if (!psi_fast_kernel_get(job->in.type, tables[i]->type, i, job->in.channels, &p->k))
+            return psi_fail(PIXSUM_ERR_BAD_TYPE, "no kernel for %s -> %s",
+                            pixsum_type_name(job->in.type), pixsum_type_name(tables[i]->type));
+    }
+    int status = PIXSUM_OK;
+    if (job->in.depth > 1) {
+        for (size_t z = 0; z < job->in.depth; z++)
+            for (size_t y = y0; y < y1; y++)
+                for (int i = 0; i < np; i++)
+                    run_rows_3d(job, &passes[i], y, z);
+        return PIXSUM_OK;
+    }
+    if (stream) {
+        for (int i = 0; i < np; i++) {
+            size_t bytes = psi_row_samples(&job->in) * passes[i].k.out_size;
+            passes[i].acc = aligned_alloc(64, (bytes + 63) / 64 * 64);
+            if (!passes[i].acc) {
+                status = psi_fail(PIXSUM_ERR_NO_MEMORY, "no memory for a %zu-byte row buffer",
+                                  bytes);
+                goto done;
+            }
+        }
+    }
+    /* Row by row over both tables so the input row is read from the cache the
+     * second time; blocks of rows keep each table's loop tight. */
+    for (size_t yb = y0; yb < y1; yb += 16) {
+        size_t ye = yb + 16 < y1 ? yb + 16 : y1;
+        for (int i = 0; i < np; i++) {
+            table_pass *p = &passes[i];
+            if (yb > y0) { /* continue from the row above */
+                p->init = stream ? p->acc : NULL;
+            }
+            run_rows_2d(job, p, yb, ye, stream);
+        }
+    }
+done:
+    for (int i = 0; i < np; i++)
+        free(passes[i].acc);
+    return status;
+}
+
+int psi_fast_run(const psi_job *job)
+{
+    size_t bytes = 0;
+    if (job->out.data)
+        bytes += pixsum_type_size(job->out.type);
+    if (job->out_sq.data)
+        bytes += pixsum_type_size(job->out_sq.type);
+    bytes *= job->in.width * job->in.height * job->in.depth * job->in.channels;
+    int stream = job->in.depth == 1 && bytes > psi_stream_threshold();
+    return psi_fast_rows(job, 0, job->in.height, NULL, NULL, stream);
+}

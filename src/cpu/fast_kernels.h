@@ -1,0 +1,78 @@
+/*
+ * fast_kernels.h - the single-threaded SIMD row kernels of the fast integral
+ * methods, one set per ISA (fast_sse2.c, fast_avx2.c, fast_avx512.c), and the
+ * drivers built on them (fast_driver.c).
+ *
+ * A fast row kernel computes, for one row of `width` pixels of `channels`
+ * interleaved samples,
+ *     r[i] = (per-channel inclusive prefix of in, or of in^2)[i] + prev[i]
+ * (prev == NULL means zeros), keeping the running prefix in SIMD registers, and
+ * stores r to `out` (with non-temporal stores when `stream` is set and `out` is
+ * aligned to the vector size) and, when acc != NULL, also to `acc` with normal
+ * stores (acc may equal prev: each element is read before it is written).
+ * The streamed form lets a driver keep the previous row in a small cached
+ * buffer (acc) while the table itself bypasses the caches.
+ *
+ * Integer outputs use modular arithmetic in the output's width, so results are
+ * bit-exact with the scalar reference (wrap mode included). Float outputs sum
+ * the row in a different order (a tree inside each vector), so they can differ
+ * from the scalar reference by rounding: at most a few units in the last place
+ * of the largest partial sum of the row, times the row's column count.
+ */
+#ifndef PIXSUM_CPU_FAST_KERNELS_H
+#define PIXSUM_CPU_FAST_KERNELS_H
+
+#include "isa.h"
+#include "kernels.h"
+
+typedef void (*psi_fast_row_fn)(const void *in, void *out, const void *prev, void *acc,
+                                size_t width, size_t channels, int stream);
+
+/* The kernel of one ISA for (in, out, squared, channels), or NULL if that ISA
+ * file has none for it. Each returns NULL when built for another architecture. */
+psi_fast_row_fn psi_fast_row_sse2(pixsum_type in, pixsum_type out, int squared,
+                                  size_t channels);
+psi_fast_row_fn psi_fast_row_avx2(pixsum_type in, pixsum_type out, int squared,
+                                  size_t channels);
+psi_fast_row_fn psi_fast_row_avx512(pixsum_type in, pixsum_type out, int squared,
+                                    size_t channels);
+
+/* A row kernel for the active ISA: the best SIMD kernel at or below
+ * psi_isa_active(); when none exists (or the active ISA is scalar) `fast` is
+ * NULL and `scalar` is the reference row function of the pair. */
+typedef struct psi_fast_kernel {
+    psi_fast_row_fn fast;
+    psi_row_fn scalar;
+    psi_isa isa; /* the ISA of `fast`, PSI_ISA_SCALAR when fast is NULL */
+    size_t out_size; /* bytes per output sample */
+} psi_fast_kernel;
+
+/* Fills *k for a supported pair. Returns false for an unsupported pair. */
+bool psi_fast_kernel_get(pixsum_type in, pixsum_type out, int squared, size_t channels,
+                         psi_fast_kernel *k);
+
+/* Runs one row through k (see psi_fast_row_fn); the scalar fallback ignores
+ * `stream` and copies r to acc itself. */
+void psi_fast_kernel_row(const psi_fast_kernel *k, const void *in, void *out,
+                         const void *prev, void *acc, size_t width, size_t channels,
+                         int stream);
+
+/* Bytes above which a table is written with non-temporal stores: half the
+ * last-level cache (from sysconf, 8 MiB when unknown), or PIXSUM_STREAM_BYTES
+ * from the environment when set (0 = always stream). Read once. */
+size_t psi_stream_threshold(void);
+
+/* Fills rows [y0, y1) of every requested table of a 2-D job (depth 1) with the
+ * fast kernels, one pass over the input. `init` / `init_sq`, when not NULL,
+ * hold the column sums of the rows above y0 (output type, one table row);
+ * otherwise rows above y0 are read from the table itself (y0 > 0) or taken as
+ * zero. `stream` selects non-temporal stores (a cached row buffer then
+ * carries the column sums). Returns PIXSUM_OK or PIXSUM_ERR_NO_MEMORY. */
+int psi_fast_rows(const psi_job *job, size_t y0, size_t y1, const void *init,
+                  const void *init_sq, int stream);
+
+/* Runs a whole job (2-D or 3-D, plain and/or squared) single-threaded with the
+ * fast kernels. Returns a pixsum status. */
+int psi_fast_run(const psi_job *job);
+
+#endif /* PIXSUM_CPU_FAST_KERNELS_H */

@@ -1,0 +1,114 @@
+/*
+ * fast_row_template.h - the body of a fast row kernel (see fast_kernels.h),
+ * written once and expanded by each ISA file over that ISA's primitives.
+ *
+ * The including file defines:
+ *   PSI_VI                 the integer vector type (every kind is kept in it;
+ *                          float kinds cast inside their ADD/SQ/LOADW)
+ *   PSI_VDW                32-bit units per vector
+ *   PSI_LOADU(p) PSI_STOREU(p, x) PSI_STREAM(p, x) PSI_ZERO() PSI_SFENCE()
+ *   psi_shift_t, psi_shift_make(k), psi_shift(x, s)
+ *                          move every 32-bit unit up by k units, zeros in
+ *   psi_perm_t, psi_perm_make(dpl, c), psi_perm(x, p)
+ *                          the carry pattern: lane j takes lane V - c + j % c
+ * and then, per kernel, PSI_FAST_ROW(NAME, TIN, TOUT, LANES, DPL, LOADW, SQ, ADD):
+ *   LOADW(p)  LANES inputs from p widened to the accumulator kind
+ *   SQ(x)     x squared (or x itself for the plain table)
+ *   ADD(a, b) lane-wise sum in the accumulator kind
+ *
+ * The prefix of one vector is a shift-and-add ladder over distances c, 2c, 4c,
+ * ... lanes (c = channels), so each lane only gathers its own channel. The
+ * running row total `carry` holds in lane j the total of lane j's channel so
+ * far; when c divides the lane count the pattern repeats and the next carry is
+ * carry + (pattern of the vector's own totals), which keeps the loop-carried
+ * dependency to one addition; otherwise the pattern rotates and the carry is
+ * rebuilt from the finished vector.
+ */
+#ifndef PSI_FAST_ALWAYS_INLINE
+#define PSI_FAST_ALWAYS_INLINE static inline __attribute__((always_inline))
+#endif
+
+#define PSI_FAST_ROW(NAME, TIN, TOUT, LANES, DPL, LOADW, SQ, ADD)                          \
+    PSI_FAST_ALWAYS_INLINE void NAME##_body(const TIN *in, TOUT *out, const TOUT *prev,     \
+                                            TOUT *acc, size_t n, size_t ch,                 \
+                                            const int has_prev, const int stream,           \
+                                            const int has_acc)                              \
+    {                                                                                       \
+        psi_shift_t sh[4];                                                                  \
+        int nsteps = 0;                                                                     \
+        for (size_t s = ch; s < (LANES); s *= 2)                                            \
+            sh[nsteps++] = psi_shift_make((int)(s * (DPL)));                                \
+        const psi_perm_t perm = psi_perm_make(DPL, (int)ch);                                \
+        const int rotating = (LANES) % ch != 0;                                             \
+        PSI_VI carry = PSI_ZERO();                                                          \
+        size_t i = 0;                                                                       \
+        for (; i + (LANES) <= n; i += (LANES)) {                                            \
+            PSI_VI x = LOADW(in + i);                                                       \
+            x = SQ(x);                                                                      \
+            for (int k = 0; k < nsteps; k++)                                                \
+                x = ADD(x, psi_shift(x, sh[k]));                                            \
+            PSI_VI r = ADD(x, carry);                                                       \
+            if (rotating)                                                                   \
+                carry = psi_perm(r, perm);                                                  \
+            else                                                                            \
+                carry = ADD(carry, psi_perm(x, perm));                                      \
+            if (has_prev)                                                                   \
+                r = ADD(r, PSI_LOADU(prev + i));                                            \
+            if (stream)                                                                     \
+                PSI_STREAM(out + i, r);                                                     \
+            else                                                                            \
+                PSI_STOREU(out + i, r);                                                     \
+            if (has_acc)                                                                    \
+                PSI_STOREU(acc + i, r);                                                     \
+        }                                                                                   \
+        if (i < n) { /* tail: the same step on zero-padded copies */                       \
+            TIN tin[LANES];                                                                 \
+            TOUT tprev[LANES], tout[LANES];                                                 \
+            size_t rest = n - i;                                                            \
+            memset(tin, 0, sizeof tin);                                                     \
+            memset(tprev, 0, sizeof tprev);                                                 \
+            memcpy(tin, in + i, rest * sizeof(TIN));                                        \
+            if (has_prev)                                                                   \
+                memcpy(tprev, prev + i, rest * sizeof(TOUT));                               \
+            PSI_VI x = LOADW(tin);                                                          \
+            x = SQ(x);                                                                      \
+            for (int k = 0; k < nsteps; k++)                                                \
+                x = ADD(x, psi_shift(x, sh[k]));                                            \
+            PSI_VI r = ADD(ADD(x, carry), PSI_LOADU(tprev));                                \
+            PSI_STOREU(tout, r);                                                            \
+            memcpy(out + i, tout, rest * sizeof(TOUT));                                     \
+            if (has_acc)                                                                    \
+                memcpy(acc + i, tout, rest * sizeof(TOUT));                                 \
+        }                                                                                   \
+        if (stream)                                                                         \
+            PSI_SFENCE();                                                                   \
+    }                                                                                       \
+    static void NAME(const void *in_, void *out_, const void *prev_, void *acc_,            \
+                     size_t width, size_t ch, int stream)                                   \
+    {                                                                                       \
+        const TIN *in = in_;                                                                \
+        TOUT *out = out_;                                                                   \
+        const TOUT *prev = prev_;                                                           \
+        TOUT *acc = acc_;                                                                   \
+        size_t n = width * ch;                                                              \
+        int st = stream && ((uintptr_t)out % (PSI_VDW * 4)) == 0;                          \
+        if (prev) {                                                                         \
+            if (st && acc)                                                                  \
+                NAME##_body(in, out, prev, acc, n, ch, 1, 1, 1);                            \
+            else if (st)                                                                    \
+                NAME##_body(in, out, prev, acc, n, ch, 1, 1, 0);                            \
+            else if (acc)                                                                   \
+                NAME##_body(in, out, prev, acc, n, ch, 1, 0, 1);                            \
+            else                                                                            \
+                NAME##_body(in, out, prev, acc, n, ch, 1, 0, 0);                            \
+        } else {                                                                            \
+            if (st && acc)                                                                  \
+                NAME##_body(in, out, prev, acc, n, ch, 0, 1, 1);                            \
+            else if (st)                                                                    \
+                NAME##_body(in, out, prev, acc, n, ch, 0, 1, 0);                            \
+            else if (acc)                                                                   \
+                NAME##_body(in, out, prev, acc, n, ch, 0, 0, 1);                            \
+            else                                                                            \
+                NAME##_body(in, out, prev, acc, n, ch, 0, 0, 0);                            \
+        }                                                                                   \
+    }
