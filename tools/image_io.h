@@ -1,0 +1,144 @@
+/*
+ * image_io.h - image file reading and writing for the pixsum tool (the core
+ * library has no file dependency; this module sits on top of it).
+ *
+ * Two levels:
+ *   - whole images:  pxio_read() fills a packed pixsum_view over an owned
+ *     buffer, pxio_write() writes any view, the format chosen by extension;
+ *   - streams:       pxio_reader_open() / pxio_read_rows() hand out rows in
+ *     order, pxio_writer_open() / pxio_write_rows() / pxio_writer_commit()
+ *     take them in order, so a file larger than memory can be processed a
+ *     strip at a time. The whole-image functions are built on the streams.
+ *
+ * Rows: an image has depth x height rows of width x channels samples; the
+ * stream numbers them slice after slice, top row first. Buffers passed to the
+ * stream calls hold packed rows (width x channels x type size bytes each)
+ * unless a row stride is given.
+ *
+ * Formats (read: detected by magic bytes; write: chosen by extension):
+ *   .npy           NumPy v1/v2/v3 headers, C order, little-endian; dtypes u1 u2
+ *                  i2 i4 u4 u8 i8 f4 f8. Shapes (H,W), (H,W,C) with C <= 4,
+ *                  (D,H,W,C). A 3-D shape whose last axis is 1..4 is read as
+ *                  channels (H,W,C); a 3-D shape whose last axis is larger is a
+ *                  volume (D,H,W); pxio_options.volume forces (D,H,W). Volumes
+ *                  are written (D,H,W) for one channel, (D,H,W,C) otherwise.
+ *   .pgm .ppm .pnm P2/P5 (gray) and P3/P6 (RGB), maxval up to 255 (u8) or
+ *                  65535 (u16, big-endian in the binary forms). Written as P5/P6.
+ *   .pfm           PF (RGB) and Pf (gray) f32, either byte order; rows are stored
+ *                  bottom-up in the file and returned top-down.
+ *   .png           (libpng) 1..16-bit gray, gray+alpha, RGB, RGBA, palette;
+ *                  palette and 1/2/4-bit images expand to u8. Written u8/u16.
+ *   .jpg .jpeg     (libjpeg-turbo) 8-bit gray or RGB. Written u8, quality 95.
+ *   .tif .tiff     (libtiff) classic TIFF and BigTIFF, striped or tiled,
+ *                  contiguous samples, unsigned 8/16/32/64, signed 16/32/64 and
+ *                  float 32/64 bits, 1..4 samples per pixel. Written striped
+ *                  and uncompressed; BigTIFF when the file could pass 4 GiB or
+ *                  the name ends in .btf/.tf8 or pxio_write_options.bigtiff.
+ *                  Multi-page files: the first page is read.
+ *
+ * Errors: every function returning int returns 0 on success and -1 on failure,
+ * after writing one line "PATH: what went wrong" into err (errlen bytes; err
+ * may be NULL). Writers never leave partial output under the final name: they
+ * write a temporary file in the same directory and rename it on commit; any
+ * failure (including a full disk) removes the temporary.
+ */
+#ifndef PIXSUM_TOOLS_IMAGE_IO_H
+#define PIXSUM_TOOLS_IMAGE_IO_H
+
+#include "pixsum.h"
+
+#include <stddef.h>
+
+/* What a file holds. */
+typedef struct pxio_info {
+    pixsum_type type;
+    size_t width, height, depth, channels;
+    char format[8];     /* "npy", "pgm", "ppm", "pfm", "png", "jpeg", "tiff" */
+    char detail[160];   /* human-readable extras: header version, layout, ... */
+} pxio_info;
+
+/* Reader options (NULL = defaults, all zero). */
+typedef struct pxio_options {
+    int volume; /* 1: read a 3-D .npy shape as (D,H,W), never (H,W,C) */
+} pxio_options;
+
+/* Writer options (NULL = defaults, all zero). */
+typedef struct pxio_write_options {
+    int bigtiff; /* 1: write BigTIFF whatever the size */
+} pxio_write_options;
+
+/* An image read whole: `view` is packed and points into `data`, which the
+ * image owns. */
+typedef struct pxio_image {
+    pixsum_view view;
+    void *data;
+    pxio_info info;
+} pxio_image;
+
+/* Names of the formats this build can read and write, and of those left out
+ * for want of a library (e.g. "png jpeg"); static strings. */
+const char *pxio_formats_supported(void);
+const char *pxio_formats_missing(void);
+
+/* ---- whole images ---------------------------------------------------- */
+
+/* Reads the image at `path` into *img (zeroed first). Returns 0 or -1 (err
+ * filled). On failure *img holds nothing to free (pxio_free is still safe). */
+int pxio_read(const char *path, const pxio_options *opt, pxio_image *img, char *err,
+              size_t errlen);
+
+/* Frees what pxio_read() allocated and zeroes *img. Accepts NULL. */
+void pxio_free(pxio_image *img);
+
+/* Writes the view `v` (any strides) to `path` in the format named by its
+ * extension. Returns 0 or -1 (err filled; no file left under `path`). Fails
+ * for a type/channel count the format cannot hold, naming the formats that can. */
+int pxio_write(const char *path, const pixsum_view *v, const pxio_write_options *opt,
+               char *err, size_t errlen);
+
+/* Fills *info from the header of `path` without reading pixels. */
+int pxio_probe(const char *path, const pxio_options *opt, pxio_info *info, char *err,
+               size_t errlen);
+
+/* ---- streams --------------------------------------------------------- */
+
+typedef struct pxio_reader pxio_reader;
+typedef struct pxio_writer pxio_writer;
+
+/* Opens `path` for reading rows in order; fills *info. */
+int pxio_reader_open(const char *path, const pxio_options *opt, pxio_reader **reader,
+                     pxio_info *info, char *err, size_t errlen);
+
+/* Reads the next `rows` rows into `buf` (rows apart by `row_stride` bytes; 0 =
+ * packed). Fails on a truncated or corrupt file, or when asked for more rows
+ * than remain. */
+int pxio_read_rows(pxio_reader *reader, size_t rows, void *buf, ptrdiff_t row_stride,
+                   char *err, size_t errlen);
+
+/* Suggested number of rows per read (a strip or tile row of the file, or a
+ * few MiB worth); >= 1. */
+size_t pxio_reader_strip_rows(const pxio_reader *reader);
+
+/* Closes a reader. Accepts NULL. */
+void pxio_reader_close(pxio_reader *reader);
+
+/* Opens a writer for an image of the shape and type in `shape` (format and
+ * detail ignored) to `path`, choosing the format by extension. Nothing appears
+ * under `path` until pxio_writer_commit() succeeds. */
+int pxio_writer_open(const char *path, const pxio_info *shape,
+                     const pxio_write_options *opt, pxio_writer **writer, char *err,
+                     size_t errlen);
+
+/* Appends `rows` rows from `buf` (rows apart by `row_stride` bytes; 0 = packed). */
+int pxio_write_rows(pxio_writer *writer, size_t rows, const void *buf,
+                    ptrdiff_t row_stride, char *err, size_t errlen);
+
+/* Checks that every row was written, flushes and closes the file, and renames
+ * it to its final name. Frees the writer whatever the outcome; on failure the
+ * temporary is removed. */
+int pxio_writer_commit(pxio_writer *writer, char *err, size_t errlen);
+
+/* Abandons a writer: closes and removes the temporary. Accepts NULL. */
+void pxio_writer_abort(pxio_writer *writer);
+
+#endif
