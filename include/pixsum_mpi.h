@@ -1,0 +1,128 @@
+/*
+ * pixsum_mpi.h - distributed integral images and histograms over MPI, for
+ * images larger than one machine. Built only when CMake finds MPI (the library
+ * then defines PIXSUM_HAVE_MPI for its users).
+ *
+ * Model
+ * -----
+ * An image of W x H pixels is split by rows over the ranks of a communicator:
+ * rank 0 holds the first rows, rank 1 the next ones, and so on in rank order.
+ * Each rank passes a pixsum_view of its own strip of rows ("the strip"); strips
+ * may have any number of rows, including zero. A zero-row strip is a view with
+ * height 0 whose data may be NULL, but whose type, width and channels must
+ * still be set: every rank must describe the same width, channels and types.
+ * Only 2-D images are distributed (depth 1).
+ *
+ * Every function here is collective: all ranks of `comm` must call it with
+ * matching arguments, and all of them return the same status. When one rank
+ * finds a problem (a bad view, a width that differs from the others', an
+ * allocation failure) every rank returns an error; the rank that found it has
+ * the precise detail in pixsum_last_error(), the others a detail naming that
+ * rank. An error detected before computing leaves outputs untouched.
+ *
+ * Integral images: each rank computes the inclusive table of its strip with the
+ * ordinary library (pixsum_integral(), any method the context selects, a GPU
+ * included), then the ranks exchange only one vector per rank, the last row of
+ * each local table (W x channels elements), through an exclusive scan over the
+ * ranks (MPI_Exscan), and each rank adds the sum of the vectors of the ranks
+ * before it to every row of its strip. Bytes a rank contributes to the scan:
+ * W x channels x e, with e = 4 (u32 tables), 8 (u64, i64) or 16 (f32, f64:
+ * the offsets travel as double-double pairs); the whole table is never sent.
+ *
+ * Exactness: integer tables are bit-identical to pixsum_integral() on the whole
+ * image, in wrap mode too (the scan is modular in the output type). Float
+ * tables add the offset once, rounded from a double-double sum; they are
+ * bit-identical whenever the sums are exact in the output type (e.g. f32
+ * samples that are multiples of 2^-24 below 1, fewer than 2^29 pixels, into
+ * f64) and otherwise differ from the single-process table by rounding only.
+ *
+ * Histograms: each rank counts its strip with pixsum_histogram(), then the u64
+ * counts (and the below/above/NaN/pixel counts) are summed with an integer
+ * MPI reduction, which is exact and deterministic. Data-range defaults (i32,
+ * f32, f64 without a range) are resolved over the whole image first, so the
+ * bins are those of the single-process call.
+ */
+#ifndef PIXSUM_MPI_H
+#define PIXSUM_MPI_H
+
+#include "pixsum.h"
+
+#include <mpi.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* `root` value of pixsum_mpi_histogram(): every rank receives the totals. */
+#define PIXSUM_MPI_ALL (-1)
+
+/* Balanced split of `total_rows` rows over `nranks` ranks: rank r gets rows
+ * [*first, *first + *count), the first total_rows % nranks ranks one row more
+ * than the others (so ranks may get zero rows when total_rows < nranks). Not
+ * collective; needs no MPI. Returns PIXSUM_OK, PIXSUM_ERR_NULL or
+ * PIXSUM_ERR_INVALID_ARG (nranks < 1, rank outside [0, nranks)). */
+PIXSUM_API int pixsum_mpi_split_rows(size_t total_rows, int nranks, int rank,
+                                     size_t *first, size_t *count);
+
+/* Collective: given this rank's row count, returns in *first_row the global
+ * index of its first row (the rows of the ranks before it) and in *total_rows
+ * (may be NULL) the rows of all ranks. Returns PIXSUM_OK, PIXSUM_ERR_NULL
+ * (first_row NULL, on any rank) or PIXSUM_ERR_MPI. */
+PIXSUM_API int pixsum_mpi_row_offset(size_t local_rows, size_t *first_row,
+                                     size_t *total_rows, MPI_Comm comm);
+
+/* Collective: the rank of the caller among the ranks of `comm` that share its
+ * node (MPI_COMM_TYPE_SHARED) and how many they are; use it to pick a GPU per
+ * rank, e.g. PIXSUM_PARAM_CUDA_DEVICE = local_rank % device count. Either
+ * pointer may be NULL. Returns PIXSUM_OK or PIXSUM_ERR_MPI. */
+PIXSUM_API int pixsum_mpi_local_rank(MPI_Comm comm, int *local_rank, int *local_size);
+
+/* Collective: this rank's strip of the integral image of the image whose rows
+ * are spread over `comm` (see the model above). `in` is the rank's strip
+ * (height h >= 0, depth 1); `out` receives the same rows of the whole image's
+ * table: shape W x h, or with PIXSUM_PARAM_PADDED (W + 1) x h, plus one more
+ * leading row of zeros on rank 0 (the padded table's top border belongs to
+ * rank 0; a rank-0 strip of zero rows then still has that one output row).
+ * Output types and overflow rules are those of pixsum_integral(), with the
+ * overflow check made on the whole image's pixel count (W x sum of h), so a
+ * type that fits every strip but not the image is refused (unless wrap).
+ * The context (NULL = defaults) is used on each rank for the local table: its
+ * method, threads, wrap and CUDA device/stream; during the call its padded
+ * setting is read and temporarily cleared. Returns PIXSUM_OK or the codes of
+ * pixsum_integral(), plus PIXSUM_ERR_BAD_SHAPE (widths, channels or types
+ * differ between ranks, depth > 1, no rows on any rank), PIXSUM_ERR_MPI (an
+ * MPI call failed; detail holds MPI's text) and PIXSUM_ERR_INVALID_ARG
+ * ("another rank failed": see the detail). */
+PIXSUM_API int pixsum_mpi_integral(pixsum_ctx *ctx, const pixsum_view *in,
+                                   const pixsum_view *out, MPI_Comm comm);
+
+/* Collective: as pixsum_mpi_integral() for the squared table `out_sq` and,
+ * when `out` is not NULL, the plain one (NULL or not alike on every rank), as
+ * pixsum_integral_sq() does for one process. Returns as pixsum_mpi_integral(). */
+PIXSUM_API int pixsum_mpi_integral_sq(pixsum_ctx *ctx, const pixsum_view *in,
+                                      const pixsum_view *out, const pixsum_view *out_sq,
+                                      MPI_Comm comm);
+
+/* Collective: the histogram of the whole image whose rows are spread over
+ * `comm`, as pixsum_histogram() gives for the whole image in one process (same
+ * bins, ranges, defaults and counts, bit for bit). `spec` must be alike on
+ * every rank except its mask, which is the rank's strip of the mask (height
+ * h, may have zero rows). With root = PIXSUM_MPI_ALL every rank receives the
+ * totals in counts/info; with root = r only rank r does, and the other ranks
+ * may pass counts NULL and counts_len 0 (their info, if given, receives the
+ * resolved bins and range only). Bytes each rank sends: (channels x bins + 17)
+ * x 8 in one integer reduction (plus 3 doubles when a data range is resolved).
+ * Returns PIXSUM_OK or the codes of pixsum_histogram(), plus
+ * PIXSUM_ERR_BAD_SHAPE (strips that differ in width, channels or type, or no
+ * rows on any rank), PIXSUM_ERR_INVALID_ARG (root out of range, specs that
+ * differ, "another rank failed") and PIXSUM_ERR_MPI. */
+PIXSUM_API int pixsum_mpi_histogram(pixsum_ctx *ctx, const pixsum_view *in,
+                                    const pixsum_hist_spec *spec, uint64_t *counts,
+                                    size_t counts_len, pixsum_hist_info *info, int root,
+                                    MPI_Comm comm);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* PIXSUM_MPI_H */

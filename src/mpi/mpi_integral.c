@@ -1,0 +1,396 @@
+/*
+ * mpi_integral.c - distributed integral images (pixsum_mpi_integral,
+ * pixsum_mpi_integral_sq).
+ *
+ * Each rank holds a strip of rows. After a collective agreement on shapes and
+ * types (so every rank returns the same status), each rank computes the
+ * inclusive table of its strip with pixsum_integral[_sq]() and takes the
+ * table's last row: the per-column sums of its strip, prefix-summed along the
+ * row. An exclusive scan over the ranks (MPI_Exscan) gives each rank the sum of
+ * those rows over the ranks before it; adding that offset row to each row of
+ * the local table yields the rows of the whole image's table, since
+ *   I(x, y) = sum over earlier strips of their last row(x) + local(x, y).
+ * The scan's operators are exact in the output type: modular unsigned adds for
+ * integer tables (u32 in 32 bits, u64 and i64 in 64 bits) and double-double
+ * adds for float tables, rounded once when the offset is applied.
+ */
+#include "mpi_internal.h"
+
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- the scan's element kinds and operators ---------------------------- */
+
+typedef enum scan_kind { SCAN_U32, SCAN_U64, SCAN_DD } scan_kind;
+
+static scan_kind scan_kind_of(pixsum_type out)
+{
+    if (out == PIXSUM_U32)
+        return SCAN_U32;
+    if (out == PIXSUM_U64 || out == PIXSUM_I64)
+        return SCAN_U64;
+    return SCAN_DD;
+}
+
+static size_t scan_elem_bytes(scan_kind k)
+{
+    return k == SCAN_U32 ? 4 : k == SCAN_U64 ? 8 : 16;
+}
+
+/* The MPI user operators: inout[i] = in[i] + inout[i]. */
+static void op_add_u32(void *in, void *inout, int *len, MPI_Datatype *type)
+{
+    (void)type;
+    const uint32_t *a = in;
+    uint32_t *b = inout;
+    for (int i = 0; i < *len; i++)
+        b[i] = a[i] + b[i]; /* unsigned: modular by definition */
+}
+
+static void op_add_u64(void *in, void *inout, int *len, MPI_Datatype *type)
+{
+    (void)type;
+    const uint64_t *a = in;
+    uint64_t *b = inout;
+    for (int i = 0; i < *len; i++)
+        b[i] = a[i] + b[i];
+}
+
+/* Double-double addition: (hi, lo) pairs whose sum hi + lo carries about 106
+ * bits, so the offsets of float tables do not depend on how MPI associates
+ * the scan. Non-finite sums keep their hi part and a zero lo. */
+static void dd_add(const double *a, double *b)
+{
+    double s = a[0] + b[0];
+    if (!isfinite(s)) {
+        b[0] = s;
+        b[1] = 0.0;
+        return;
+    }
+    double bv = s - a[0];
+    double err = (a[0] - (s - bv)) + (b[0] - bv); /* two-sum error term */
+    err += a[1] + b[1];
+    double hi = s + err;
+    b[1] = err - (hi - s);
+    b[0] = hi;
+}
+
+static void op_add_dd(void *in, void *inout, int *len, MPI_Datatype *type)
+{
+    (void)type;
+    const double *a = in;
+    double *b = inout;
+    for (int i = 0; i < *len; i++)
+        dd_add(a + 2 * i, b + 2 * i);
+}
+
+/* An exclusive scan of n elements of `kind`, in chunks of at most INT_MAX / 2
+ * elements (every rank has the same n, so all make the same calls). */
+static int exscan(const void *send, void *recv, size_t n, scan_kind kind, MPI_Comm comm)
+{
+    MPI_Datatype type = MPI_UINT32_T;
+    MPI_Op op = MPI_OP_NULL;
+    int rc, st = PIXSUM_OK;
+    if (kind == SCAN_U64)
+        type = MPI_UINT64_T;
+    if (kind == SCAN_DD) {
+        if ((rc = MPI_Type_contiguous(2, MPI_DOUBLE, &type)) != MPI_SUCCESS)
+            return psm_mpi_fail(rc, "MPI_Type_contiguous");
+        if ((rc = MPI_Type_commit(&type)) != MPI_SUCCESS) {
+            MPI_Type_free(&type);
+            return psm_mpi_fail(rc, "MPI_Type_commit");
+        }
+    }
+    MPI_User_function *fn = kind == SCAN_U32   ? op_add_u32
+                            : kind == SCAN_U64 ? op_add_u64
+                                               : op_add_dd;
+    /* Integer adds are commutative; the double-double one is declared
+     * non-commutative so MPI keeps rank order. */
+    if ((rc = MPI_Op_create(fn, kind != SCAN_DD, &op)) != MPI_SUCCESS) {
+        st = psm_mpi_fail(rc, "MPI_Op_create");
+        goto done;
+    }
+    size_t eb = scan_elem_bytes(kind), chunk = (size_t)INT_MAX / 2;
+    for (size_t off = 0; off < n; off += chunk) {
+        size_t cnt = n - off < chunk ? n - off : chunk;
+        rc = MPI_Exscan((const char *)send + off * eb, (char *)recv + off * eb, (int)cnt, type,
+                        op, comm);
+        if (rc != MPI_SUCCESS) {
+            st = psm_mpi_fail(rc, "MPI_Exscan");
+            break;
+        }
+    }
+    MPI_Op_free(&op);
+done:
+    if (kind == SCAN_DD)
+        MPI_Type_free(&type);
+    return st;
+}
+
+/* The scan vector of a local table: its last row, in the scan's element kind
+ * (zeros when the strip has no rows). */
+static void scan_vector_from_row(const pixsum_view *t, size_t rows, void *vec, size_t n,
+                                 scan_kind kind)
+{
+    memset(vec, 0, n * scan_elem_bytes(kind));
+    if (rows == 0)
+        return;
+    const void *row = psi_row(t, rows - 1, 0);
+    if (kind == SCAN_U32) {
+        memcpy(vec, row, n * 4);
+    } else if (kind == SCAN_U64) {
+        memcpy(vec, row, n * 8);
+    } else {
+        double *d = vec;
+        for (size_t i = 0; i < n; i++)
+            d[2 * i] = psi_load_f64(t->type, row, i);
+    }
+}
+
+/* Adds the offset row (scan result of `kind`) to each of the `rows` rows of
+ * table t: modular for integer tables, one rounding for float ones. */
+static void add_offset(const pixsum_view *t, size_t rows, void *offset, size_t n,
+                       scan_kind kind)
+{
+    if (kind == SCAN_DD) {
+        /* Collapse each pair to the double nearest its sum, in place. */
+        double *d = offset;
+        for (size_t i = 0; i < n; i++)
+            d[i] = d[2 * i] + d[2 * i + 1];
+    }
+    for (size_t y = 0; y < rows; y++) {
+        void *row = psi_row(t, y, 0);
+        switch (t->type) {
+        case PIXSUM_U32: {
+            uint32_t *r = row;
+            const uint32_t *o = offset;
+            for (size_t i = 0; i < n; i++)
+                r[i] += o[i];
+            break;
+        }
+        case PIXSUM_U64:
+        case PIXSUM_I64: { /* i64 added as its unsigned twin: modular, never UB */
+            uint64_t *r = row;
+            const uint64_t *o = offset;
+            for (size_t i = 0; i < n; i++)
+                r[i] += o[i];
+            break;
+        }
+        case PIXSUM_F32: {
+            float *r = row;
+            const double *o = offset;
+            for (size_t i = 0; i < n; i++)
+                r[i] = (float)((double)r[i] + o[i]);
+            break;
+        }
+        case PIXSUM_F64: {
+            double *r = row;
+            const double *o = offset;
+            for (size_t i = 0; i < n; i++)
+                r[i] += o[i];
+            break;
+        }
+        default:
+            break;
+        }
+    }
+}
+
+/* ---- validation -------------------------------------------------------- */
+
+static bool views_overlap(const pixsum_view *a, const pixsum_view *b)
+{
+    uintptr_t alo, ahi, blo, bhi;
+    psi_view_extent(a, &alo, &ahi);
+    psi_view_extent(b, &blo, &bhi);
+    return alo < bhi && blo < ahi;
+}
+
+/* Local checks of one output strip: shape (want_w x want_h), channels, type
+ * pair, no overlap with the input. */
+static int check_out_strip(const pixsum_view *in, const pixsum_view *out, size_t want_w,
+                           size_t want_h, int squared, const char *what)
+{
+    int st = want_h == 0 ? psm_check_empty_view(out, what) : pixsum_view_check(out);
+    if (st != PIXSUM_OK)
+        return want_h == 0 ? st : psi_fail(st, "%s: %s", what, pixsum_last_error());
+    if (out->depth != 1)
+        return psi_fail(PIXSUM_ERR_BAD_SHAPE, "%s: depth %zu (strips are 2-D)", what,
+                        out->depth);
+    if (out->channels != in->channels)
+        return psi_fail(PIXSUM_ERR_BAD_SHAPE, "%s has %zu channels, the input %zu", what,
+                        out->channels, in->channels);
+    if (out->width != want_w || out->height != want_h)
+        return psi_fail(PIXSUM_ERR_BAD_SHAPE, "%s strip is %zux%zu, expected %zux%zu", what,
+                        out->width, out->height, want_w, want_h);
+    if (!psi_pair_supported(in->type, out->type, squared))
+        return psi_fail(PIXSUM_ERR_BAD_TYPE, "%s: %s -> %s is not a supported pair", what,
+                        pixsum_type_name(in->type), pixsum_type_name(out->type));
+    if (in->height > 0 && views_overlap(in, out))
+        return psi_fail(PIXSUM_ERR_ALIASING, "%s overlaps the input", what);
+    return PIXSUM_OK;
+}
+
+/* Local checks of this rank's arguments. `plain` and `squared` are the two
+ * output strips (either may be NULL, not both). */
+static int check_local(const pixsum_view *in, const pixsum_view *plain,
+                       const pixsum_view *squared, int padded, int rank)
+{
+    int st = in->height == 0 ? psm_check_empty_view(in, "input") : pixsum_view_check(in);
+    if (st != PIXSUM_OK)
+        return in->height == 0 ? st : psi_fail(st, "input: %s", pixsum_last_error());
+    if (in->depth != 1)
+        return psi_fail(PIXSUM_ERR_BAD_SHAPE,
+                        "input: depth %zu; distributed tables are 2-D (depth 1)", in->depth);
+    size_t pad = padded ? 1 : 0;
+    size_t want_w = in->width + pad, want_h = in->height + (padded && rank == 0 ? 1 : 0);
+    if (plain && (st = check_out_strip(in, plain, want_w, want_h, 0, "output")) != PIXSUM_OK)
+        return st;
+    if (squared && (st = check_out_strip(in, squared, want_w, want_h, 1, "squared output")) !=
+                       PIXSUM_OK)
+        return st;
+    if (plain && squared && want_h > 0 && views_overlap(plain, squared))
+        return psi_fail(PIXSUM_ERR_ALIASING, "the output and the squared output overlap");
+    return PIXSUM_OK;
+}
+
+/* Whole-image overflow check of one table (unless wrap mode makes integer
+ * tables modular). */
+static int check_global(pixsum_type in, pixsum_type out, size_t width, size_t rows,
+                        int squared, int wrap)
+{
+    if (width != 0 && rows > SIZE_MAX / width)
+        return psi_fail(PIXSUM_ERR_TOO_LARGE, "the image has more than SIZE_MAX pixels");
+    if (wrap && psi_type_is_int(out))
+        return PIXSUM_OK;
+    int st = pixsum_integral_check(in, out, width * rows, squared);
+    if (st != PIXSUM_OK)
+        return psi_fail(st, "whole image of %zux%zu: %s", width, rows, pixsum_last_error());
+    return PIXSUM_OK;
+}
+
+/* ---- the common body ----------------------------------------------------- */
+
+/* Writes the zero border of a padded strip: column 0 of every row and, on
+ * rank 0, the whole first row. */
+static void zero_border(const pixsum_view *t, int rank)
+{
+    size_t px = t->channels * pixsum_type_size(t->type);
+    for (size_t y = 0; y < t->height; y++)
+        memset(psi_row(t, y, 0), 0, y == 0 && rank == 0 ? t->width * px : px);
+}
+
+/* The body of both entry points: `plain` and/or `squared` (NULL = not asked;
+ * the entry points have checked that the one they require is given). */
+static int integral_mpi(pixsum_ctx *ctx, const pixsum_view *in, const pixsum_view *plain,
+                        const pixsum_view *squared, const char *missing, MPI_Comm comm)
+{
+    int rank, size, st = psm_rank_size(comm, &rank, &size);
+    if (st != PIXSUM_OK)
+        return st;
+    intptr_t padded = 0, wrap = 0;
+    if (ctx) {
+        pixsum_ctx_get(ctx, PIXSUM_PARAM_PADDED, &padded);
+        pixsum_ctx_get(ctx, PIXSUM_PARAM_WRAP, &wrap);
+    }
+    /* A local failure must still reach the agreement, so every rank makes the
+     * same collective calls. */
+    int local = missing ? psi_fail(PIXSUM_ERR_NULL, "%s view is NULL", missing)
+                : !in   ? psi_fail(PIXSUM_ERR_NULL, "input view is NULL")
+                        : check_local(in, plain, squared, (int)padded, rank);
+    psm_desc desc[] = {
+        {"the width", local == PIXSUM_OK ? (int64_t)in->width : 0},
+        {"the channel count", local == PIXSUM_OK ? (int64_t)in->channels : 0},
+        {"the input type", local == PIXSUM_OK ? (int64_t)in->type : 0},
+        {"the output type", local == PIXSUM_OK && plain ? (int64_t)plain->type : 0},
+        {"the squared output type", local == PIXSUM_OK && squared ? (int64_t)squared->type : 0},
+        {"the padded setting", (int64_t)padded},
+        {"the wrap setting", (int64_t)wrap},
+    };
+    if ((st = psm_agree(comm, local, desc, (int)(sizeof desc / sizeof desc[0]))) != PIXSUM_OK)
+        return st;
+
+    size_t first_row = 0, total_rows = 0;
+    if ((st = pixsum_mpi_row_offset(in->height, &first_row, &total_rows, comm)) != PIXSUM_OK)
+        return st;
+    if (total_rows == 0)
+        return psi_fail(PIXSUM_ERR_BAD_SHAPE, "no rank holds any row of the image");
+    /* Same inputs on every rank, so the same verdict: no agreement needed. */
+    if (plain && (st = check_global(in->type, plain->type, in->width, total_rows, 0,
+                                    (int)wrap)) != PIXSUM_OK)
+        return st;
+    if (squared && (st = check_global(in->type, squared->type, in->width, total_rows, 1,
+                                      (int)wrap)) != PIXSUM_OK)
+        return st;
+
+    /* Local tables: the inner (inclusive) region of each output strip. */
+    size_t pad = padded ? 1 : 0, top = padded && rank == 0 ? 1 : 0, rows = in->height;
+    size_t n = in->width * in->channels;
+    pixsum_view roi_plain = {0}, roi_sq = {0};
+    if (rows > 0) {
+        if (plain)
+            pixsum_view_roi(plain, pad, top, in->width, rows, &roi_plain);
+        if (squared)
+            pixsum_view_roi(squared, pad, top, in->width, rows, &roi_sq);
+        if (padded)
+            pixsum_ctx_set(ctx, PIXSUM_PARAM_PADDED, 0);
+        local = squared ? pixsum_integral_sq(ctx, in, plain ? &roi_plain : NULL, &roi_sq)
+                        : pixsum_integral(ctx, in, &roi_plain);
+        if (padded)
+            pixsum_ctx_set(ctx, PIXSUM_PARAM_PADDED, 1);
+    }
+    /* Scan buffers: send and receive for each table, allocated on every rank. */
+    scan_kind kp = plain ? scan_kind_of(plain->type) : SCAN_U32;
+    scan_kind ks = squared ? scan_kind_of(squared->type) : SCAN_U32;
+    size_t bytes_p = plain ? n * scan_elem_bytes(kp) : 0;
+    size_t bytes_s = squared ? n * scan_elem_bytes(ks) : 0;
+    char *buf = NULL;
+    if (local == PIXSUM_OK) {
+        buf = malloc(2 * (bytes_p + bytes_s) + 1);
+        if (!buf)
+            local = psi_fail(PIXSUM_ERR_NO_MEMORY, "%zu bytes for the scan vectors",
+                             2 * (bytes_p + bytes_s));
+    }
+    if ((st = psm_agree(comm, local, NULL, 0)) != PIXSUM_OK) {
+        free(buf);
+        return st;
+    }
+    char *send_p = buf, *recv_p = buf + bytes_p;
+    char *send_s = buf + 2 * bytes_p, *recv_s = send_s + bytes_s;
+    if (plain) {
+        scan_vector_from_row(&roi_plain, rows, send_p, n, kp);
+        if ((st = exscan(send_p, recv_p, n, kp, comm)) == PIXSUM_OK && rank > 0 && rows > 0)
+            add_offset(&roi_plain, rows, recv_p, n, kp);
+    }
+    if (squared && st == PIXSUM_OK) {
+        scan_vector_from_row(&roi_sq, rows, send_s, n, ks);
+        if ((st = exscan(send_s, recv_s, n, ks, comm)) == PIXSUM_OK && rank > 0 && rows > 0)
+            add_offset(&roi_sq, rows, recv_s, n, ks);
+    }
+    free(buf);
+    if (st != PIXSUM_OK)
+        return st;
+    if (padded) {
+        if (plain)
+            zero_border(plain, rank);
+        if (squared)
+            zero_border(squared, rank);
+    }
+    return PIXSUM_OK;
+}
+
+int pixsum_mpi_integral(pixsum_ctx *ctx, const pixsum_view *in, const pixsum_view *out,
+                        MPI_Comm comm)
+{
+    psi_clear_error();
+    return integral_mpi(ctx, in, out, NULL, out ? NULL : "output", comm);
+}
+
+int pixsum_mpi_integral_sq(pixsum_ctx *ctx, const pixsum_view *in, const pixsum_view *out,
+                           const pixsum_view *out_sq, MPI_Comm comm)
+{
+    psi_clear_error();
+    return integral_mpi(ctx, in, out, out_sq, out_sq ? NULL : "squared output", comm);
+}
