@@ -58,6 +58,10 @@ pixsum_resolve(GL _gl_found)
 set(_py_found FALSE)
 if(NOT PIXSUM_PYTHON MATCHES "^(OFF|off|FALSE|0)$"
    AND EXISTS ${CMAKE_CURRENT_SOURCE_DIR}/python/CMakeLists.txt)
+  # Debian's interpreter (with python3-numpy), not a pyenv one first on PATH.
+  if(NOT Python3_EXECUTABLE AND EXISTS /usr/bin/python3)
+    set(Python3_EXECUTABLE /usr/bin/python3)
+  endif()
   find_package(Python3 QUIET COMPONENTS Interpreter Development.Module NumPy)
   if(Python3_FOUND AND Python3_NumPy_FOUND)
     set(_py_found TRUE)

@@ -1,0 +1,51 @@
+"""pixsum - integral images (summed-area tables), box statistics and histograms.
+
+A zero-copy NumPy interface to the pixsum C library:
+
+    >>> import numpy as np, pixsum
+    >>> img = np.arange(12, dtype=np.uint8).reshape(3, 4)
+    >>> pixsum.integral(img)[-1, -1] == img.sum()
+    True
+
+Functions: integral, integral_sq, integral_tilted, integral3d, box_sum, box_mean,
+box_var, box_filter, histogram, histogram2d, equalize, methods, integral_dtype,
+version, cuda_device_count. Each has a docstring (help(pixsum.integral)).
+
+Arrays are read and written in place: any row or slice stride (crops, flips,
+every other row) works without a copy, and out= arrays are filled in place.
+The GIL is released while the library computes, so threads run in parallel.
+GPU arrays (CuPy, PyTorch: __cuda_array_interface__ or DLPack) given to
+integral, integral_sq and integral3d run on the CUDA backend on the caller's
+stream and come back as GPU arrays of the same kind.
+
+Errors raise subclasses of pixsum.Error, one per C status code, carrying the
+library's detail text in .detail (and .status).
+"""
+
+from ._errors import (Error, NullError, InvalidArgumentError, BadShapeError,
+                      BadStrideError, BadTypeError, OverflowError, AliasingError,
+                      UnknownMethodError, UnsupportedError, NoMemoryError,
+                      UnavailableError, OutOfRangeError, TooLargeError, CudaError,
+                      GLError, MPIError, IOError, InternalError)
+from . import _core
+from ._core import (integral, integral_sq, integral_tilted, integral3d, box_sum,
+                    box_mean, box_var, box_filter, methods, version, integral_dtype,
+                    cuda_device_count)
+
+try:  # the histogram functions need section 8 of the C library
+    from ._core import histogram, histogram2d, equalize
+except ImportError:  # pragma: no cover - a library built before histograms
+    pass
+
+__version__ = _core.__version__
+HAVE_CUDA = bool(_core.HAVE_CUDA)
+
+__all__ = [
+    "integral", "integral_sq", "integral_tilted", "integral3d", "box_sum", "box_mean",
+    "box_var", "box_filter", "histogram", "histogram2d", "equalize", "methods",
+    "integral_dtype", "version", "cuda_device_count", "HAVE_CUDA",
+    "Error", "NullError", "InvalidArgumentError", "BadShapeError", "BadStrideError",
+    "BadTypeError", "OverflowError", "AliasingError", "UnknownMethodError",
+    "UnsupportedError", "NoMemoryError", "UnavailableError", "OutOfRangeError",
+    "TooLargeError", "CudaError", "GLError", "MPIError", "IOError", "InternalError",
+]

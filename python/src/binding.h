@@ -1,0 +1,141 @@
+/*
+ * binding.h - what the source files of the pixsum._core extension share:
+ * error raising (C status -> pixsum.Error subclass), NumPy array <-> pixsum_view
+ * conversion without copies, per-call contexts, and the histogram (hist.c) and
+ * GPU (gpu.c) entry points that module.c puts in the module table.
+ */
+#ifndef PIXSUM_BINDING_H
+#define PIXSUM_BINDING_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
+#define PY_ARRAY_UNIQUE_SYMBOL pixsum_core_ARRAY_API
+#ifndef PSB_MAIN_FILE
+#define NO_IMPORT_ARRAY
+#endif
+#include <numpy/arrayobject.h>
+
+#include "pixsum.h"
+
+/* Keyword options shared by the compute functions. */
+typedef struct psb_opts {
+    const char *method;   /* NULL or "auto" = automatic choice */
+    Py_ssize_t threads;   /* 0 = all cores */
+    int wrap;             /* modular integer tables */
+    int padded;           /* zero-padded table layout */
+} psb_opts;
+
+/* Raises the pixsum.Error subclass for `status` with a printf-style message
+ * (also used as the detail text). Always returns NULL. */
+void *psb_fail(int status, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+/* Raises the pixsum.Error subclass for `status` after a failed library call,
+ * with the message "<what>: <status text>: <detail>" and the library's detail
+ * text (pixsum_last_error() of this thread) as the `detail` attribute.
+ * Always returns NULL. */
+void *psb_fail_library(int status, const char *what);
+
+/* pixsum type of a NumPy dtype (native byte order only), or PIXSUM_TYPE_NONE. */
+pixsum_type psb_type_of_descr(PyArray_Descr *d);
+
+/* NumPy type number of a pixsum type, or -1. */
+int psb_npy_of_type(pixsum_type t);
+
+/* Converts a dtype argument (None allowed: PIXSUM_TYPE_NONE) into *type.
+ * Returns 1, or 0 with pixsum.BadTypeError (or NumPy's TypeError) set. */
+int psb_dtype_arg(PyObject *obj, pixsum_type *type);
+
+/* New reference to `obj` as an ndarray without copying its memory (an
+ * ndarray is returned as is; buffer exporters become views; plain sequences
+ * are converted). NULL with an exception set on failure. */
+PyArrayObject *psb_as_array(PyObject *obj, const char *what);
+
+/* Describes array `a` as a view with `spatial` (2 or 3) spatial axes and an
+ * optional trailing channel axis of 1..4. The view points at the array's own
+ * memory with its own strides. Returns 1, or 0 with an exception set (shape,
+ * dtype, read-only when `writable`, or pixels not packed along a row). */
+int psb_view_of(PyArrayObject *a, int spatial, int writable, const char *what,
+                pixsum_view *v);
+
+/* As psb_view_of() for memory described by a pointer, a type, dims and byte
+ * strides (used for GPU arrays, whose memory NumPy cannot wrap). */
+int psb_view_raw(void *data, pixsum_type t, int nd, const npy_intp *dims,
+                 const npy_intp *strides, int spatial, const char *what, pixsum_view *v);
+
+/* The output array: a new C-contiguous one of `shape` and *type when `out` is
+ * NULL/None, else `out` itself after checking it is an ndarray of that shape
+ * (and of dtype *type unless *type is NONE; *type then becomes out's type).
+ * Returns a new reference or NULL with an exception set. */
+PyArrayObject *psb_output(PyObject *out, int nd, const npy_intp *shape, pixsum_type *type,
+                          const char *what);
+
+/* Writes "(a, b, c)" for a shape into buf. */
+void psb_shape_text(int nd, const npy_intp *dims, char *buf, size_t size);
+
+/* A new context set from `o`; NULL with an exception set (unknown method,
+ * bad thread count, no memory). Free with pixsum_ctx_free(). */
+pixsum_ctx *psb_make_ctx(const psb_opts *o);
+
+/* Applies `o` to an existing context. Returns 1, or 0 with an exception set. */
+int psb_set_ctx(pixsum_ctx *ctx, const psb_opts *o);
+
+static inline int psb_type_is_int(pixsum_type t)
+{
+    return t != PIXSUM_F32 && t != PIXSUM_F64 && t != PIXSUM_TYPE_NONE;
+}
+
+/* ---- histograms (hist.c) --------------------------------------------- */
+
+PyObject *psb_py_histogram(PyObject *self, PyObject *args, PyObject *kwargs);
+PyObject *psb_py_histogram2d(PyObject *self, PyObject *args, PyObject *kwargs);
+PyObject *psb_py_equalize(PyObject *self, PyObject *args, PyObject *kwargs);
+extern const char psb_histogram_doc[], psb_histogram2d_doc[], psb_equalize_doc[];
+
+#ifdef PSB_HAVE_HIST
+#define PSB_HIST_METHODS                                                                \
+    {"histogram", (PyCFunction)(void (*)(void))psb_py_histogram,                        \
+     METH_VARARGS | METH_KEYWORDS, psb_histogram_doc},                                  \
+    {"histogram2d", (PyCFunction)(void (*)(void))psb_py_histogram2d,                    \
+     METH_VARARGS | METH_KEYWORDS, psb_histogram2d_doc},                                \
+    {"equalize", (PyCFunction)(void (*)(void))psb_py_equalize,                          \
+     METH_VARARGS | METH_KEYWORDS, psb_equalize_doc},
+#else
+#define PSB_HIST_METHODS
+#endif
+
+/* ---- GPU arrays (gpu.c) ---------------------------------------------- */
+
+/* True if `obj` is a GPU array: it has __cuda_array_interface__, or
+ * __dlpack_device__ says CUDA memory. */
+int psb_is_gpu_array(PyObject *obj);
+
+/* 1 if the library was built with CUDA, else 0. */
+int psb_have_cuda(void);
+
+/* Runs pixsum.<name>(*args, **kwargs) for a GPU array through
+ * pixsum._gpu.dispatch(), which reads the array's __cuda_array_interface__
+ * (or DLPack capsule), allocates a GPU result of the same kind and calls
+ * _cuda_integral below. Returns its result (new reference) or NULL. */
+PyObject *psb_gpu_dispatch(const char *name, PyObject *args, PyObject *kwargs);
+
+/* _core._cuda_integral(): the device-memory entry points of pixsum_cuda.h
+ * over raw descriptions (pointer, dtype name, shape, byte strides). */
+PyObject *psb_py_cuda_integral(PyObject *self, PyObject *args, PyObject *kwargs);
+extern const char psb_cuda_integral_doc[];
+
+PyObject *psb_py_cuda_device_count(PyObject *self, PyObject *unused);
+extern const char psb_cuda_device_count_doc[];
+
+#define PSB_GPU_METHODS                                                                 \
+    {"cuda_device_count", psb_py_cuda_device_count, METH_NOARGS,                        \
+     psb_cuda_device_count_doc},                                                        \
+    {"_cuda_integral", (PyCFunction)(void (*)(void))psb_py_cuda_integral,               \
+     METH_VARARGS | METH_KEYWORDS, psb_cuda_integral_doc},
+
+#endif /* PIXSUM_BINDING_H */

@@ -1,0 +1,509 @@
+/*
+ * hist.c - the histogram functions of pixsum._core: histogram(), histogram2d()
+ * and equalize(), over section 8 of include/pixsum.h.
+ *
+ * Images are read in place (any row/slice stride, as in module.c); counts are
+ * uint64 and never wrap. Bins are half-open [lo, hi) with the library's one
+ * binning formula, so counts are identical on every backend. The GIL is
+ * released while the library reads the image.
+ *
+ * Array shapes: 1-D (N,), 2-D (H, W), 3-D (H, W, C) with channels=True (the
+ * default) or (D, H, W) with channels=False, 4-D (D, H, W, C).
+ */
+#include "binding.h"
+
+#ifdef PSB_HAVE_HIST
+
+#include <math.h>
+#include <string.h>
+
+/* Describes `a` for a histogram: all axes spatial except a trailing channel
+ * axis (when `channels` and ndim >= 3, or ndim == 4). */
+static int hist_view(PyArrayObject *a, int channels, int writable, const char *what,
+                     pixsum_view *v)
+{
+    int nd = PyArray_NDIM(a);
+    if (nd == 1) {
+        pixsum_type t = psb_type_of_descr(PyArray_DESCR(a));
+        npy_intp n = PyArray_DIMS(a)[0];
+        if (t == PIXSUM_TYPE_NONE) {
+            psb_fail(PIXSUM_ERR_BAD_TYPE, "%s has an unsupported dtype", what);
+            return 0;
+        }
+        if (n == 0) {
+            psb_fail(PIXSUM_ERR_BAD_SHAPE, "%s is empty", what);
+            return 0;
+        }
+        if (n > 1 && PyArray_STRIDES(a)[0] != (npy_intp)PyArray_ITEMSIZE(a)) {
+            psb_fail(PIXSUM_ERR_BAD_STRIDE, "%s: a 1-D array must be contiguous to be read in "
+                     "place; pass numpy.ascontiguousarray(%s)", what, what);
+            return 0;
+        }
+        if (writable && !PyArray_ISWRITEABLE(a)) {
+            psb_fail(PIXSUM_ERR_INVALID_ARG, "%s is read-only", what);
+            return 0;
+        }
+        *v = pixsum_view_2d(PyArray_DATA(a), t, (size_t)n, 1, 1, 0);
+        return 1;
+    }
+    int spatial = nd == 4 ? 3 : (nd == 3 && !channels) ? 3 : 2;
+    return psb_view_of(a, spatial, writable, what, v);
+}
+
+/* Reads an optional mask (bool or uint8, the image's spatial shape) as a u8
+ * view in place; *obj_out keeps the array alive. Returns 1 or 0 with an
+ * exception set. */
+static int mask_view(PyObject *mask, const pixsum_view *img, PyArrayObject **keep,
+                     pixsum_view *v)
+{
+    *keep = NULL;
+    if (!mask || mask == Py_None)
+        return 0 + 1;
+    PyArrayObject *m = psb_as_array(mask, "mask");
+    if (!m)
+        return 0;
+    PyArray_Descr *d = PyArray_DESCR(m);
+    if (!((d->kind == 'b' || d->kind == 'u') && d->elsize == 1)) {
+        Py_DECREF(m);
+        psb_fail(PIXSUM_ERR_BAD_TYPE, "mask must be bool or uint8");
+        return 0;
+    }
+    int nd = PyArray_NDIM(m);
+    npy_intp *dims = PyArray_DIMS(m), *st = PyArray_STRIDES(m);
+    size_t w = nd >= 1 ? (size_t)dims[nd - 1] : 0;
+    size_t h = nd >= 2 ? (size_t)dims[nd - 2] : 1;
+    size_t dd = nd == 3 ? (size_t)dims[0] : 1;
+    if (nd < 1 || nd > 3 || w != img->width || h != img->height || dd != img->depth) {
+        char shape[96];
+        psb_shape_text(nd, dims, shape, sizeof shape);
+        Py_DECREF(m);
+        psb_fail(PIXSUM_ERR_BAD_SHAPE, "mask of shape %s does not match the image's "
+                 "%zux%zux%zu (depth x height x width)", shape, img->depth, img->height,
+                 img->width);
+        return 0;
+    }
+    if (w > 1 && st[nd - 1] != 1) {
+        Py_DECREF(m);
+        psb_fail(PIXSUM_ERR_BAD_STRIDE, "mask: its columns are not contiguous, so it cannot "
+                 "be read in place; pass numpy.ascontiguousarray(mask)");
+        return 0;
+    }
+    ptrdiff_t rs = nd >= 2 && h > 1 ? (ptrdiff_t)st[nd - 2] : (ptrdiff_t)w;
+    ptrdiff_t ss = nd == 3 && dd > 1 ? (ptrdiff_t)st[0] : (ptrdiff_t)h * (rs < 0 ? -rs : rs);
+    *v = pixsum_view_3d(PyArray_DATA(m), PIXSUM_U8, w, h, dd, 1, rs, ss);
+    *keep = m;
+    return 1;
+}
+
+/* Reads bins (None or int >= 1) into *bins (0 = default). */
+static int parse_bins(PyObject *obj, size_t *bins, const char *what)
+{
+    *bins = 0;
+    if (!obj || obj == Py_None)
+        return 1;
+    Py_ssize_t b = PyLong_AsSsize_t(obj);
+    if (b == -1 && PyErr_Occurred()) {
+        PyErr_Clear();
+        psb_fail(PIXSUM_ERR_INVALID_ARG, "%s must be an int or None", what);
+        return 0;
+    }
+    if (b < 1) {
+        psb_fail(PIXSUM_ERR_INVALID_ARG, "%s must be >= 1, got %zd", what, b);
+        return 0;
+    }
+    *bins = (size_t)b;
+    return 1;
+}
+
+/* Reads a range (None or a pair lo < hi of finite numbers). */
+static int parse_range(PyObject *obj, double *lo, double *hi, const char *what)
+{
+    *lo = *hi = 0;
+    if (!obj || obj == Py_None)
+        return 1;
+    if (!PySequence_Check(obj) || PySequence_Size(obj) != 2) {
+        PyErr_Clear();
+        psb_fail(PIXSUM_ERR_INVALID_ARG, "%s must be a pair (lo, hi) or None", what);
+        return 0;
+    }
+    PyObject *a = PySequence_GetItem(obj, 0), *b = PySequence_GetItem(obj, 1);
+    *lo = a ? PyFloat_AsDouble(a) : -1;
+    *hi = b ? PyFloat_AsDouble(b) : -1;
+    Py_XDECREF(a);
+    Py_XDECREF(b);
+    if (PyErr_Occurred()) {
+        PyErr_Clear();
+        psb_fail(PIXSUM_ERR_INVALID_ARG, "%s must hold two numbers", what);
+        return 0;
+    }
+    if (!(isfinite(*lo) && isfinite(*hi) && *lo < *hi)) {
+        psb_fail(PIXSUM_ERR_INVALID_ARG, "%s must be finite with lo < hi, got (%g, %g)", what,
+                 *lo, *hi);
+        return 0;
+    }
+    return 1;
+}
+
+/* The bin edges lo + i * (hi - lo) / bins, i = 0..bins, as a float64 array. */
+static PyObject *edges_array(size_t bins, double lo, double hi)
+{
+    npy_intp n = (npy_intp)bins + 1;
+    PyArrayObject *e = (PyArrayObject *)PyArray_SimpleNew(1, &n, NPY_FLOAT64);
+    if (!e)
+        return NULL;
+    double *p = PyArray_DATA(e);
+    for (size_t i = 0; i <= bins; i++)
+        p[i] = lo + (double)i * (hi - lo) / (double)bins;
+    p[bins] = hi;
+    return (PyObject *)e;
+}
+
+/* A list of the first n entries of v. */
+static PyObject *u64_list(const uint64_t *v, size_t n)
+{
+    PyObject *l = PyList_New((Py_ssize_t)n);
+    for (size_t i = 0; l && i < n; i++) {
+        PyObject *x = PyLong_FromUnsignedLongLong(v[i]);
+        if (!x) {
+            Py_DECREF(l);
+            return NULL;
+        }
+        PyList_SET_ITEM(l, (Py_ssize_t)i, x);
+    }
+    return l;
+}
+
+const char psb_histogram_doc[] =
+"histogram(image, *, bins=None, range=None, mask=None, relative=False,\n"
+"          cumulative=False, of_all_samples=False, channels=True, method='auto',\n"
+"          threads=0, out=None, info=False)\n"
+"--\n\n"
+"Histogram of every channel of an image, counted in one pass, read in place.\n\n"
+"image: (N,), (H, W), (H, W, C) or (D, H, W, C) (with channels=False a 3-D\n"
+"  array is a volume (D, H, W)); dtype uint8, uint16, int16, int32, float32 or\n"
+"  float64; any row stride.\n"
+"bins, range: `bins` equal half-open bins over [lo, hi) = range. A sample v\n"
+"  falls in bin floor((v - lo) * bins / (hi - lo)); v < lo and v >= hi are in no\n"
+"  bin (see info), NaN neither. Defaults: uint8 256 bins over [0, 256), uint16\n"
+"  and int16 65536 unit bins, others 256 bins over the data's finite range.\n"
+"mask: bool or uint8 array of the image's spatial shape; only pixels where it\n"
+"  is non-zero are counted.\n"
+"relative: divide by the samples counted in bins (float64; the bins sum to 1);\n"
+"  with of_all_samples=True divide by all selected pixels instead.\n"
+"cumulative: cumulative histogram H_k = sum of h_i over i <= k.\n"
+"method: 'auto' or a histogram method from pixsum.methods() (e.g. 'hist.scalar').\n"
+"out: an existing array for the counts (uint64, or float64 when relative).\n"
+"info: also return a dict with bins, lo, hi, edges, pixels and per-channel\n"
+"  in_range, below, above and nan counts.\n\n"
+"Returns uint64 counts of shape (bins,) for one channel, (C, bins) for an image\n"
+"with a channel axis (float64 when relative), or (counts, info) with info=True.\n"
+"The counts never wrap, and every method (CPU and GPU) gives identical counts.";
+
+PyObject *psb_py_histogram(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    (void)self;
+    static char *kwlist[] = {"image", "bins", "range", "mask", "relative", "cumulative",
+                             "of_all_samples", "channels", "method", "threads", "out",
+                             "info", NULL};
+    PyObject *image, *bins_obj = NULL, *range_obj = NULL, *mask_obj = NULL, *out = NULL;
+    int relative = 0, cumulative = 0, all_samples = 0, channels = 1, want_info = 0;
+    psb_opts o = {NULL, 0, 0, 0};
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$OOOppppznOp:histogram", kwlist, &image,
+                                     &bins_obj, &range_obj, &mask_obj, &relative, &cumulative,
+                                     &all_samples, &channels, &o.method, &o.threads, &out,
+                                     &want_info))
+        return NULL;
+    pixsum_hist_spec spec;
+    memset(&spec, 0, sizeof spec);
+    if (!parse_bins(bins_obj, &spec.bins, "bins") ||
+        !parse_range(range_obj, &spec.lo, &spec.hi, "range"))
+        return NULL;
+    PyArrayObject *in = psb_as_array(image, "image");
+    if (!in)
+        return NULL;
+    PyArrayObject *mask = NULL, *res = NULL;
+    pixsum_ctx *ctx = NULL;
+    uint64_t *counts = NULL;
+    PyObject *result = NULL;
+    pixsum_view vin, vmask;
+    if (!hist_view(in, channels, 0, "image", &vin) || !mask_view(mask_obj, &vin, &mask, &vmask))
+        goto done;
+    if (mask)
+        spec.mask = &vmask;
+    pixsum_hist_info info;
+    memset(&info, 0, sizeof info);
+    int st;
+    Py_BEGIN_ALLOW_THREADS
+    st = pixsum_hist_resolve(&vin, &spec, &info);
+    Py_END_ALLOW_THREADS
+    if (st != PIXSUM_OK) {
+        psb_fail_library(st, "histogram");
+        goto done;
+    }
+    int has_channels = PyArray_NDIM(in) == 4 || (PyArray_NDIM(in) == 3 && channels);
+    npy_intp shape[2];
+    int nd = 0;
+    if (has_channels)
+        shape[nd++] = (npy_intp)info.channels;
+    shape[nd++] = (npy_intp)info.bins;
+    pixsum_type ot = relative ? PIXSUM_F64 : PIXSUM_U64;
+    if (!(res = psb_output(out, nd, shape, &ot, "out")))
+        goto done;
+    if (ot != (relative ? PIXSUM_F64 : PIXSUM_U64) || !PyArray_IS_C_CONTIGUOUS(res) ||
+        !PyArray_ISWRITEABLE(res)) {
+        psb_fail(PIXSUM_ERR_BAD_TYPE, "out must be a writable C-contiguous %s array",
+                 relative ? "float64" : "uint64");
+        goto done;
+    }
+    if (!(ctx = psb_make_ctx(&o)))
+        goto done;
+    size_t n = info.channels * info.bins;
+    /* plain counts go straight into the result; relative ones need the
+     * counts first */
+    if (relative && !(counts = PyMem_RawMalloc(n * sizeof *counts))) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    uint64_t *dst = relative ? counts : (uint64_t *)PyArray_DATA(res);
+    Py_BEGIN_ALLOW_THREADS
+    st = pixsum_histogram(ctx, &vin, &spec, dst, n, &info);
+    if (st == PIXSUM_OK && relative)
+        st = pixsum_hist_relative(&info, counts,
+                                  (cumulative ? PIXSUM_HIST_CUMULATIVE : 0u) |
+                                      (all_samples ? PIXSUM_HIST_OF_ALL_SAMPLES : 0u),
+                                  PyArray_DATA(res));
+    else if (st == PIXSUM_OK && cumulative)
+        st = pixsum_hist_cumulative(&info, dst, dst);
+    Py_END_ALLOW_THREADS
+    if (st != PIXSUM_OK) {
+        psb_fail_library(st, "histogram");
+        goto done;
+    }
+    if (want_info) {
+        size_t c = info.channels;
+        PyObject *d = Py_BuildValue(
+            "{s:n,s:n,s:d,s:d,s:N,s:K,s:N,s:N,s:N,s:N}", "bins", (Py_ssize_t)info.bins,
+            "channels", (Py_ssize_t)c, "lo", info.lo, "hi", info.hi, "edges",
+            edges_array(info.bins, info.lo, info.hi), "pixels",
+            (unsigned long long)info.pixels, "in_range", u64_list(info.in_range, c), "below",
+            u64_list(info.below, c), "above", u64_list(info.above, c), "nan",
+            u64_list(info.nan, c));
+        if (d)
+            result = Py_BuildValue("(ON)", (PyObject *)res, d);
+    } else {
+        result = (PyObject *)res;
+        Py_INCREF(result);
+    }
+done:
+    pixsum_ctx_free(ctx);
+    PyMem_RawFree(counts);
+    Py_XDECREF(res);
+    Py_XDECREF(mask);
+    Py_DECREF(in);
+    return result;
+}
+
+/* Reads histogram2d's bins: None, an int, or a pair. */
+static int parse_bins_pair(PyObject *obj, size_t *a, size_t *b)
+{
+    if (obj && obj != Py_None && !PyLong_Check(obj)) {
+        if (!PySequence_Check(obj) || PySequence_Size(obj) != 2) {
+            PyErr_Clear();
+            psb_fail(PIXSUM_ERR_INVALID_ARG, "bins must be None, an int or a pair");
+            return 0;
+        }
+        PyObject *x = PySequence_GetItem(obj, 0), *y = PySequence_GetItem(obj, 1);
+        int ok = x && y && parse_bins(x, a, "bins[0]") && parse_bins(y, b, "bins[1]");
+        Py_XDECREF(x);
+        Py_XDECREF(y);
+        return ok;
+    }
+    if (!parse_bins(obj, a, "bins"))
+        return 0;
+    *b = *a;
+    return 1;
+}
+
+/* Reads histogram2d's range: None or ((lo_a, hi_a), (lo_b, hi_b)); either
+ * inner pair may be None. */
+static int parse_range_pair(PyObject *obj, pixsum_hist_spec *sa, pixsum_hist_spec *sb)
+{
+    if (!obj || obj == Py_None)
+        return 1;
+    if (!PySequence_Check(obj) || PySequence_Size(obj) != 2) {
+        PyErr_Clear();
+        psb_fail(PIXSUM_ERR_INVALID_ARG, "range must be None or ((lo_a, hi_a), (lo_b, hi_b))");
+        return 0;
+    }
+    PyObject *x = PySequence_GetItem(obj, 0), *y = PySequence_GetItem(obj, 1);
+    int ok = x && y && parse_range(x, &sa->lo, &sa->hi, "range[0]") &&
+             parse_range(y, &sb->lo, &sb->hi, "range[1]");
+    Py_XDECREF(x);
+    Py_XDECREF(y);
+    return ok;
+}
+
+const char psb_histogram2d_doc[] =
+"histogram2d(a, b, *, bins=None, range=None, mask=None, method='auto', threads=0,\n"
+"            out=None, info=False)\n"
+"--\n\n"
+"Joint histogram of two one-channel images of the same shape (dtypes may\n"
+"differ): counts[i, j] = number of pixels whose `a` sample is in bin i and\n"
+"whose `b` sample is in bin j (half-open bins as in histogram()).\n\n"
+"a, b: (N,), (H, W) or (D, H, W) arrays, read in place.\n"
+"bins: int or pair (bins_a, bins_b); default 256 each.\n"
+"range: ((lo_a, hi_a), (lo_b, hi_b)), either pair may be None; default: uint8\n"
+"  [0, 256), uint16 [0, 65536), others the data range.\n"
+"mask: bool/uint8 array of the images' shape; only non-zero pixels count.\n"
+"Pairs with either sample outside its range (or NaN) are not counted.\n"
+"out: an existing C-contiguous uint64 array of shape (bins_a, bins_b).\n"
+"info: also return a dict with the ranges, edges, pairs, excluded, and the\n"
+"  entropies and mutual information (nats) of the table.\n\n"
+"Returns uint64 counts of shape (bins_a, bins_b), or (counts, info).";
+
+PyObject *psb_py_histogram2d(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    (void)self;
+    static char *kwlist[] = {"a", "b", "bins", "range", "mask", "method", "threads", "out",
+                             "info", NULL};
+    PyObject *a_obj, *b_obj, *bins_obj = NULL, *range_obj = NULL, *mask_obj = NULL,
+             *out = NULL;
+    int want_info = 0;
+    psb_opts o = {NULL, 0, 0, 0};
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|$OOOznOp:histogram2d", kwlist, &a_obj,
+                                     &b_obj, &bins_obj, &range_obj, &mask_obj, &o.method,
+                                     &o.threads, &out, &want_info))
+        return NULL;
+    pixsum_hist_spec sa, sb;
+    memset(&sa, 0, sizeof sa);
+    memset(&sb, 0, sizeof sb);
+    if (!parse_bins_pair(bins_obj, &sa.bins, &sb.bins) || !parse_range_pair(range_obj, &sa, &sb))
+        return NULL;
+    if (!sa.bins)
+        sa.bins = 256;
+    if (!sb.bins)
+        sb.bins = 256;
+    PyArrayObject *a = NULL, *b = NULL, *mask = NULL, *res = NULL;
+    pixsum_ctx *ctx = NULL;
+    PyObject *result = NULL;
+    pixsum_view va, vb, vmask;
+    if (!(a = psb_as_array(a_obj, "a")) || !(b = psb_as_array(b_obj, "b")) ||
+        !hist_view(a, 0, 0, "a", &va) || !hist_view(b, 0, 0, "b", &vb) ||
+        !mask_view(mask_obj, &va, &mask, &vmask))
+        goto done;
+    if (mask)
+        sa.mask = &vmask;
+    npy_intp shape[2] = {(npy_intp)sa.bins, (npy_intp)sb.bins};
+    pixsum_type ot = PIXSUM_U64;
+    if (!(res = psb_output(out, 2, shape, &ot, "out")))
+        goto done;
+    if (ot != PIXSUM_U64 || !PyArray_IS_C_CONTIGUOUS(res) || !PyArray_ISWRITEABLE(res)) {
+        psb_fail(PIXSUM_ERR_BAD_TYPE, "out must be a writable C-contiguous uint64 array");
+        goto done;
+    }
+    if (!(ctx = psb_make_ctx(&o)))
+        goto done;
+    pixsum_joint_info info;
+    pixsum_joint_stats stats;
+    memset(&info, 0, sizeof info);
+    memset(&stats, 0, sizeof stats);
+    int st;
+    Py_BEGIN_ALLOW_THREADS
+    st = pixsum_histogram_joint(ctx, &va, &vb, &sa, &sb, PyArray_DATA(res),
+                                sa.bins * sb.bins, &info);
+    if (st == PIXSUM_OK && want_info)
+        st = pixsum_joint_stats_compute(PyArray_DATA(res), info.bins_a, info.bins_b, &stats);
+    Py_END_ALLOW_THREADS
+    if (st != PIXSUM_OK) {
+        psb_fail_library(st, "histogram2d");
+        goto done;
+    }
+    if (want_info) {
+        PyObject *d = Py_BuildValue(
+            "{s:(dd),s:(dd),s:N,s:N,s:K,s:K,s:d,s:d,s:d,s:d,s:d}", "range_a", info.lo_a,
+            info.hi_a, "range_b", info.lo_b, info.hi_b, "edges_a",
+            edges_array(info.bins_a, info.lo_a, info.hi_a), "edges_b",
+            edges_array(info.bins_b, info.lo_b, info.hi_b), "pairs",
+            (unsigned long long)info.pairs, "excluded", (unsigned long long)info.excluded,
+            "entropy_a", stats.entropy_a, "entropy_b", stats.entropy_b, "joint_entropy",
+            stats.joint_entropy, "mutual_information", stats.mutual_information,
+            "normalized_mi", stats.normalized_mi);
+        if (d)
+            result = Py_BuildValue("(ON)", (PyObject *)res, d);
+    } else {
+        result = (PyObject *)res;
+        Py_INCREF(result);
+    }
+done:
+    pixsum_ctx_free(ctx);
+    Py_XDECREF(res);
+    Py_XDECREF(mask);
+    Py_XDECREF(a);
+    Py_XDECREF(b);
+    return result;
+}
+
+const char psb_equalize_doc[] =
+"equalize(image, *, mask=None, channels=True, method='auto', threads=0, out=None)\n"
+"--\n\n"
+"Histogram equalisation of a uint8 or uint16 image, each channel on its own.\n\n"
+"With L levels (256 or 65536), cdf the cumulative histogram of the pixels the\n"
+"mask selects (all by default), n = cdf[-1] and cdf_min its first non-zero\n"
+"value, a value v becomes round((cdf[v] - cdf_min) * (L - 1) / (n - cdf_min))\n"
+"(exact integer arithmetic, halves rounded up). Every pixel is mapped; a\n"
+"channel holding one value only is left unchanged.\n\n"
+"image: (H, W), (H, W, C), (D, H, W, C), or (D, H, W) with channels=False;\n"
+"  read in place.\n"
+"out: an existing array of the same shape and dtype; out=image equalises in\n"
+"  place.\n"
+"Returns the equalised image (a new array unless out is given).";
+
+PyObject *psb_py_equalize(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    (void)self;
+    static char *kwlist[] = {"image", "mask", "channels", "method", "threads", "out", NULL};
+    PyObject *image, *mask_obj = NULL, *out = NULL;
+    int channels = 1;
+    psb_opts o = {NULL, 0, 0, 0};
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$OpznO:equalize", kwlist, &image,
+                                     &mask_obj, &channels, &o.method, &o.threads, &out))
+        return NULL;
+    PyArrayObject *in = psb_as_array(image, "image");
+    if (!in)
+        return NULL;
+    PyArrayObject *mask = NULL, *res = NULL;
+    pixsum_ctx *ctx = NULL;
+    PyObject *result = NULL;
+    pixsum_view vin, vout, vmask;
+    if (!hist_view(in, channels, 0, "image", &vin) || !mask_view(mask_obj, &vin, &mask, &vmask))
+        goto done;
+    if (vin.type != PIXSUM_U8 && vin.type != PIXSUM_U16) {
+        psb_fail(PIXSUM_ERR_BAD_TYPE, "equalize: image must be uint8 or uint16, not %s",
+                 pixsum_type_name(vin.type));
+        goto done;
+    }
+    pixsum_type ot = vin.type;
+    if (!(res = psb_output(out, PyArray_NDIM(in), PyArray_DIMS(in), &ot, "out")) ||
+        !hist_view(res, channels, 1, "out", &vout))
+        goto done;
+    if (!(ctx = psb_make_ctx(&o)))
+        goto done;
+    int st;
+    Py_BEGIN_ALLOW_THREADS
+    st = pixsum_equalize(ctx, &vin, &vout, mask ? &vmask : NULL);
+    Py_END_ALLOW_THREADS
+    if (st != PIXSUM_OK) {
+        psb_fail_library(st, "equalize");
+        goto done;
+    }
+    result = (PyObject *)res;
+    res = NULL;
+done:
+    pixsum_ctx_free(ctx);
+    Py_XDECREF(res);
+    Py_XDECREF(mask);
+    Py_DECREF(in);
+    return result;
+}
+
+#endif /* PSB_HAVE_HIST */
