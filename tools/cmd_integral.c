@@ -1,0 +1,302 @@
+/*
+ * cmd_integral.c - `pixsum integral`: the integral image (summed-area table)
+ * of an image file, optionally with its squared table, padded layout, wrap-
+ * around arithmetic or the 45-degree tilted table. Images whose tables do not
+ * fit --max-memory (or with --stream) are processed strip by strip (stream.c);
+ * the others in memory.
+ */
+#include "cli_util.h"
+#include "commands.h"
+#include "image_io.h"
+#include "stream.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const CMD = "integral";
+
+static void integral_usage(FILE *f)
+{
+    fprintf(f,
+            "usage: pixsum integral IN -o OUT [options]\n"
+            "\n"
+            "Computes the integral image (summed-area table) of IN and writes it to OUT.\n"
+            "Formats by extension: .npy and .tif/.tiff hold every table type; .pfm holds\n"
+            "f32 tables of 1 or 3 channels. IN may be .npy .pgm .ppm .pfm .png .jpg .tif.\n"
+            "\n"
+            "options:\n"
+            "  -o, --output OUT     the integral table\n"
+            "  --type T             table type: u32 u64 i64 f32 f64 (default: the smallest\n"
+            "                       that cannot overflow for this image)\n"
+            "  --wrap               modular integer arithmetic instead of refusing a type\n"
+            "                       that can overflow: every box sum below 2^32 (u32) or\n"
+            "                       2^64 (u64) is still exact\n"
+            "  --padded             (W+1) x (H+1) table with a leading zero row and column\n"
+            "  --squared SQOUT      also write the squared table (sums of pixel^2)\n"
+            "  --sq-type T          type of the squared table (default by rule)\n"
+            "  --tilted             OUT gets the 45-degree tilted integral ((W+1) x (H+1))\n"
+            "  --volume             read a 3-D .npy array as a volume (D,H,W)\n"
+            "  --stream             process strip by strip (TIFF/.npy/any input, 2-D only)\n"
+            "  --no-stream          always work in memory\n"
+            "  --strip-rows N       rows per strip when streaming (default: 16 MiB of table)\n"
+            "  --max-memory SIZE    stream when the in-memory work would need more than\n"
+            "                       SIZE bytes (suffix K, M, G; default 2G)\n"
+            "  --bigtiff            write BigTIFF even for small .tif outputs\n"
+            "  --method NAME        integral method (see 'pixsum methods'; default auto)\n"
+            "  --threads N          threads for threaded methods (0 = all cores)\n"
+            "  --device N           CUDA device for CUDA methods\n"
+            "  -v, --verbose        print what was computed and how long it took\n");
+}
+
+/* Parses SIZE with an optional K/M/G suffix (powers of 1024). */
+static int parse_bytes(const char *s, size_t *out)
+{
+    char num[32];
+    size_t n = strlen(s), mult = 1;
+    if (n == 0 || n >= sizeof num)
+        return -1;
+    memcpy(num, s, n + 1);
+    char last = num[n - 1];
+    if (last == 'K' || last == 'k')
+        mult = (size_t)1 << 10;
+    else if (last == 'M' || last == 'm')
+        mult = (size_t)1 << 20;
+    else if (last == 'G' || last == 'g')
+        mult = (size_t)1 << 30;
+    if (mult != 1)
+        num[n - 1] = '\0';
+    size_t v;
+    if (cli_parse_size(num, &v) != 0 || v > SIZE_MAX / mult)
+        return -1;
+    *out = v * mult;
+    return 0;
+}
+
+typedef struct integral_args {
+    const char *in, *out, *sq;
+    cli_common common;
+    pixsum_type sq_type;
+    int wrap, padded, tilted, volume, stream, no_stream, verbose;
+    size_t max_memory;
+    size_t strip_rows;
+    pxio_write_options wopt;
+} integral_args;
+
+static int parse_args(int argc, char **argv, integral_args *a)
+{
+    memset(a, 0, sizeof *a);
+    cli_common_init(&a->common);
+    a->max_memory = (size_t)2 << 30;
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i], *v;
+        int m;
+        if (cli_is_help(arg)) {
+            integral_usage(stdout);
+            return -1;
+        }
+        if ((m = cli_parse_common(CMD, argc, argv, &i, &a->common)) != 0) {
+            if (m < 0)
+                return CLI_EXIT_USAGE;
+        } else if ((m = cli_match(CMD, argc, argv, &i, "-o", &v)) != 0 ||
+                   (m = cli_match(CMD, argc, argv, &i, "--output", &v)) != 0) {
+            if (m < 0)
+                return CLI_EXIT_USAGE;
+            a->out = v;
+        } else if ((m = cli_match(CMD, argc, argv, &i, "--squared", &v)) != 0) {
+            if (m < 0)
+                return CLI_EXIT_USAGE;
+            a->sq = v;
+        } else if ((m = cli_match(CMD, argc, argv, &i, "--sq-type", &v)) != 0) {
+            if (m < 0)
+                return CLI_EXIT_USAGE;
+            if ((a->sq_type = pixsum_type_from_name(v)) == PIXSUM_TYPE_NONE)
+                return cli_usage_error(CMD, "unknown --sq-type '%s' (u64 f64 ...)", v);
+        } else if ((m = cli_match(CMD, argc, argv, &i, "--max-memory", &v)) != 0) {
+            if (m < 0)
+                return CLI_EXIT_USAGE;
+            if (parse_bytes(v, &a->max_memory) != 0)
+                return cli_usage_error(CMD, "--max-memory takes a size like 512M or 4G, not '%s'",
+                                       v);
+        } else if ((m = cli_match(CMD, argc, argv, &i, "--strip-rows", &v)) != 0) {
+            if (m < 0)
+                return CLI_EXIT_USAGE;
+            if (cli_parse_size(v, &a->strip_rows) != 0 || a->strip_rows == 0)
+                return cli_usage_error(CMD, "--strip-rows takes a row count >= 1, not '%s'", v);
+        } else if (!strcmp(arg, "--wrap")) {
+            a->wrap = 1;
+        } else if (!strcmp(arg, "--padded")) {
+            a->padded = 1;
+        } else if (!strcmp(arg, "--tilted")) {
+            a->tilted = 1;
+        } else if (!strcmp(arg, "--volume")) {
+            a->volume = 1;
+        } else if (!strcmp(arg, "--stream")) {
+            a->stream = 1;
+        } else if (!strcmp(arg, "--no-stream")) {
+            a->no_stream = 1;
+        } else if (!strcmp(arg, "--bigtiff")) {
+            a->wopt.bigtiff = 1;
+        } else if (!strcmp(arg, "-v") || !strcmp(arg, "--verbose")) {
+            a->verbose = 1;
+        } else if (arg[0] == '-' && arg[1] != '\0') {
+            return cli_usage_error(CMD, "unknown option '%s'", arg);
+        } else if (!a->in) {
+            a->in = arg;
+        } else {
+            return cli_usage_error(CMD, "one input file only ('%s' and '%s')", a->in, arg);
+        }
+    }
+    if (!a->in)
+        return cli_usage_error(CMD, "no input file");
+    if (!a->out)
+        return cli_usage_error(CMD, "no output file (-o OUT)");
+    if (a->stream && a->no_stream)
+        return cli_usage_error(CMD, "--stream and --no-stream contradict each other");
+    if (a->tilted && (a->sq || a->padded || a->stream))
+        return cli_usage_error(CMD, "--tilted goes with neither --squared, --padded nor "
+                                    "--stream (the tilted table is always padded)");
+    if (a->sq && (!strcmp(a->sq, a->out) || !strcmp(a->sq, a->in)))
+        return cli_usage_error(CMD, "--squared needs a file of its own");
+    if (!strcmp(a->in, a->out))
+        return cli_usage_error(CMD, "the output would overwrite the input '%s'", a->in);
+    return 0;
+}
+
+/* Allocates a packed table for `in` of `type` with the shape the context
+ * gives (or the tilted shape). */
+static int make_table(const pixsum_ctx *ctx, const pixsum_view *in, pixsum_type type,
+                      int tilted, pixsum_view *out, const char *what)
+{
+    size_t w, h, d;
+    if (tilted) {
+        w = in->width + 1, h = in->height + 1, d = 1;
+    } else {
+        pixsum_integral_shape(ctx, in, &w, &h, &d);
+    }
+    size_t bytes = pixsum_packed_bytes(type, w, h, d, in->channels);
+    void *data = bytes ? malloc(bytes) : NULL;
+    if (!data)
+        return cli_error(CMD, "out of memory for the %s (%zu bytes)", what, bytes);
+    *out = pixsum_view_3d(data, type, w, h, d, in->channels, 0, 0);
+    return 0;
+}
+
+static int run_in_memory(const integral_args *a, pixsum_ctx *ctx)
+{
+    char err[512];
+    pxio_options opt = {.volume = a->volume};
+    pxio_image img;
+    if (pxio_read(a->in, &opt, &img, err, sizeof err) != 0)
+        return cli_error(CMD, "%s", err);
+    const pixsum_view *in = &img.view;
+    if (in->depth > 1 && a->tilted) {
+        pxio_free(&img);
+        return cli_error(CMD, "%s: the tilted integral is 2-D; this is a volume", a->in);
+    }
+    size_t count = in->width * in->height * in->depth;
+    pixsum_type type = a->common.type;
+    if (type == PIXSUM_TYPE_NONE)
+        type = pixsum_integral_type(in->type, count, 0);
+    pixsum_type sq_type = a->sq_type;
+    if (a->sq && sq_type == PIXSUM_TYPE_NONE)
+        sq_type = pixsum_integral_type(in->type, count, 1);
+    if (type == PIXSUM_TYPE_NONE) {
+        pxio_free(&img);
+        return cli_error(CMD, "%s: integral images of %s pixels are not supported", a->in,
+                         pixsum_type_name(in->type));
+    }
+    pixsum_view out = {0}, sq = {0};
+    int rc = make_table(ctx, in, type, a->tilted, &out, "integral table");
+    if (rc == 0 && a->sq)
+        rc = make_table(ctx, in, sq_type, 0, &sq, "squared table");
+    double t0 = cli_now(), t1 = t0;
+    if (rc == 0) {
+        int st;
+        if (a->tilted)
+            st = pixsum_integral_tilted(ctx, in, &out);
+        else if (a->sq)
+            st = pixsum_integral_sq(ctx, in, &out, &sq);
+        else
+            st = pixsum_integral(ctx, in, &out);
+        t1 = cli_now();
+        if (st != PIXSUM_OK)
+            rc = cli_lib_error(CMD, a->in, st);
+    }
+    if (rc == 0 && a->sq && pxio_write(a->sq, &sq, &a->wopt, err, sizeof err) != 0)
+        rc = cli_error(CMD, "%s", err);
+    if (rc == 0 && pxio_write(a->out, &out, &a->wopt, err, sizeof err) != 0) {
+        rc = cli_error(CMD, "%s", err);
+        if (a->sq)
+            remove(a->sq); /* both tables or neither */
+    }
+    if (rc == 0 && a->verbose) {
+        char shape[96];
+        if (in->depth > 1)
+            snprintf(shape, sizeof shape, "%zu x %zu x %zu", in->width, in->height, in->depth);
+        else
+            snprintf(shape, sizeof shape, "%zu x %zu", in->width, in->height);
+        printf("%s: %s x %zu channel(s) %s -> %s %s table%s in %.3f ms\n", a->out, shape,
+               in->channels, pixsum_type_name(in->type), pixsum_type_name(type),
+               a->tilted ? "tilted" : a->padded ? "padded" : "inclusive",
+               a->sq ? " (+ squared)" : "", (t1 - t0) * 1e3);
+    }
+    free(out.data);
+    free(sq.data);
+    pxio_free(&img);
+    return rc;
+}
+
+int cmd_integral(int argc, char **argv)
+{
+    integral_args a;
+    int rc = parse_args(argc, argv, &a);
+    if (rc != 0)
+        return rc < 0 ? CLI_EXIT_OK : rc;
+
+    pixsum_ctx *ctx = pixsum_ctx_new();
+    if (!ctx)
+        return cli_error(CMD, "out of memory");
+    if ((rc = cli_apply_common(CMD, &a.common, ctx)) != 0) {
+        pixsum_ctx_free(ctx);
+        return rc;
+    }
+    pixsum_ctx_set(ctx, PIXSUM_PARAM_WRAP, a.wrap);
+    pixsum_ctx_set(ctx, PIXSUM_PARAM_PADDED, a.padded);
+
+    /* Decide between memory and streaming from the header. */
+    int stream = a.stream;
+    if (!stream && !a.no_stream && !a.tilted) {
+        char err[512];
+        pxio_options opt = {.volume = a.volume};
+        pxio_info info;
+        if (pxio_probe(a.in, &opt, &info, err, sizeof err) != 0) {
+            pixsum_ctx_free(ctx);
+            return cli_error(CMD, "%s", err);
+        }
+        size_t in_bytes = pixsum_packed_bytes(info.type, info.width, info.height, info.depth,
+                                              info.channels);
+        size_t px = (info.width + 1) * (info.height + 1) * info.depth * info.channels;
+        size_t need = in_bytes + px * 8 * (a.sq ? 2 : 1);
+        if (info.depth == 1 && need > a.max_memory)
+            stream = 1;
+    }
+    if (stream) {
+        pxio_options opt = {.volume = a.volume};
+        cli_integral_job job = {
+            .cmd = CMD, .in_path = a.in, .in_opt = &opt, .out_path = a.out,
+            .sq_path = a.sq, .out_type = a.common.type, .sq_type = a.sq_type,
+            .wrap = a.wrap, .padded = a.padded, .wopt = a.wopt, .ctx = ctx,
+            .max_strip_bytes = (size_t)16 << 20, .strip_rows = a.strip_rows, .progress = 1,
+        };
+        double t0 = cli_now();
+        rc = cli_integral_stream(&job);
+        if (rc == 0 && a.verbose)
+            printf("%s: streamed integral table%s in %.3f s\n", a.out,
+                   a.sq ? " (+ squared)" : "", cli_now() - t0);
+    } else {
+        rc = run_in_memory(&a, ctx);
+    }
+    pixsum_ctx_free(ctx);
+    return rc;
+}
