@@ -1,0 +1,96 @@
+/*
+ * hist.h - what the histogram files (and any backend that registers a
+ * PIXSUM_OP_HISTOGRAM method: CUDA, GL) share: the resolved parameters a
+ * histogram job carries in psi_job.extra, the one bin formula every backend
+ * must reproduce, and the CPU counting kernels.
+ *
+ * A histogram method receives a psi_job with op PIXSUM_OP_HISTOGRAM, job->in
+ * the validated image (2-D or 3-D, 1-4 channels, u8 u16 i16 i32 f32 f64) and
+ * job->extra a psi_hist_params whose counts/below/above/nan the core has
+ * zeroed. The method adds every selected sample to exactly one of them.
+ */
+#ifndef PIXSUM_HIST_H
+#define PIXSUM_HIST_H
+
+#include "../internal.h"
+
+#include <math.h>
+
+typedef struct psi_hist_params {
+    size_t bins;          /* >= 1 */
+    double lo, hi;        /* finite, lo < hi */
+    double scale;         /* bins / (hi - lo), finite and > 0 */
+    pixsum_view mask;     /* data == NULL: no mask; else u8, 1 channel, image shape */
+    uint64_t *counts;     /* channels x bins, channel-major, zeroed by the core */
+    uint64_t below[4];    /* per channel, zeroed by the core */
+    uint64_t above[4];
+    uint64_t nan[4];
+} psi_hist_params;
+
+/* Classes of psi_hist_classify(): a bin index, or one of these past the bins. */
+enum { PSI_HIST_BELOW = 0, PSI_HIST_ABOVE = 1, PSI_HIST_NAN = 2, PSI_HIST_SKIP = 3,
+       PSI_HIST_EXTRA = 4 /* extra slots after the bins in a counting table */ };
+
+/* The bin formula of pixsum.h: returns the bin of v, or bins + PSI_HIST_BELOW /
+ * ABOVE / NAN. This is the definition every method is tested against. */
+static inline size_t psi_hist_bin(const psi_hist_params *p, double v)
+{
+    if (v != v)
+        return p->bins + PSI_HIST_NAN;
+    if (v < p->lo)
+        return p->bins + PSI_HIST_BELOW;
+    if (v >= p->hi)
+        return p->bins + PSI_HIST_ABOVE;
+    double f = (v - p->lo) * p->scale;
+    size_t i = (size_t)f;
+    return i < p->bins ? i : p->bins - 1;
+}
+
+/* True for the types whose every value can be counted in a table of raw
+ * values (u8, u16, i16) and folded into bins afterwards. */
+static inline bool psi_hist_small_type(pixsum_type t)
+{
+    return t == PIXSUM_U8 || t == PIXSUM_U16 || t == PIXSUM_I16;
+}
+
+/* ---- kernels (hist_kernels.c) ----------------------------------------- */
+
+/* Reference: every sample through psi_hist_bin(), one u64 table. */
+int psi_hist_run_scalar(const psi_job *job);
+
+/* Portable fast method: raw-value tables for 8/16-bit types (several
+ * sub-tables, u32 counters flushed before they can wrap, folded into bins at
+ * the end), a row classifier + sub-tables for the others. Rows [y0, y1) of
+ * the flattened (depth x height) row range only, adding into p's outputs. */
+int psi_hist_count_rows(const pixsum_view *in, const psi_hist_params *p, size_t r0,
+                        size_t r1, uint64_t *counts, uint64_t *below, uint64_t *above,
+                        uint64_t *nan);
+
+/* The same with the SIMD paths of this CPU enabled when `simd` is true. */
+int psi_hist_count_rows_isa(const pixsum_view *in, const psi_hist_params *p, size_t r0,
+                            size_t r1, uint64_t *counts, uint64_t *below, uint64_t *above,
+                            uint64_t *nan, bool simd);
+
+/* Row r of the flattened row range (slice r / height, row r % height). */
+static inline const void *psi_hist_row(const pixsum_view *v, size_t r)
+{
+    return psi_row(v, r % v->height, r / v->height);
+}
+
+/* ---- SIMD (hist_avx512.c; stubs return false where not built) --------- */
+
+/* True when the AVX-512 histogram kernels can run on this CPU (AVX-512 F/BW
+ * plus VPOPCNTDQ and GFNI for the bit-sliced u8 counter). */
+bool psi_hist_avx512_available(void);
+
+/* Counts n u8 values into raw[256] (adds) with the bit-sliced AVX-512 kernel.
+ * Requires psi_hist_avx512_available(). */
+void psi_hist_u8_bitsliced(const uint8_t *data, size_t n, uint64_t *raw);
+
+/* Classifies n f32 (is_f64 false) or f64 samples into table offsets:
+ * out[i] = class of sample i (bin or bins + PSI_HIST_*), identical to
+ * psi_hist_bin(). Requires psi_hist_avx512_available(). */
+void psi_hist_classify_avx512(const void *data, bool is_f64, size_t n,
+                              const psi_hist_params *p, uint32_t *out);
+
+#endif /* PIXSUM_HIST_H */

@@ -1,0 +1,348 @@
+/*
+ * hist_kernels.c - the CPU histogram counters.
+ *
+ * psi_hist_run_scalar() is the reference: each sample goes through the bin
+ * formula psi_hist_bin() into one u64 table.
+ *
+ * psi_hist_count_rows_isa() is the fast portable path (method hist.sub):
+ *  - u8, u16, i16: each sample's raw value indexes a table of 2^8 or 2^16 u32
+ *    counters (several sub-tables, so that runs of one value - constant
+ *    images - do not serialise on one counter); the counters are flushed into
+ *    u64 before they can wrap, and the raw-value counts are folded into bins
+ *    with the bin formula once at the end (so any bins and range cost nothing
+ *    per pixel);
+ *  - i32, f32, f64: a row is first classified (bin, below, above, NaN or
+ *    masked out) into a buffer of table offsets - with AVX-512 when available
+ *    for floats - and then counted the same way.
+ * u8 single-channel images without a mask use the bit-sliced AVX-512 counter
+ * when the CPU has it (hist_avx512.c).
+ */
+#include "hist.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int psi_hist_run_scalar(const psi_job *job)
+{
+    const psi_hist_params *cp = job->extra;
+    psi_hist_params *p = (psi_hist_params *)cp;
+    const pixsum_view *in = &job->in;
+    size_t rows = in->height * in->depth, ch = in->channels;
+    for (size_t r = 0; r < rows; r++) {
+        const void *row = psi_hist_row(in, r);
+        const uint8_t *m = p->mask.data ? psi_hist_row(&p->mask, r) : NULL;
+        for (size_t x = 0; x < in->width; x++) {
+            if (m && !m[x])
+                continue;
+            for (size_t c = 0; c < ch; c++) {
+                size_t b = psi_hist_bin(p, psi_load_f64(in->type, row, x * ch + c));
+                if (b < p->bins)
+                    p->counts[c * p->bins + b]++;
+                else if (b == p->bins + PSI_HIST_BELOW)
+                    p->below[c]++;
+                else if (b == p->bins + PSI_HIST_ABOVE)
+                    p->above[c]++;
+                else
+                    p->nan[c]++;
+            }
+        }
+    }
+    return PIXSUM_OK;
+}
+
+/* ---- raw-value counting for 8/16-bit types ----------------------------- */
+
+#define SUB_TABLES 4
+
+/* Counting state: `tables` sub-tables of `stride` u32 counters each, flushed
+ * into the u64 array `acc` (stride values) before a counter can wrap. */
+typedef struct counter {
+    uint32_t *t[SUB_TABLES];
+    int tables;
+    size_t stride;
+    uint64_t *acc;
+    uint64_t pending; /* samples counted since the last flush */
+} counter;
+
+static void counter_flush(counter *k)
+{
+    for (int j = 0; j < k->tables; j++) {
+        uint32_t *t = k->t[j];
+        for (size_t i = 0; i < k->stride; i++)
+            k->acc[i] += t[i];
+        memset(t, 0, k->stride * sizeof *t);
+    }
+    k->pending = 0;
+}
+
+/* Makes room for n more samples (n <= UINT32_MAX). */
+static inline void counter_reserve(counter *k, size_t n)
+{
+    if (k->pending + n > UINT32_MAX)
+        counter_flush(k);
+    k->pending += n;
+}
+
+static int counter_init(counter *k, int tables, size_t stride, uint64_t *acc)
+{
+    memset(k, 0, sizeof *k);
+    k->tables = tables;
+    k->stride = stride;
+    k->acc = acc;
+    uint32_t *all = calloc((size_t)tables * stride, sizeof *all);
+    if (!all)
+        return psi_fail(PIXSUM_ERR_NO_MEMORY, "cannot allocate %d x %zu histogram counters",
+                        tables, stride);
+    for (int j = 0; j < tables; j++)
+        k->t[j] = all + (size_t)j * stride;
+    return PIXSUM_OK;
+}
+
+static void counter_free(counter *k)
+{
+    free(k->t[0]);
+}
+
+/* Counts n consecutive samples of one channel (idx already offset). */
+#define COUNT_RUN(T, SRC, N, K, OFF)                                                   \
+    do {                                                                               \
+        const T *s_ = (SRC);                                                           \
+        size_t n_ = (N), i_ = 0;                                                       \
+        uint32_t *t0_ = (K)->t[0] + (OFF), *t1_ = (K)->t[1 % (K)->tables] + (OFF);     \
+        uint32_t *t2_ = (K)->t[2 % (K)->tables] + (OFF), *t3_ = (K)->t[3 % (K)->tables] + (OFF); \
+        for (; i_ + 4 <= n_; i_ += 4) {                                                \
+            t0_[s_[i_]]++;                                                             \
+            t1_[s_[i_ + 1]]++;                                                         \
+            t2_[s_[i_ + 2]]++;                                                         \
+            t3_[s_[i_ + 3]]++;                                                         \
+        }                                                                              \
+        for (; i_ < n_; i_++)                                                          \
+            t0_[s_[i_]]++;                                                             \
+    } while (0)
+
+/* The value a raw-table index stands for: u8/u16 as is; i16 samples are
+ * counted by their 16-bit pattern, so index r is the value (int16_t)r. */
+static inline double raw_value(pixsum_type t, size_t r)
+{
+    return t == PIXSUM_I16 ? (double)(int16_t)(uint16_t)r : (double)r;
+}
+
+/* True when the rows [r0, r1) lie back to back in memory (packed image). */
+static bool rows_contiguous(const pixsum_view *in)
+{
+    size_t row_bytes = in->width * in->channels * pixsum_type_size(in->type);
+    if (in->row_stride != (ptrdiff_t)row_bytes)
+        return false;
+    return in->depth == 1 || in->slice_stride == (ptrdiff_t)(row_bytes * in->height);
+}
+
+static int count_small(const pixsum_view *in, const psi_hist_params *p, size_t r0, size_t r1,
+                       uint64_t *counts, uint64_t *below, uint64_t *above, uint64_t *nan,
+                       bool simd)
+{
+    (void)nan;
+    size_t levels = in->type == PIXSUM_U8 ? 256 : 65536, ch = in->channels;
+    size_t stride = levels * ch;
+    uint64_t *raw = calloc(stride, sizeof *raw);
+    if (!raw)
+        return psi_fail(PIXSUM_ERR_NO_MEMORY, "cannot allocate the raw-value table");
+    bool plain = ch == 1 && !p->mask.data;
+    bool one_run = plain && rows_contiguous(in);
+    if (simd && plain && in->type == PIXSUM_U8) {
+        if (one_run) {
+            psi_hist_u8_bitsliced(psi_hist_row(in, r0), (r1 - r0) * in->width, raw);
+        } else {
+            for (size_t r = r0; r < r1; r++)
+                psi_hist_u8_bitsliced(psi_hist_row(in, r), in->width, raw);
+        }
+    } else {
+        counter k;
+        int tables = in->type == PIXSUM_U8 ? SUB_TABLES : 2;
+        int st = counter_init(&k, tables, stride, raw);
+        if (st != PIXSUM_OK) {
+            free(raw);
+            return st;
+        }
+        size_t rs = in->width * ch;
+        if (one_run) {
+            size_t total = (r1 - r0) * in->width, done = 0;
+            const char *base = psi_hist_row(in, r0);
+            size_t esz = pixsum_type_size(in->type);
+            while (done < total) {
+                size_t n = total - done < ((size_t)1 << 30) ? total - done : (size_t)1 << 30;
+                counter_reserve(&k, n);
+                if (in->type == PIXSUM_U8)
+                    COUNT_RUN(uint8_t, (const uint8_t *)(base + done * esz), n, &k, 0);
+                else if (in->type == PIXSUM_U16)
+                    COUNT_RUN(uint16_t, (const uint16_t *)(base + done * esz), n, &k, 0);
+                else
+                    COUNT_RUN(uint16_t, (const uint16_t *)(base + done * esz), n, &k, 0);
+                done += n;
+            }
+        } else {
+            for (size_t r = r0; r < r1; r++) {
+                const void *row = psi_hist_row(in, r);
+                const uint8_t *m = p->mask.data ? psi_hist_row(&p->mask, r) : NULL;
+                counter_reserve(&k, rs);
+                if (plain && in->type == PIXSUM_U8) {
+                    COUNT_RUN(uint8_t, (const uint8_t *)row, in->width, &k, 0);
+                } else if (plain) {
+                    COUNT_RUN(uint16_t, (const uint16_t *)row, in->width, &k, 0);
+                } else {
+                    for (size_t x = 0; x < in->width; x++) {
+                        if (m && !m[x])
+                            continue;
+                        uint32_t *t = k.t[x & 1];
+                        for (size_t c = 0; c < ch; c++)
+                            t[c * levels + (in->type == PIXSUM_U8
+                                                ? ((const uint8_t *)row)[x * ch + c]
+                                                : ((const uint16_t *)row)[x * ch + c])]++;
+                    }
+                }
+            }
+        }
+        counter_flush(&k);
+        counter_free(&k);
+    }
+    /* Fold raw values into bins: one formula evaluation per level. */
+    for (size_t c = 0; c < ch; c++) {
+        const uint64_t *t = raw + c * levels;
+        uint64_t *h = counts + c * p->bins;
+        double first = in->type == PIXSUM_I16 ? -32768.0 : 0.0;
+        bool identity = p->bins == levels && p->lo == first && p->hi == first + (double)levels;
+        for (size_t v = 0; v < levels; v++) {
+            uint64_t k = t[v];
+            if (!k)
+                continue;
+            double value = raw_value(in->type, v);
+            size_t b = identity ? (size_t)(value - first) : psi_hist_bin(p, value);
+            if (b < p->bins)
+                h[b] += k;
+            else if (b == p->bins + PSI_HIST_BELOW)
+                below[c] += k;
+            else
+                above[c] += k;
+        }
+    }
+    free(raw);
+    return PIXSUM_OK;
+}
+
+/* ---- classified counting for i32, f32, f64 ----------------------------- */
+
+static void classify_scalar(const pixsum_view *in, const psi_hist_params *p, const void *row,
+                            uint32_t *out)
+{
+    size_t n = in->width * in->channels;
+    switch (in->type) {
+    case PIXSUM_I32: {
+        const int32_t *s = row;
+        for (size_t i = 0; i < n; i++)
+            out[i] = (uint32_t)psi_hist_bin(p, (double)s[i]);
+        break;
+    }
+    case PIXSUM_F32: {
+        const float *s = row;
+        for (size_t i = 0; i < n; i++)
+            out[i] = (uint32_t)psi_hist_bin(p, (double)s[i]);
+        break;
+    }
+    default: {
+        const double *s = row;
+        for (size_t i = 0; i < n; i++)
+            out[i] = (uint32_t)psi_hist_bin(p, s[i]);
+        break;
+    }
+    }
+}
+
+static int count_classified(const pixsum_view *in, const psi_hist_params *p, size_t r0,
+                            size_t r1, uint64_t *counts, uint64_t *below, uint64_t *above,
+                            uint64_t *nan, bool simd)
+{
+    size_t ch = in->channels, n = in->width * ch;
+    size_t slots = p->bins + PSI_HIST_EXTRA, stride = slots * ch;
+    uint64_t *acc = calloc(stride, sizeof *acc);
+    uint32_t *idx = malloc(n * sizeof *idx);
+    counter k;
+    int tables = p->bins <= 4096 ? SUB_TABLES : 1;
+    int st = acc && idx ? counter_init(&k, tables, stride, acc)
+                        : psi_fail(PIXSUM_ERR_NO_MEMORY, "cannot allocate histogram scratch");
+    if (st != PIXSUM_OK) {
+        free(acc);
+        free(idx);
+        return st;
+    }
+    bool vec = simd && (in->type == PIXSUM_F32 || in->type == PIXSUM_F64);
+    for (size_t r = r0; r < r1; r++) {
+        const void *row = psi_hist_row(in, r);
+        if (vec)
+            psi_hist_classify_avx512(row, in->type == PIXSUM_F64, n, p, idx);
+        else
+            classify_scalar(in, p, row, idx);
+        if (p->mask.data) {
+            const uint8_t *m = psi_hist_row(&p->mask, r);
+            for (size_t x = 0; x < in->width; x++)
+                if (!m[x])
+                    for (size_t c = 0; c < ch; c++)
+                        idx[x * ch + c] = (uint32_t)(p->bins + PSI_HIST_SKIP);
+        }
+        if (ch > 1)
+            for (size_t x = 0; x < in->width; x++)
+                for (size_t c = 1; c < ch; c++)
+                    idx[x * ch + c] += (uint32_t)(c * slots);
+        counter_reserve(&k, n);
+        COUNT_RUN(uint32_t, idx, n, &k, 0);
+    }
+    counter_flush(&k);
+    counter_free(&k);
+    for (size_t c = 0; c < ch; c++) {
+        const uint64_t *a = acc + c * slots;
+        for (size_t b = 0; b < p->bins; b++)
+            counts[c * p->bins + b] += a[b];
+        below[c] += a[p->bins + PSI_HIST_BELOW];
+        above[c] += a[p->bins + PSI_HIST_ABOVE];
+        nan[c] += a[p->bins + PSI_HIST_NAN];
+    }
+    free(acc);
+    free(idx);
+    return PIXSUM_OK;
+}
+
+int psi_hist_count_rows_isa(const pixsum_view *in, const psi_hist_params *p, size_t r0,
+                            size_t r1, uint64_t *counts, uint64_t *below, uint64_t *above,
+                            uint64_t *nan, bool simd)
+{
+    if (r0 >= r1)
+        return PIXSUM_OK;
+    simd = simd && psi_hist_avx512_available();
+    if (psi_hist_small_type(in->type))
+        return count_small(in, p, r0, r1, counts, below, above, nan, simd);
+    return count_classified(in, p, r0, r1, counts, below, above, nan, simd);
+}
+
+int psi_hist_count_rows(const pixsum_view *in, const psi_hist_params *p, size_t r0, size_t r1,
+                        uint64_t *counts, uint64_t *below, uint64_t *above, uint64_t *nan)
+{
+    return psi_hist_count_rows_isa(in, p, r0, r1, counts, below, above, nan, false);
+}
+
+#if !defined(__x86_64__) && !defined(__i386__)
+/* No AVX-512 file on this architecture: the SIMD paths are never taken. */
+bool psi_hist_avx512_available(void)
+{
+    return false;
+}
+void psi_hist_u8_bitsliced(const uint8_t *data, size_t n, uint64_t *raw)
+{
+    for (size_t i = 0; i < n; i++)
+        raw[data[i]]++;
+}
+void psi_hist_classify_avx512(const void *data, bool is_f64, size_t n,
+                              const psi_hist_params *p, uint32_t *out)
+{
+    for (size_t i = 0; i < n; i++)
+        out[i] = (uint32_t)psi_hist_bin(p, is_f64 ? ((const double *)data)[i]
+                                                  : (double)((const float *)data)[i]);
+}
+#endif

@@ -1,0 +1,313 @@
+/*
+ * histogram.c - the histogram entry points of pixsum.h section 8: resolving a
+ * spec (defaults, data range, validation), pixsum_histogram() (validation,
+ * aliasing check, dispatch to the chosen PIXSUM_OP_HISTOGRAM method, totals),
+ * and the derived forms of paper 002: cumulative (eq. 3, by an inclusive scan)
+ * and relative (eq. 1, 2, 6).
+ */
+#include "hist.h"
+
+#include <float.h>
+#include <stdlib.h>
+#include <string.h>
+
+static bool hist_input_type(pixsum_type t)
+{
+    return t == PIXSUM_U8 || t == PIXSUM_U16 || t == PIXSUM_I16 || t == PIXSUM_I32 ||
+           t == PIXSUM_F32 || t == PIXSUM_F64;
+}
+
+/* Checks the mask against the (checked) image. */
+static int check_mask(const pixsum_view *in, const pixsum_view *mask)
+{
+    int st = pixsum_view_check(mask);
+    if (st != PIXSUM_OK)
+        return psi_fail(st, "mask: %s", pixsum_last_error());
+    if (mask->type != PIXSUM_U8)
+        return psi_fail(PIXSUM_ERR_BAD_TYPE, "the mask must be u8, got %s",
+                        pixsum_type_name(mask->type));
+    if (mask->channels != 1)
+        return psi_fail(PIXSUM_ERR_BAD_SHAPE, "the mask must have 1 channel, got %zu",
+                        mask->channels);
+    if (mask->width != in->width || mask->height != in->height || mask->depth != in->depth)
+        return psi_fail(PIXSUM_ERR_BAD_SHAPE, "the mask is %zux%zux%zu, the image %zux%zux%zu",
+                        mask->width, mask->height, mask->depth, in->width, in->height,
+                        in->depth);
+    return PIXSUM_OK;
+}
+
+/* Smallest and largest finite selected samples over all channels; returns
+ * false if there is none. */
+static bool data_range(const pixsum_view *in, const pixsum_view *mask, double *mn, double *mx)
+{
+    double lo = INFINITY, hi = -INFINITY;
+    size_t rows = in->height * in->depth;
+    for (size_t r = 0; r < rows; r++) {
+        const void *row = psi_hist_row(in, r);
+        const uint8_t *m = mask ? psi_hist_row(mask, r) : NULL;
+        for (size_t x = 0; x < in->width; x++) {
+            if (m && !m[x])
+                continue;
+            for (size_t c = 0; c < in->channels; c++) {
+                double v = psi_load_f64(in->type, row, x * in->channels + c);
+                if (!isfinite(v))
+                    continue;
+                if (v < lo)
+                    lo = v;
+                if (v > hi)
+                    hi = v;
+            }
+        }
+    }
+    *mn = lo;
+    *mx = hi;
+    return lo <= hi;
+}
+
+/* Validates bins and range and fills p->bins/lo/hi/scale. */
+static int resolve_params(const pixsum_view *in, const pixsum_hist_spec *spec,
+                          size_t default_bins_small, psi_hist_params *p)
+{
+    size_t bins = spec ? spec->bins : 0;
+    double lo = spec ? spec->lo : 0, hi = spec ? spec->hi : 0;
+    bool given_range = spec && lo != hi;
+    if (bins > PIXSUM_HIST_MAX_BINS)
+        return psi_fail(PIXSUM_ERR_INVALID_ARG, "%zu bins requested, at most %zu", bins,
+                        PIXSUM_HIST_MAX_BINS);
+    if (spec && (!isfinite(lo) || !isfinite(hi)))
+        return psi_fail(PIXSUM_ERR_INVALID_ARG, "the range [%g, %g) is not finite", lo, hi);
+    if (given_range && lo > hi)
+        return psi_fail(PIXSUM_ERR_INVALID_ARG, "the range [%g, %g) has lo > hi", lo, hi);
+    if (!given_range) {
+        switch (in->type) {
+        case PIXSUM_U8:
+            lo = 0, hi = 256;
+            break;
+        case PIXSUM_U16:
+            lo = 0, hi = 65536;
+            break;
+        case PIXSUM_I16:
+            lo = -32768, hi = 32768;
+            break;
+        default: {
+            const pixsum_view *m = spec ? spec->mask : NULL;
+            double mn, mx;
+            if (!data_range(in, m, &mn, &mx)) {
+                lo = 0, hi = 1;
+            } else if (in->type == PIXSUM_I32) {
+                lo = mn, hi = mx + 1;
+            } else {
+                lo = mn, hi = nextafter(mx, INFINITY);
+                if (!isfinite(hi))
+                    hi = mx, lo = mn < mx ? mn : nextafter(mx, -INFINITY);
+            }
+            break;
+        }
+        }
+        if (bins == 0)
+            bins = (in->type == PIXSUM_U16 || in->type == PIXSUM_I16) ? default_bins_small : 256;
+    }
+    if (bins == 0)
+        bins = 256;
+    double width = hi - lo;
+    double scale = (double)bins / width;
+    if (!isfinite(width) || !(scale > 0) || !isfinite(scale)) {
+        if (given_range)
+            return psi_fail(PIXSUM_ERR_INVALID_ARG,
+                            "the range [%g, %g) cannot be split into %zu bins in double "
+                            "precision", lo, hi, bins);
+        /* A data range of tiny or huge values: widen it to something usable. */
+        if (!isfinite(width)) {
+            return psi_fail(PIXSUM_ERR_INVALID_ARG,
+                            "the data range [%g, %g] is wider than a double can hold; "
+                            "give a range", lo, hi);
+        }
+        hi = lo + 1 > lo ? lo + 1 : nextafter(lo, INFINITY) * 2;
+        scale = (double)bins / (hi - lo);
+        if (!isfinite(scale) || !(scale > 0))
+            return psi_fail(PIXSUM_ERR_INVALID_ARG, "cannot choose a range for this data");
+    }
+    p->bins = bins;
+    p->lo = lo;
+    p->hi = hi;
+    p->scale = scale;
+    return PIXSUM_OK;
+}
+
+/* Shared by the single-image entry points and the joint histogram. */
+int psi_hist_prepare(const pixsum_view *in, const pixsum_hist_spec *spec,
+                     size_t default_bins_small, psi_hist_params *p);
+int psi_hist_prepare(const pixsum_view *in, const pixsum_hist_spec *spec,
+                     size_t default_bins_small, psi_hist_params *p)
+{
+    memset(p, 0, sizeof *p);
+    int st = pixsum_view_check(in);
+    if (st != PIXSUM_OK)
+        return psi_fail(st, "input: %s", pixsum_last_error());
+    if (!hist_input_type(in->type))
+        return psi_fail(PIXSUM_ERR_BAD_TYPE,
+                        "histograms take u8, u16, i16, i32, f32 or f64 images, got %s",
+                        pixsum_type_name(in->type));
+    if (spec && spec->mask) {
+        if ((st = check_mask(in, spec->mask)) != PIXSUM_OK)
+            return st;
+        p->mask = *spec->mask;
+    }
+    return resolve_params(in, spec, default_bins_small, p);
+}
+
+int pixsum_hist_resolve(const pixsum_view *in, const pixsum_hist_spec *spec,
+                        pixsum_hist_info *info)
+{
+    psi_clear_error();
+    if (!in || !info)
+        return psi_fail(PIXSUM_ERR_NULL, "image or info is NULL");
+    psi_hist_params p;
+    int st = psi_hist_prepare(in, spec, 65536, &p);
+    if (st != PIXSUM_OK)
+        return st;
+    memset(info, 0, sizeof *info);
+    info->bins = p.bins;
+    info->channels = in->channels;
+    info->lo = p.lo;
+    info->hi = p.hi;
+    return PIXSUM_OK;
+}
+
+/* Pixels the mask selects (all pixels without a mask). */
+static uint64_t selected_pixels(const pixsum_view *in, const pixsum_view *mask)
+{
+    size_t rows = in->height * in->depth;
+    if (!mask->data)
+        return (uint64_t)in->width * rows;
+    uint64_t n = 0;
+    for (size_t r = 0; r < rows; r++) {
+        const uint8_t *m = psi_hist_row(mask, r);
+        size_t k = 0;
+        for (size_t x = 0; x < in->width; x++)
+            k += m[x] != 0;
+        n += k;
+    }
+    return n;
+}
+
+int pixsum_histogram(pixsum_ctx *ctx, const pixsum_view *in, const pixsum_hist_spec *spec,
+                     uint64_t *counts, size_t counts_len, pixsum_hist_info *info)
+{
+    psi_clear_error();
+    if (!in || !counts)
+        return psi_fail(PIXSUM_ERR_NULL, "image or counts is NULL");
+    psi_hist_params p;
+    int st = psi_hist_prepare(in, spec, 65536, &p);
+    if (st != PIXSUM_OK)
+        return st;
+    size_t need = p.bins * in->channels;
+    if (counts_len < need)
+        return psi_fail(PIXSUM_ERR_BAD_SHAPE,
+                        "counts holds %zu values, %zu needed (%zu channels x %zu bins)",
+                        counts_len, need, in->channels, p.bins);
+    uintptr_t ilo, ihi, clo = (uintptr_t)counts, chi = (uintptr_t)(counts + need);
+    psi_view_extent(in, &ilo, &ihi);
+    if (clo < ihi && ilo < chi)
+        return psi_fail(PIXSUM_ERR_ALIASING, "counts overlaps the image");
+
+    pixsum_ctx local = psi_default_ctx;
+    pixsum_ctx *c = ctx ? ctx : &local;
+    p.counts = calloc(need, sizeof *p.counts);
+    if (!p.counts)
+        return psi_fail(PIXSUM_ERR_NO_MEMORY, "cannot allocate %zu counts", need);
+    psi_job job;
+    memset(&job, 0, sizeof job);
+    job.op = PIXSUM_OP_HISTOGRAM;
+    job.in = *in;
+    job.threads = c->threads > 0 ? c->threads : psi_cpu_count();
+    job.ctx = c;
+    job.extra = &p;
+    const psi_method *m;
+    if ((st = psi_choose_method(&job, &m)) == PIXSUM_OK)
+        st = m->run(&job);
+    if (st != PIXSUM_OK) {
+        free(p.counts);
+        return st;
+    }
+    memcpy(counts, p.counts, need * sizeof *counts);
+    if (info) {
+        memset(info, 0, sizeof *info);
+        info->bins = p.bins;
+        info->channels = in->channels;
+        info->lo = p.lo;
+        info->hi = p.hi;
+        info->pixels = selected_pixels(in, &p.mask);
+        for (size_t ch = 0; ch < in->channels; ch++) {
+            uint64_t s = 0;
+            for (size_t i = 0; i < p.bins; i++)
+                s += p.counts[ch * p.bins + i];
+            info->in_range[ch] = s;
+            info->below[ch] = p.below[ch];
+            info->above[ch] = p.above[ch];
+            info->nan[ch] = p.nan[ch];
+        }
+    }
+    free(p.counts);
+    return PIXSUM_OK;
+}
+
+static int check_info(const pixsum_hist_info *info)
+{
+    if (info->bins == 0 || info->channels < 1 || info->channels > 4)
+        return psi_fail(PIXSUM_ERR_INVALID_ARG,
+                        "info describes %zu channels x %zu bins; need 1-4 channels and bins >= 1",
+                        info->channels, info->bins);
+    return PIXSUM_OK;
+}
+
+/* Inclusive prefix sum of n u64 values (out may equal in). Four independent
+ * partial chains are not worth it here: bins are few compared with pixels. */
+static void scan_u64(const uint64_t *in, uint64_t *out, size_t n)
+{
+    uint64_t s = 0;
+    for (size_t i = 0; i < n; i++) {
+        s += in[i];
+        out[i] = s;
+    }
+}
+
+int pixsum_hist_cumulative(const pixsum_hist_info *info, const uint64_t *counts,
+                           uint64_t *out)
+{
+    psi_clear_error();
+    if (!info || !counts || !out)
+        return psi_fail(PIXSUM_ERR_NULL, "info, counts or out is NULL");
+    int st = check_info(info);
+    if (st != PIXSUM_OK)
+        return st;
+    for (size_t c = 0; c < info->channels; c++)
+        scan_u64(counts + c * info->bins, out + c * info->bins, info->bins);
+    return PIXSUM_OK;
+}
+
+int pixsum_hist_relative(const pixsum_hist_info *info, const uint64_t *counts, unsigned flags,
+                         double *out)
+{
+    psi_clear_error();
+    if (!info || !counts || !out)
+        return psi_fail(PIXSUM_ERR_NULL, "info, counts or out is NULL");
+    int st = check_info(info);
+    if (st != PIXSUM_OK)
+        return st;
+    if (flags & ~(PIXSUM_HIST_CUMULATIVE | PIXSUM_HIST_OF_ALL_SAMPLES))
+        return psi_fail(PIXSUM_ERR_INVALID_ARG, "unknown flags 0x%x", flags);
+    for (size_t c = 0; c < info->channels; c++) {
+        uint64_t n = (flags & PIXSUM_HIST_OF_ALL_SAMPLES) ? info->pixels : info->in_range[c];
+        const uint64_t *h = counts + c * info->bins;
+        double *o = out + c * info->bins;
+        uint64_t run = 0;
+        for (size_t i = 0; i < info->bins; i++) {
+            uint64_t k = h[i];
+            if (flags & PIXSUM_HIST_CUMULATIVE)
+                k = run += h[i];
+            o[i] = n ? (double)k / (double)n : 0.0;
+        }
+    }
+    return PIXSUM_OK;
+}
