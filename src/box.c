@@ -226,7 +226,11 @@ int pixsum_box_stats(const pixsum_ctx *ctx, const pixsum_view *sum_table,
                 v = exact_variance((uint64_t)b->w * b->h * b->d, sraw,
                                    sum_table->type == PIXSUM_I64, q);
             } else {
-                double q = psi_type_is_int(sq_table->type) ? (double)iq[c] : fq[c];
+                /* A modular integer box sum must be read back in the table's own
+                 * type: a wrapped u32 table's difference is only right mod 2^32. */
+                double q = psi_type_is_int(sq_table->type)
+                               ? int_sum_value(sq_table->type, iq[c])
+                               : fq[c];
                 v = q / count - m * m;
                 if (!(v > 0))
                     v = 0.0;
