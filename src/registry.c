@@ -104,9 +104,20 @@ int pixsum_method_supports(int id, pixsum_op op, pixsum_type in, pixsum_type out
     return psi_pair_supported(in, out, squared);
 }
 
+/* The op bits a job needs: a squared table of a volume (op INTEGRAL_SQ with
+ * depth > 1) also needs INTEGRAL_3D, so a 2-D-only method never receives it. */
+static unsigned job_ops(const psi_job *job)
+{
+    unsigned ops = (unsigned)job->op;
+    if (job->op == PIXSUM_OP_INTEGRAL_SQ && job->in.depth > 1)
+        ops |= PIXSUM_OP_INTEGRAL_3D;
+    return ops;
+}
+
 static bool method_handles(const psi_method *m, const psi_job *job)
 {
-    if (!(m->ops & (unsigned)job->op))
+    unsigned need = job_ops(job);
+    if ((m->ops & need) != need)
         return false;
     return !m->supports || m->supports(job);
 }
