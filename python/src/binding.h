@@ -44,6 +44,9 @@ void *psb_fail_library(int status, const char *what);
 /* pixsum type of a NumPy dtype (native byte order only), or PIXSUM_TYPE_NONE. */
 pixsum_type psb_type_of_descr(PyArray_Descr *d);
 
+/* NumPy's name of a pixsum type ("uint8", ...). */
+const char *psb_dtype_name(pixsum_type t);
+
 /* NumPy type number of a pixsum type, or -1. */
 int psb_npy_of_type(pixsum_type t);
 

@@ -479,7 +479,7 @@ PyObject *psb_py_equalize(PyObject *self, PyObject *args, PyObject *kwargs)
         goto done;
     if (vin.type != PIXSUM_U8 && vin.type != PIXSUM_U16) {
         psb_fail(PIXSUM_ERR_BAD_TYPE, "equalize: image must be uint8 or uint16, not %s",
-                 pixsum_type_name(vin.type));
+                 psb_dtype_name(vin.type));
         goto done;
     }
     pixsum_type ot = vin.type;

@@ -103,6 +103,22 @@ pixsum_type psb_type_of_descr(PyArray_Descr *d)
     }
 }
 
+const char *psb_dtype_name(pixsum_type t)
+{
+    switch (t) {
+    case PIXSUM_U8: return "uint8";
+    case PIXSUM_U16: return "uint16";
+    case PIXSUM_I16: return "int16";
+    case PIXSUM_I32: return "int32";
+    case PIXSUM_U32: return "uint32";
+    case PIXSUM_F32: return "float32";
+    case PIXSUM_F64: return "float64";
+    case PIXSUM_U64: return "uint64";
+    case PIXSUM_I64: return "int64";
+    default: return "none";
+    }
+}
+
 int psb_npy_of_type(pixsum_type t)
 {
     switch (t) {
@@ -261,7 +277,7 @@ PyArrayObject *psb_output(PyObject *out, int nd, const npy_intp *shape, pixsum_t
         return psb_fail(PIXSUM_ERR_BAD_TYPE, "%s has an unsupported dtype", what);
     if (*type != PIXSUM_TYPE_NONE && t != *type)
         return psb_fail(PIXSUM_ERR_BAD_TYPE, "%s has dtype %s but dtype=%s was asked", what,
-                        pixsum_type_name(t), pixsum_type_name(*type));
+                        psb_dtype_name(t), psb_dtype_name(*type));
     *type = t;
     Py_INCREF(out);
     return a;
@@ -381,8 +397,9 @@ static PyObject *integral_common(enum integral_kind kind, PyObject *args, PyObje
     if (kind == KIND_SQ && sq_type == PIXSUM_TYPE_NONE && (out_sq == NULL || out_sq == Py_None))
         sq_type = pixsum_integral_type(vin.type, count, 1);
     if ((type == PIXSUM_TYPE_NONE && (out == NULL || out == Py_None))) {
-        psb_fail(PIXSUM_ERR_BAD_TYPE, "%s: no integral type for input %s", name,
-                 pixsum_type_name(vin.type));
+        psb_fail(PIXSUM_ERR_BAD_TYPE, "%s: image dtype %s is not an input type of integral "
+                 "tables (uint8 uint16 int16 int32 uint32 float32 float64)", name,
+                 psb_dtype_name(vin.type));
         goto done;
     }
 
@@ -936,7 +953,7 @@ static PyObject *py_box_filter(PyObject *self, PyObject *args, PyObject *kwargs)
         out_type = normalize ? PIXSUM_F64 : tt;
     if (normalize && out_type != PIXSUM_F32 && out_type != PIXSUM_F64) {
         psb_fail(PIXSUM_ERR_BAD_TYPE, "box_filter: means are float32 or float64, not %s",
-                 pixsum_type_name(out_type));
+                 psb_dtype_name(out_type));
         goto done;
     }
     if (!normalize && out_type != PIXSUM_F32 && out_type != PIXSUM_F64) {
@@ -1101,7 +1118,7 @@ static PyObject *py_integral_dtype(PyObject *self, PyObject *args, PyObject *kwa
     pixsum_type r = pixsum_integral_type(t, (size_t)count, squared);
     if (r == PIXSUM_TYPE_NONE)
         return psb_fail(PIXSUM_ERR_BAD_TYPE, "%s is not an input type of integral tables",
-                        pixsum_type_name(t));
+                        psb_dtype_name(t));
     return (PyObject *)PyArray_DescrFromType(psb_npy_of_type(r));
 }
 
