@@ -15,10 +15,12 @@
  *
  * Every function here is collective: all ranks of `comm` must call it with
  * matching arguments, and all of them return the same status. When one rank
- * finds a problem (a bad view, a width that differs from the others', an
- * allocation failure) every rank returns an error; the rank that found it has
- * the precise detail in pixsum_last_error(), the others a detail naming that
- * rank. An error detected before computing leaves outputs untouched.
+ * finds a problem (a bad view, an allocation failure) every rank returns that
+ * rank's status; the rank that found it has the precise detail in
+ * pixsum_last_error(), the others "rank R failed: ...". When the ranks
+ * disagree on what must be alike (width, channels, types, settings) every rank
+ * returns PIXSUM_ERR_BAD_SHAPE naming the value. An error detected before
+ * computing leaves outputs untouched.
  *
  * Integral images: each rank computes the inclusive table of its strip with the
  * ordinary library (pixsum_integral(), any method the context selects, a GPU
@@ -89,10 +91,10 @@ PIXSUM_API int pixsum_mpi_local_rank(MPI_Comm comm, int *local_rank, int *local_
  * The context (NULL = defaults) is used on each rank for the local table: its
  * method, threads, wrap and CUDA device/stream; during the call its padded
  * setting is read and temporarily cleared. Returns PIXSUM_OK or the codes of
- * pixsum_integral(), plus PIXSUM_ERR_BAD_SHAPE (widths, channels or types
- * differ between ranks, depth > 1, no rows on any rank), PIXSUM_ERR_MPI (an
- * MPI call failed; detail holds MPI's text) and PIXSUM_ERR_INVALID_ARG
- * ("another rank failed": see the detail). */
+ * pixsum_integral() (the same on every rank, see the model above), plus
+ * PIXSUM_ERR_BAD_SHAPE (width, channels, types, padded or wrap settings differ
+ * between ranks; depth > 1; no rows on any rank) and PIXSUM_ERR_MPI (an MPI
+ * call failed; the detail holds MPI's text). */
 PIXSUM_API int pixsum_mpi_integral(pixsum_ctx *ctx, const pixsum_view *in,
                                    const pixsum_view *out, MPI_Comm comm);
 
@@ -112,10 +114,11 @@ PIXSUM_API int pixsum_mpi_integral_sq(pixsum_ctx *ctx, const pixsum_view *in,
  * may pass counts NULL and counts_len 0 (their info, if given, receives the
  * resolved bins and range only). Bytes each rank sends: (channels x bins + 17)
  * x 8 in one integer reduction (plus 3 doubles when a data range is resolved).
- * Returns PIXSUM_OK or the codes of pixsum_histogram(), plus
- * PIXSUM_ERR_BAD_SHAPE (strips that differ in width, channels or type, or no
- * rows on any rank), PIXSUM_ERR_INVALID_ARG (root out of range, specs that
- * differ, "another rank failed") and PIXSUM_ERR_MPI. */
+ * Returns PIXSUM_OK or the codes of pixsum_histogram() (the same on every
+ * rank), plus PIXSUM_ERR_BAD_SHAPE (width, channels, type, bins, range, use of
+ * a mask or root differ between ranks; depth > 1; no rows on any rank),
+ * PIXSUM_ERR_INVALID_ARG (root neither PIXSUM_MPI_ALL nor a rank) and
+ * PIXSUM_ERR_MPI. */
 PIXSUM_API int pixsum_mpi_histogram(pixsum_ctx *ctx, const pixsum_view *in,
                                     const pixsum_hist_spec *spec, uint64_t *counts,
                                     size_t counts_len, pixsum_hist_info *info, int root,
