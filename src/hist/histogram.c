@@ -5,7 +5,7 @@
  * and the derived forms of paper 002: cumulative (eq. 3, by an inclusive scan)
  * and relative (eq. 1, 2, 6).
  */
-#include "hist.h"
+#include "hist_classify.h"
 
 #include <float.h>
 #include <stdlib.h>
@@ -134,9 +134,8 @@ static int resolve_params(const pixsum_view *in, const pixsum_hist_spec *spec,
     return PIXSUM_OK;
 }
 
-/* Shared by the single-image entry points and the joint histogram. */
-int psi_hist_prepare(const pixsum_view *in, const pixsum_hist_spec *spec,
-                     size_t default_bins_small, psi_hist_params *p);
+/* Shared by the single-image entry points, the joint and the integral
+ * histogram (declared in hist_classify.h). */
 int psi_hist_prepare(const pixsum_view *in, const pixsum_hist_spec *spec,
                      size_t default_bins_small, psi_hist_params *p)
 {

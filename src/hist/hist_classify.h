@@ -1,0 +1,29 @@
+/*
+ * hist_classify.h - row classifier: samples of a row to bin indices (or the
+ * out-of-range / NaN classes of hist.h), table-driven for 8/16-bit types.
+ */
+#ifndef PIXSUM_HIST_CLASSIFY_H
+#define PIXSUM_HIST_CLASSIFY_H
+
+#include "hist.h"
+
+typedef struct psi_classifier {
+    pixsum_type type;
+    const psi_hist_params *p;
+    uint32_t *lut; /* class of every raw value (u8/u16/i16), else NULL */
+} psi_classifier;
+
+/* Prepares a classifier for images of `type` under p (p must outlive it).
+ * Returns PIXSUM_OK or PIXSUM_ERR_NO_MEMORY. */
+int psi_classifier_init(psi_classifier *k, pixsum_type type, const psi_hist_params *p);
+
+void psi_classifier_free(psi_classifier *k);
+
+/* out[i] = class of sample i of the n samples at row (psi_hist_bin() result). */
+void psi_classify_row(const psi_classifier *k, const void *row, size_t n, uint32_t *out);
+
+/* Resolves and validates a spec for one image (histogram.c). */
+int psi_hist_prepare(const pixsum_view *in, const pixsum_hist_spec *spec,
+                     size_t default_bins_small, psi_hist_params *p);
+
+#endif /* PIXSUM_HIST_CLASSIFY_H */
