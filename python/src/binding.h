@@ -17,6 +17,11 @@
 #endif
 #include <numpy/arrayobject.h>
 
+/* NumPy 2 hides the descriptor's fields behind accessors; NumPy 1 has none. */
+#ifndef PyDataType_ELSIZE
+#define PyDataType_ELSIZE(descr) ((descr)->elsize)
+#endif
+
 #include "pixsum.h"
 
 /* Keyword options shared by the compute functions. */

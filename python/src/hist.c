@@ -63,7 +63,7 @@ static int mask_view(PyObject *mask, const pixsum_view *img, PyArrayObject **kee
     if (!m)
         return 0;
     PyArray_Descr *d = PyArray_DESCR(m);
-    if (!((d->kind == 'b' || d->kind == 'u') && d->elsize == 1)) {
+    if (!((d->kind == 'b' || d->kind == 'u') && PyDataType_ELSIZE(d) == 1)) {
         Py_DECREF(m);
         psb_fail(PIXSUM_ERR_BAD_TYPE, "mask must be bool or uint8");
         return 0;

@@ -88,7 +88,7 @@ pixsum_type psb_type_of_descr(PyArray_Descr *d)
 {
     if (!d || !PyArray_ISNBO(d->byteorder))
         return PIXSUM_TYPE_NONE;
-    int size = (int)d->elsize;
+    int size = (int)PyDataType_ELSIZE(d);
     switch (d->kind) {
     case 'u':
         return size == 1 ? PIXSUM_U8 : size == 2 ? PIXSUM_U16 : size == 4 ? PIXSUM_U32
@@ -167,6 +167,10 @@ PyArrayObject *psb_as_array(PyObject *obj, const char *what)
         Py_INCREF(obj);
         return (PyArrayObject *)obj;
     }
+    if (psb_is_gpu_array(obj))
+        return psb_fail(PIXSUM_ERR_UNSUPPORTED, "%s is a GPU array (%s); GPU arrays are "
+                        "accepted by integral, integral_sq and integral3d, copy this one to "
+                        "the host first", what, Py_TYPE(obj)->tp_name);
     /* Objects exporting the buffer protocol or __array_interface__ become a
      * view of their memory; plain sequences are converted (they have no
      * memory to share). */
