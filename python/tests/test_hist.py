@@ -1,0 +1,192 @@
+"""histogram / histogram2d / equalize against NumPy references (np.bincount,
+np.histogram, np.histogram2d and the documented formulas): every input dtype,
+channels, masks, NaN and out-of-range samples, relative and cumulative forms,
+strided views, out=, and every histogram method."""
+
+import numpy as np
+import pytest
+
+import pixsum
+from conftest import random_image
+
+if not hasattr(pixsum, "histogram"):
+    pytest.skip("the C library has no histograms yet", allow_module_level=True)
+
+
+def ref_hist(values, bins, lo, hi):
+    """Counts by the library's documented formula, in float64 like the library."""
+    v = np.asarray(values, dtype=np.float64).ravel()
+    v = v[~np.isnan(v)]
+    v = v[(v >= lo) & (v < hi)]
+    scale = float(bins) / (hi - lo)
+    idx = np.minimum(np.floor((v - lo) * scale).astype(np.int64), bins - 1)
+    return np.bincount(idx, minlength=bins).astype(np.uint64)
+
+
+@pytest.mark.parametrize("shape", [(1, 1), (1, 999), (77, 1), (123, 457)])
+def test_u8_default_equals_bincount(rng, shape):
+    img = random_image(rng, shape, np.uint8)
+    h = pixsum.histogram(img)
+    assert h.dtype == np.uint64 and h.shape == (256,)
+    np.testing.assert_array_equal(h, np.bincount(img.ravel(), minlength=256))
+
+
+def test_u16_65536_bins(rng):
+    img = random_image(rng, (200, 300), np.uint16)
+    np.testing.assert_array_equal(pixsum.histogram(img),
+                                  np.bincount(img.ravel(), minlength=65536))
+    i16 = random_image(rng, (50, 60), np.int16)
+    np.testing.assert_array_equal(pixsum.histogram(i16),
+                                  np.bincount(i16.ravel().astype(np.int64) + 32768,
+                                              minlength=65536))
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint16, np.int16, np.int32, np.float32,
+                                   np.float64])
+@pytest.mark.parametrize("bins,rng_", [(16, (0.0, 200.0)), (7, (-50.5, 100.25)), (1, (0, 1))])
+def test_bins_and_range(rng, dtype, bins, rng_):
+    img = random_image(rng, (61, 83), dtype)
+    h, info = pixsum.histogram(img, bins=bins, range=rng_, info=True)
+    np.testing.assert_array_equal(h, ref_hist(img, bins, *rng_))
+    v = img.astype(np.float64).ravel()
+    assert info["below"] == [int((v < rng_[0]).sum())]
+    assert info["above"] == [int((v >= rng_[1]).sum())]
+    assert info["in_range"] == [int(h.sum())]
+    assert info["pixels"] == img.size
+    np.testing.assert_allclose(info["edges"], np.linspace(rng_[0], rng_[1], bins + 1))
+
+
+def test_matches_numpy_histogram_away_from_the_top_edge(rng):
+    img = (rng.random((100, 100)) * 0.999).astype(np.float64)
+    want, _ = np.histogram(img, bins=37, range=(0.0, 1.0))
+    np.testing.assert_array_equal(pixsum.histogram(img, bins=37, range=(0.0, 1.0)), want)
+
+
+def test_nan_inf_and_default_float_range(rng):
+    img = random_image(rng, (40, 50), np.float32)
+    img[0, :5] = np.nan
+    img[1, 0] = np.inf
+    img[1, 1] = -np.inf
+    h, info = pixsum.histogram(img, info=True)
+    assert info["nan"] == [5] and info["above"] == [1] and info["below"] == [1]
+    finite = img[np.isfinite(img)]
+    assert info["lo"] == float(finite.min())
+    assert h.sum() == finite.size and info["bins"] == 256
+
+
+@pytest.mark.parametrize("channels", [2, 3, 4])
+def test_channels_and_strided(rng, channels):
+    base = random_image(rng, (90, 70, channels), np.uint8)
+    img = base[::-3, 5:60]
+    h = pixsum.histogram(img)
+    assert h.shape == (channels, 256)
+    for c in range(channels):
+        np.testing.assert_array_equal(h[c], np.bincount(img[..., c].ravel(), minlength=256))
+
+
+def test_mask(rng):
+    img = random_image(rng, (64, 48, 2), np.uint8)
+    mask = rng.random((64, 48)) < 0.3
+    h, info = pixsum.histogram(img, mask=mask, info=True)
+    for c in range(2):
+        np.testing.assert_array_equal(h[c], np.bincount(img[..., c][mask], minlength=256))
+    assert info["pixels"] == int(mask.sum())
+    h8 = pixsum.histogram(img, mask=mask.astype(np.uint8) * 7)
+    np.testing.assert_array_equal(h, h8)
+    with pytest.raises(pixsum.BadShapeError):
+        pixsum.histogram(img, mask=mask[:-1])
+    with pytest.raises(pixsum.BadTypeError):
+        pixsum.histogram(img, mask=mask.astype(np.float32))
+
+
+def test_relative_and_cumulative(rng):
+    img = random_image(rng, (33, 44), np.uint8)
+    counts = np.bincount(img.ravel(), minlength=256)
+    np.testing.assert_array_equal(pixsum.histogram(img, cumulative=True), np.cumsum(counts))
+    rel = pixsum.histogram(img, relative=True)
+    assert rel.dtype == np.float64
+    np.testing.assert_allclose(rel, counts / img.size, rtol=1e-15)
+    crel = pixsum.histogram(img, relative=True, cumulative=True)
+    assert crel[-1] == 1.0
+    np.testing.assert_allclose(crel, np.cumsum(counts) / img.size, rtol=1e-12)
+    part = pixsum.histogram(img, bins=4, range=(0, 128), relative=True, of_all_samples=True)
+    assert part.sum() == pytest.approx((img < 128).sum() / img.size)
+
+
+def test_out_and_volume(rng):
+    img = random_image(rng, (20, 30), np.uint8)
+    out = np.zeros(256, np.uint64)
+    assert pixsum.histogram(img, out=out) is out
+    np.testing.assert_array_equal(out, np.bincount(img.ravel(), minlength=256))
+    with pytest.raises(pixsum.BadShapeError):
+        pixsum.histogram(img, out=np.zeros(255, np.uint64))
+    with pytest.raises(pixsum.BadTypeError):
+        pixsum.histogram(img, out=np.zeros(256, np.int64))
+    vol = random_image(rng, (4, 5, 6), np.uint16)
+    assert pixsum.histogram(vol, channels=False, bins=8, range=(0, 65536)).sum() == vol.size
+    assert pixsum.histogram(np.ascontiguousarray(vol[..., :3]), bins=8, range=(0, 65536)).shape == (3, 8)  # (H, W, C)
+    with pytest.raises(pixsum.BadShapeError):
+        pixsum.histogram(vol)  # read as (H, W, C): 6 channels
+
+
+def test_every_histogram_method_agrees(rng):
+    img = random_image(rng, (97, 131, 3), np.uint8)
+    ref = pixsum.histogram(img, method="hist.scalar")
+    ran = 0
+    for m in pixsum.methods():
+        if "histogram" in m["ops"] and m["available"] and m["backend"] in ("cpu", "omp"):
+            for threads in (1, 2):
+                try:
+                    got = pixsum.histogram(img, method=m["name"], threads=threads)
+                except pixsum.UnsupportedError:
+                    continue
+                np.testing.assert_array_equal(got, ref)
+                ran += 1
+    assert ran >= 2
+
+
+def test_histogram2d(rng):
+    a = random_image(rng, (70, 90), np.uint8)
+    b = random_image(rng, (70, 90), np.float32)
+    h, info = pixsum.histogram2d(a, b, bins=(8, 5), range=((0, 256), (-100, 100)), info=True)
+    want, _, _ = np.histogram2d(a.ravel().astype(np.float64), b.ravel().astype(np.float64),
+                                bins=(8, 5), range=((0, 256), (-100, 100)))
+    inside = (b >= -100) & (b < 100)
+    want2, _, _ = np.histogram2d(a[inside].astype(np.float64), b[inside].astype(np.float64),
+                                 bins=(8, 5), range=((0, 256), (-100, 100)))
+    np.testing.assert_array_equal(h, want2)
+    assert info["pairs"] == int(inside.sum()) and info["excluded"] == int((~inside).sum())
+    assert info["mutual_information"] >= 0
+    same, si = pixsum.histogram2d(a, a, info=True)
+    np.testing.assert_array_equal(np.diag(same), np.bincount(a.ravel(), minlength=256))
+    assert si["mutual_information"] == pytest.approx(si["entropy_a"])
+    with pytest.raises(pixsum.BadShapeError):
+        pixsum.histogram2d(a, a[:-1])
+
+
+def ref_equalize(img, levels):
+    cdf = np.cumsum(np.bincount(img.ravel(), minlength=levels)).astype(np.int64)
+    n, cmin = cdf[-1], cdf[cdf > 0][0]
+    if n == cmin:
+        return img.copy()
+    num = (cdf - cmin) * (levels - 1)
+    den = n - cmin
+    lut = np.clip((2 * num + den) // (2 * den), 0, levels - 1)  # halves rounded up
+    return lut[img].astype(img.dtype)
+
+
+@pytest.mark.parametrize("dtype,levels", [(np.uint8, 256), (np.uint16, 65536)])
+def test_equalize(rng, dtype, levels):
+    img = (random_image(rng, (80, 60), dtype) // 3).astype(dtype)
+    np.testing.assert_array_equal(pixsum.equalize(img), ref_equalize(img, levels))
+    rgb = random_image(rng, (30, 40, 3), dtype)
+    eq = pixsum.equalize(rgb)
+    for c in range(3):
+        np.testing.assert_array_equal(eq[..., c], ref_equalize(rgb[..., c], levels))
+    inplace = img.copy()
+    assert pixsum.equalize(inplace, out=inplace) is inplace
+    np.testing.assert_array_equal(inplace, ref_equalize(img, levels))
+    flat = np.full((5, 5), 9, dtype)
+    np.testing.assert_array_equal(pixsum.equalize(flat), flat)
+    with pytest.raises(pixsum.BadTypeError):
+        pixsum.equalize(img.astype(np.float32))
