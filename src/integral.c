@@ -113,7 +113,10 @@ static int integral_common(pixsum_ctx *ctx, const pixsum_view *in, const pixsum_
     const psi_method *m;
     if ((st = psi_choose_method(&job, &m)) != PIXSUM_OK)
         return st;
-    if ((st = m->run(&job)) != PIXSUM_OK)
+    st = m->run(&job);
+    if (!ctx && local.cuda_release)
+        local.cuda_release(&local); /* scratch a backend hung on the local context */
+    if (st != PIXSUM_OK)
         return st;
     if (c->padded) {
         if (out)
