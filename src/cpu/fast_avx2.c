@@ -123,3 +123,93 @@ static inline __m256d u32_to_f64(__m128i u)
 #include "fast_kinds.h"
 
 PSI_FAST_GETTER(psi_fast_row_avx2)
+
+/* ---- two rows at once for u8 -> u32 (see fast_avx512.c for the idea) ---- */
+PSI_FAST_ALWAYS_INLINE void u8u32_pair_body(const uint8_t *in0, const uint8_t *in1,
+                                            uint32_t *out0, uint32_t *out1,
+                                            const uint32_t *prev, uint32_t *acc, size_t n,
+                                            size_t ch, const int has_prev, const int stream,
+                                            const int has_acc)
+{
+    psi_shift_t sh[4];
+    int nsteps = 0;
+    for (size_t s = ch; s < 8; s *= 2)
+        sh[nsteps++] = psi_shift_make((int)s);
+    const psi_perm_t perm = psi_perm_make(1, (int)ch);
+    const int rotating = 8 % ch != 0;
+    const __m256i low16 = _mm256_set1_epi32(0xFFFF);
+    __m256i ca = _mm256_setzero_si256(), cb = _mm256_setzero_si256();
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m256i a = _mm256_cvtepu8_epi32(L64(in0 + i));
+        __m256i b = _mm256_cvtepu8_epi32(L64(in1 + i));
+        __m256i p = _mm256_or_si256(a, _mm256_slli_epi32(b, 16));
+        for (int k = 0; k < nsteps; k++)
+            p = _mm256_add_epi32(p, psi_shift(p, sh[k]));
+        __m256i lo = _mm256_and_si256(p, low16), hi = _mm256_srli_epi32(p, 16);
+        __m256i r0 = _mm256_add_epi32(lo, ca), r1 = _mm256_add_epi32(hi, cb);
+        if (rotating) {
+            ca = psi_perm(r0, perm);
+            cb = psi_perm(r1, perm);
+        } else {
+            __m256i t = psi_perm(p, perm);
+            ca = _mm256_add_epi32(ca, _mm256_and_si256(t, low16));
+            cb = _mm256_add_epi32(cb, _mm256_srli_epi32(t, 16));
+        }
+        if (has_prev)
+            r0 = _mm256_add_epi32(r0, PSI_LOADU(prev + i));
+        r1 = _mm256_add_epi32(r1, r0);
+        if (stream) {
+            PSI_STREAM(out0 + i, r0);
+            PSI_STREAM(out1 + i, r1);
+        } else {
+            PSI_STOREU(out0 + i, r0);
+            PSI_STOREU(out1 + i, r1);
+        }
+        if (has_acc)
+            PSI_STOREU(acc + i, r1);
+    }
+    if (i < n) {
+        uint32_t ta[8], tb[8], sa[8], sb[8];
+        PSI_STOREU(ta, ca);
+        PSI_STOREU(tb, cb);
+        for (size_t j = 0; i + j < n; j++) {
+            sa[j] = in0[i + j] + (j >= ch ? sa[j - ch] : ta[j]);
+            sb[j] = in1[i + j] + (j >= ch ? sb[j - ch] : tb[j]);
+            uint32_t r0 = sa[j] + (has_prev ? prev[i + j] : 0);
+            out0[i + j] = r0;
+            out1[i + j] = sb[j] + r0;
+            if (has_acc)
+                acc[i + j] = sb[j] + r0;
+        }
+    }
+    if (stream)
+        _mm_sfence();
+}
+
+void psi_fast_pair_u8u32_avx2(const void *in0, const void *in1, void *out0, void *out1,
+                              const void *prev, void *acc, size_t width, size_t ch,
+                              int stream)
+{
+    size_t n = width * ch;
+    int st = stream && (uintptr_t)out0 % 32 == 0 && (uintptr_t)out1 % 32 == 0;
+    if (prev) {
+        if (st && acc)
+            u8u32_pair_body(in0, in1, out0, out1, prev, acc, n, ch, 1, 1, 1);
+        else if (st)
+            u8u32_pair_body(in0, in1, out0, out1, prev, acc, n, ch, 1, 1, 0);
+        else if (acc)
+            u8u32_pair_body(in0, in1, out0, out1, prev, acc, n, ch, 1, 0, 1);
+        else
+            u8u32_pair_body(in0, in1, out0, out1, prev, acc, n, ch, 1, 0, 0);
+    } else {
+        if (st && acc)
+            u8u32_pair_body(in0, in1, out0, out1, prev, acc, n, ch, 0, 1, 1);
+        else if (st)
+            u8u32_pair_body(in0, in1, out0, out1, prev, acc, n, ch, 0, 1, 0);
+        else if (acc)
+            u8u32_pair_body(in0, in1, out0, out1, prev, acc, n, ch, 0, 0, 1);
+        else
+            u8u32_pair_body(in0, in1, out0, out1, prev, acc, n, ch, 0, 0, 0);
+    }
+}

@@ -115,3 +115,102 @@ static inline __m512i sq_a64(__m512i x)
 #include "fast_kinds.h"
 
 PSI_FAST_GETTER(psi_fast_row_avx512)
+
+/* ---- two rows at once for u8 -> u32 ----
+ * Row y goes to the low 16 bits and row y+1 to the high 16 bits of each u32
+ * lane; one shift-and-add ladder then computes both rows' in-vector prefixes
+ * (a lane's partial sum is at most 16 x 255 < 2^16, so the halves never
+ * carry into each other), halving the shuffles per pixel. The halves are split
+ * before the running totals (which do exceed 16 bits) are added. Row y+1 adds
+ * row y's result straight from the register. */
+PSI_FAST_ALWAYS_INLINE void u8u32_pair_body(const uint8_t *in0, const uint8_t *in1,
+                                            uint32_t *out0, uint32_t *out1,
+                                            const uint32_t *prev, uint32_t *acc, size_t n,
+                                            size_t ch, const int has_prev, const int stream,
+                                            const int has_acc)
+{
+    psi_shift_t sh[4];
+    int nsteps = 0;
+    for (size_t s = ch; s < 16; s *= 2)
+        sh[nsteps++] = psi_shift_make((int)s);
+    const psi_perm_t perm = psi_perm_make(1, (int)ch);
+    const int rotating = 16 % ch != 0;
+    const __m512i low16 = _mm512_set1_epi32(0xFFFF);
+    __m512i ca = _mm512_setzero_si512(), cb = _mm512_setzero_si512();
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        __m512i a = _mm512_cvtepu8_epi32(L128(in0 + i));
+        __m512i b = _mm512_cvtepu8_epi32(L128(in1 + i));
+        __m512i p = _mm512_or_si512(a, _mm512_slli_epi32(b, 16));
+        for (int k = 0; k < nsteps; k++)
+            p = _mm512_add_epi32(p, psi_shift(p, sh[k]));
+        __m512i lo = _mm512_and_si512(p, low16), hi = _mm512_srli_epi32(p, 16);
+        __m512i r0 = _mm512_add_epi32(lo, ca), r1 = _mm512_add_epi32(hi, cb);
+        if (rotating) {
+            ca = psi_perm(r0, perm);
+            cb = psi_perm(r1, perm);
+        } else {
+            __m512i t = psi_perm(p, perm);
+            ca = _mm512_add_epi32(ca, _mm512_and_si512(t, low16));
+            cb = _mm512_add_epi32(cb, _mm512_srli_epi32(t, 16));
+        }
+        if (has_prev)
+            r0 = _mm512_add_epi32(r0, _mm512_loadu_si512((const void *)(prev + i)));
+        r1 = _mm512_add_epi32(r1, r0);
+        if (stream) {
+            _mm512_stream_si512((void *)(out0 + i), r0);
+            _mm512_stream_si512((void *)(out1 + i), r1);
+        } else {
+            _mm512_storeu_si512((void *)(out0 + i), r0);
+            _mm512_storeu_si512((void *)(out1 + i), r1);
+        }
+        if (has_acc)
+            _mm512_storeu_si512((void *)(acc + i), r1);
+    }
+    if (i < n) { /* tail: lane j continues the total held in lane j of the carry */
+        uint32_t ta[16], tb[16], sa[16], sb[16];
+        _mm512_storeu_si512((void *)ta, ca);
+        _mm512_storeu_si512((void *)tb, cb);
+        for (size_t j = 0; i + j < n; j++) {
+            sa[j] = in0[i + j] + (j >= ch ? sa[j - ch] : ta[j]);
+            sb[j] = in1[i + j] + (j >= ch ? sb[j - ch] : tb[j]);
+            uint32_t r0 = sa[j] + (has_prev ? prev[i + j] : 0);
+            out0[i + j] = r0;
+            out1[i + j] = sb[j] + r0;
+            if (has_acc)
+                acc[i + j] = sb[j] + r0;
+        }
+    }
+    if (stream)
+        _mm_sfence();
+}
+
+void psi_fast_pair_u8u32_avx512(const void *in0, const void *in1, void *out0, void *out1,
+                                const void *prev, void *acc, size_t width, size_t ch,
+                                int stream);
+void psi_fast_pair_u8u32_avx512(const void *in0, const void *in1, void *out0, void *out1,
+                                const void *prev, void *acc, size_t width, size_t ch,
+                                int stream)
+{
+    size_t n = width * ch;
+    int st = stream && (uintptr_t)out0 % 64 == 0 && (uintptr_t)out1 % 64 == 0;
+    if (prev) {
+        if (st && acc)
+            u8u32_pair_body(in0, in1, out0, out1, prev, acc, n, ch, 1, 1, 1);
+        else if (st)
+            u8u32_pair_body(in0, in1, out0, out1, prev, acc, n, ch, 1, 1, 0);
+        else if (acc)
+            u8u32_pair_body(in0, in1, out0, out1, prev, acc, n, ch, 1, 0, 1);
+        else
+            u8u32_pair_body(in0, in1, out0, out1, prev, acc, n, ch, 1, 0, 0);
+    } else {
+        if (st && acc)
+            u8u32_pair_body(in0, in1, out0, out1, prev, acc, n, ch, 0, 1, 1);
+        else if (st)
+            u8u32_pair_body(in0, in1, out0, out1, prev, acc, n, ch, 0, 1, 0);
+        else if (acc)
+            u8u32_pair_body(in0, in1, out0, out1, prev, acc, n, ch, 0, 0, 1);
+        else
+            u8u32_pair_body(in0, in1, out0, out1, prev, acc, n, ch, 0, 0, 0);
+    }
+}

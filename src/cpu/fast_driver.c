@@ -25,6 +25,7 @@ bool psi_fast_kernel_get(pixsum_type in, pixsum_type out, int squared, size_t ch
         return false;
     k->scalar = squared ? ref->row_sq : ref->row_sum;
     k->fast = NULL;
+    k->pair = NULL;
     k->isa = PSI_ISA_SCALAR;
     k->out_size = pixsum_type_size(out);
 #if PSI_HAVE_X86_KERNELS
@@ -35,6 +36,12 @@ bool psi_fast_kernel_get(pixsum_type in, pixsum_type out, int squared, size_t ch
         k->isa = PSI_ISA_AVX2;
     else if (isa >= PSI_ISA_SSE2 && (k->fast = psi_fast_row_sse2(in, out, squared, channels)))
         k->isa = PSI_ISA_SSE2;
+    if (in == PIXSUM_U8 && out == PIXSUM_U32 && !squared) {
+        if (k->isa == PSI_ISA_AVX512)
+            k->pair = psi_fast_pair_u8u32_avx512;
+        else if (k->isa == PSI_ISA_AVX2)
+            k->pair = psi_fast_pair_u8u32_avx2;
+    }
 #else
     (void)channels;
 #endif
@@ -100,7 +107,16 @@ static void run_rows_2d(const psi_job *job, table_pass *p, size_t y0, size_t y1,
             memcpy(p->acc, prev, w * ch * p->k.out_size);
         prev = p->acc;
     }
-    for (size_t y = y0; y < y1; y++) {
+    size_t y = y0;
+    if (p->k.pair) {
+        for (; y + 2 <= y1; y += 2) {
+            void *dst0 = psi_row(p->t, y, 0), *dst1 = psi_row(p->t, y + 1, 0);
+            p->k.pair(psi_row(in, y, 0), psi_row(in, y + 1, 0), dst0, dst1, prev,
+                      stream ? p->acc : NULL, w, ch, stream);
+            prev = stream ? p->acc : dst1;
+        }
+    }
+    for (; y < y1; y++) {
         void *dst = psi_row(p->t, y, 0);
         psi_fast_kernel_row(&p->k, psi_row(in, y, 0), dst, prev, stream ? p->acc : NULL, w,
                             ch, stream);

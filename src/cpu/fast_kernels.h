@@ -37,11 +37,25 @@ psi_fast_row_fn psi_fast_row_avx2(pixsum_type in, pixsum_type out, int squared,
 psi_fast_row_fn psi_fast_row_avx512(pixsum_type in, pixsum_type out, int squared,
                                     size_t channels);
 
+/* Two rows at once: out0 = prefix(in0) + prev, out1 = prefix(in1) + out0,
+ * acc (when not NULL) = out1; otherwise as psi_fast_row_fn. Only where packing
+ * two rows into one register pays (u8 -> u32 plain sums). */
+typedef void (*psi_fast_pair_fn)(const void *in0, const void *in1, void *out0, void *out1,
+                                 const void *prev, void *acc, size_t width, size_t channels,
+                                 int stream);
+void psi_fast_pair_u8u32_avx512(const void *in0, const void *in1, void *out0, void *out1,
+                                const void *prev, void *acc, size_t width, size_t ch,
+                                int stream);
+void psi_fast_pair_u8u32_avx2(const void *in0, const void *in1, void *out0, void *out1,
+                              const void *prev, void *acc, size_t width, size_t ch,
+                              int stream);
+
 /* A row kernel for the active ISA: the best SIMD kernel at or below
  * psi_isa_active(); when none exists (or the active ISA is scalar) `fast` is
  * NULL and `scalar` is the reference row function of the pair. */
 typedef struct psi_fast_kernel {
     psi_fast_row_fn fast;
+    psi_fast_pair_fn pair; /* NULL where no two-row kernel exists */
     psi_row_fn scalar;
     psi_isa isa; /* the ISA of `fast`, PSI_ISA_SCALAR when fast is NULL */
     size_t out_size; /* bytes per output sample */

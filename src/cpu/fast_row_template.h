@@ -30,7 +30,7 @@
 
 #define PSI_FAST_ROW(NAME, TIN, TOUT, LANES, DPL, LOADW, SQ, ADD)                          \
     PSI_FAST_ALWAYS_INLINE void NAME##_body(const TIN *in, TOUT *out, const TOUT *prev,     \
-                                            TOUT *acc, size_t n, size_t ch,                 \
+                                            TOUT *acc, size_t n, size_t ch, size_t head,    \
                                             const int has_prev, const int stream,           \
                                             const int has_acc)                              \
     {                                                                                       \
@@ -42,6 +42,35 @@
         const int rotating = (LANES) % ch != 0;                                             \
         PSI_VI carry = PSI_ZERO();                                                          \
         size_t i = 0;                                                                       \
+        if (head > 0) { /* unaligned start: a partial vector, then aligned stores */        \
+            TIN tin[LANES];                                                                 \
+            TOUT tpre[LANES], tprev[LANES], tout[LANES], tcar[LANES];                       \
+            size_t part = head < n ? head : n;                                              \
+            memset(tin, 0, sizeof tin);                                                     \
+            memset(tprev, 0, sizeof tprev);                                                 \
+            memcpy(tin, in, part * sizeof(TIN));                                            \
+            if (has_prev)                                                                   \
+                memcpy(tprev, prev, part * sizeof(TOUT));                                   \
+            PSI_VI x = LOADW(tin);                                                          \
+            x = SQ(x);                                                                      \
+            for (int k = 0; k < nsteps; k++)                                                \
+                x = ADD(x, psi_shift(x, sh[k]));                                            \
+            PSI_STOREU(tpre, x);                                                            \
+            PSI_STOREU(tout, ADD(x, PSI_LOADU(tprev)));                                     \
+            memcpy(out, tout, part * sizeof(TOUT));                                         \
+            if (has_acc)                                                                    \
+                memcpy(acc, tout, part * sizeof(TOUT));                                     \
+            /* lane j of the next vector continues channel (part + j) % ch, whose */       \
+            /* last sample so far is part - ch + j % ch */                                  \
+            for (size_t j = 0; j < (LANES); j++) {                                          \
+                size_t back = ch - j % ch;                                                  \
+                memset(&tcar[j], 0, sizeof(TOUT));                                          \
+                if (back <= part)                                                           \
+                    tcar[j] = tpre[part - back];                                            \
+            }                                                                               \
+            carry = PSI_LOADU(tcar);                                                        \
+            i = part;                                                                       \
+        }                                                                                   \
         for (; i + (LANES) <= n; i += (LANES)) {                                            \
             PSI_VI x = LOADW(in + i);                                                       \
             x = SQ(x);                                                                      \
@@ -91,24 +120,29 @@
         const TOUT *prev = prev_;                                                           \
         TOUT *acc = acc_;                                                                   \
         size_t n = width * ch;                                                              \
-        int st = stream && ((uintptr_t)out % (PSI_VDW * 4)) == 0;                          \
+        /* streaming needs aligned vectors: a misaligned row starts with a partial */      \
+        /* vector of `head` samples written normally */                                     \
+        size_t mis = (uintptr_t)out % (PSI_VDW * 4), head = 0;                              \
+        int st = stream && mis % sizeof(TOUT) == 0;                                         \
+        if (st && mis)                                                                      \
+            head = (PSI_VDW * 4 - mis) / sizeof(TOUT);                                      \
         if (prev) {                                                                         \
             if (st && acc)                                                                  \
-                NAME##_body(in, out, prev, acc, n, ch, 1, 1, 1);                            \
+                NAME##_body(in, out, prev, acc, n, ch, head, 1, 1, 1);                            \
             else if (st)                                                                    \
-                NAME##_body(in, out, prev, acc, n, ch, 1, 1, 0);                            \
+                NAME##_body(in, out, prev, acc, n, ch, head, 1, 1, 0);                            \
             else if (acc)                                                                   \
-                NAME##_body(in, out, prev, acc, n, ch, 1, 0, 1);                            \
+                NAME##_body(in, out, prev, acc, n, ch, head, 1, 0, 1);                            \
             else                                                                            \
-                NAME##_body(in, out, prev, acc, n, ch, 1, 0, 0);                            \
+                NAME##_body(in, out, prev, acc, n, ch, head, 1, 0, 0);                            \
         } else {                                                                            \
             if (st && acc)                                                                  \
-                NAME##_body(in, out, prev, acc, n, ch, 0, 1, 1);                            \
+                NAME##_body(in, out, prev, acc, n, ch, head, 0, 1, 1);                            \
             else if (st)                                                                    \
-                NAME##_body(in, out, prev, acc, n, ch, 0, 1, 0);                            \
+                NAME##_body(in, out, prev, acc, n, ch, head, 0, 1, 0);                            \
             else if (acc)                                                                   \
-                NAME##_body(in, out, prev, acc, n, ch, 0, 0, 1);                            \
+                NAME##_body(in, out, prev, acc, n, ch, head, 0, 0, 1);                            \
             else                                                                            \
-                NAME##_body(in, out, prev, acc, n, ch, 0, 0, 0);                            \
+                NAME##_body(in, out, prev, acc, n, ch, head, 0, 0, 0);                            \
         }                                                                                   \
     }
