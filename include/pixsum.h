@@ -387,7 +387,8 @@ PIXSUM_API int pixsum_box_stats(const pixsum_ctx *ctx, const pixsum_view *sum_ta
  *   u8  -> 256 bins over [0, 256)          u16 -> 65536 bins over [0, 65536)
  *   i16 -> 65536 bins over [-32768, 32768)
  *   i32, f32, f64 -> 256 bins over the data's range: lo = smallest finite sample,
- *   hi = largest finite sample + 1 (i32) or the next double above it (floats);
+ *   hi = largest finite sample + 1 (i32) or the next double above it (floats;
+ *   when that sample is DBL_MAX, hi = DBL_MAX and such samples count as above);
  *   [0, 1) if no sample is finite. Only samples the mask selects are looked at.
  * A given bin count with the default range, or a given range with bins 0 (256
  * bins), combine as expected. */
@@ -484,7 +485,8 @@ typedef struct pixsum_joint_info {
  * (bin rules above). Defaults differ from pixsum_histogram(): 256 bins per axis
  * for every type (u8: [0, 256); u16: [0, 65536); others: data range as above).
  * A pixel counts where both specs' masks (if any) are != 0; pairs with either
- * sample outside its range or NaN are only counted in info->excluded.
+ * sample outside its range or NaN are only counted in info->excluded. (i16
+ * default: 256 bins over [-32768, 32768).)
  * counts_len >= bins_a x bins_b, at most 2^26 cells. Returns PIXSUM_OK,
  * PIXSUM_ERR_NULL, PIXSUM_ERR_BAD_SHAPE (shapes differ, channels != 1,
  * counts_len too small), PIXSUM_ERR_BAD_TYPE, PIXSUM_ERR_INVALID_ARG (as for

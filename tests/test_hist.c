@@ -1,0 +1,559 @@
+/*
+ * test_hist.c - histograms (pixsum.h section 8): counts of every method
+ * bit-exact against a naive reference written here for every input type,
+ * bin counts 1, 7, 256, 65536, default and explicit ranges, edge values
+ * (exactly lo, exactly hi, the largest value below hi, NaN, +-inf), masks,
+ * 1-4 channels, strides, 3-D volumes and 1x1 / 1xN / Nx1 shapes; relative
+ * and cumulative forms; bad calls and their status codes.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pixsum.h"
+
+/* ---- helpers ----------------------------------------------------------- */
+
+static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
+
+static uint64_t rnd(void)
+{
+    uint64_t x = rng_state;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    return rng_state = x;
+}
+
+static size_t rnd_between(size_t lo, size_t hi)
+{
+    return lo + (size_t)(rnd() % (hi - lo + 1));
+}
+
+/* An image with its own buffer; row_stride padded by `pad` bytes. */
+typedef struct image {
+    pixsum_view v;
+    void *buf;
+} image;
+
+static image make_image(pixsum_type t, size_t w, size_t h, size_t d, size_t ch, size_t pad)
+{
+    image im;
+    size_t row = w * ch * pixsum_type_size(t) + pad;
+    im.buf = calloc(row * h * d + 1, 1);
+    assert_non_null(im.buf);
+    im.v = pixsum_view_3d(im.buf, t, w, h, d, ch, (ptrdiff_t)row, (ptrdiff_t)(row * h));
+    return im;
+}
+
+static void *sample_ptr(const pixsum_view *v, size_t x, size_t y, size_t z, size_t c)
+{
+    return (char *)v->data + (ptrdiff_t)z * v->slice_stride + (ptrdiff_t)y * v->row_stride +
+           (x * v->channels + c) * pixsum_type_size(v->type);
+}
+
+static double get(const pixsum_view *v, size_t x, size_t y, size_t z, size_t c)
+{
+    void *p = sample_ptr(v, x, y, z, c);
+    switch (v->type) {
+    case PIXSUM_U8: return *(uint8_t *)p;
+    case PIXSUM_U16: return *(uint16_t *)p;
+    case PIXSUM_I16: return *(int16_t *)p;
+    case PIXSUM_I32: return *(int32_t *)p;
+    case PIXSUM_F32: return *(float *)p;
+    default: return *(double *)p;
+    }
+}
+
+static void set(const pixsum_view *v, size_t x, size_t y, size_t z, size_t c, double val)
+{
+    void *p = sample_ptr(v, x, y, z, c);
+    switch (v->type) {
+    case PIXSUM_U8: *(uint8_t *)p = (uint8_t)val; break;
+    case PIXSUM_U16: *(uint16_t *)p = (uint16_t)val; break;
+    case PIXSUM_I16: *(int16_t *)p = (int16_t)val; break;
+    case PIXSUM_I32: *(int32_t *)p = (int32_t)val; break;
+    case PIXSUM_F32: *(float *)p = (float)val; break;
+    default: *(double *)p = val; break;
+    }
+}
+
+/* Random values: full range for integers, a mix with specials for floats. */
+static double random_value(pixsum_type t)
+{
+    switch (t) {
+    case PIXSUM_U8: return (double)(rnd() & 0xff);
+    case PIXSUM_U16: return (double)(rnd() & 0xffff);
+    case PIXSUM_I16: return (double)(int16_t)(rnd() & 0xffff);
+    case PIXSUM_I32: {
+        uint64_t k = rnd() % 8;
+        if (k == 0)
+            return (double)INT32_MIN;
+        if (k == 1)
+            return (double)INT32_MAX;
+        return (double)(int32_t)(rnd() % 2001) - 1000;
+    }
+    default: {
+        uint64_t k = rnd() % 32;
+        if (k == 0)
+            return NAN;
+        if (k == 1)
+            return INFINITY;
+        if (k == 2)
+            return -INFINITY;
+        if (k == 3)
+            return t == PIXSUM_F32 ? FLT_MAX : DBL_MAX;
+        return ((double)(rnd() % 200001) - 100000.0) / 997.0;
+    }
+    }
+}
+
+static void fill_random(const pixsum_view *v)
+{
+    for (size_t z = 0; z < v->depth; z++)
+        for (size_t y = 0; y < v->height; y++)
+            for (size_t x = 0; x < v->width; x++)
+                for (size_t c = 0; c < v->channels; c++)
+                    set(v, x, y, z, c, random_value(v->type));
+}
+
+/* The reference: the documented formula, written independently of the library. */
+typedef struct reference {
+    uint64_t *counts;
+    uint64_t below[4], above[4], nan[4], in_range[4], pixels;
+} reference;
+
+static reference naive(const pixsum_view *v, const pixsum_view *mask, size_t bins, double lo,
+                       double hi)
+{
+    reference r;
+    memset(&r, 0, sizeof r);
+    r.counts = calloc(bins * v->channels, sizeof *r.counts);
+    assert_non_null(r.counts);
+    double scale = (double)bins / (hi - lo);
+    for (size_t z = 0; z < v->depth; z++)
+        for (size_t y = 0; y < v->height; y++)
+            for (size_t x = 0; x < v->width; x++) {
+                if (mask && *(uint8_t *)sample_ptr(mask, x, y, z, 0) == 0)
+                    continue;
+                r.pixels++;
+                for (size_t c = 0; c < v->channels; c++) {
+                    double s = get(v, x, y, z, c);
+                    if (isnan(s)) {
+                        r.nan[c]++;
+                    } else if (s < lo) {
+                        r.below[c]++;
+                    } else if (s >= hi) {
+                        r.above[c]++;
+                    } else {
+                        double f = floor((s - lo) * scale);
+                        size_t i = f >= (double)bins ? bins - 1 : (size_t)f;
+                        r.counts[c * bins + i]++;
+                        r.in_range[c]++;
+                    }
+                }
+            }
+    return r;
+}
+
+static const char *const methods[] = {"auto", "hist.scalar", "hist.sub", "hist.avx512",
+                                      "hist.omp"};
+#define N_METHODS (sizeof methods / sizeof methods[0])
+
+/* True if the method exists and can run here. */
+static int method_usable(const char *name)
+{
+    int id = pixsum_method_find(name);
+    if (id < 0)
+        return 0;
+    if (id == 0)
+        return 1;
+    return pixsum_method_get(id)->available;
+}
+
+/* Runs every method on (v, spec) and compares with the reference. */
+static void check_all_methods(const pixsum_view *v, const pixsum_hist_spec *spec)
+{
+    pixsum_hist_info want;
+    assert_int_equal(pixsum_hist_resolve(v, spec, &want), PIXSUM_OK);
+    reference ref = naive(v, spec ? spec->mask : NULL, want.bins, want.lo, want.hi);
+    size_t n = want.bins * v->channels;
+    uint64_t *got = malloc((n + 1) * sizeof *got);
+    assert_non_null(got);
+    pixsum_ctx *ctx = pixsum_ctx_new();
+    for (size_t m = 0; m < N_METHODS; m++) {
+        if (!method_usable(methods[m]))
+            continue;
+        int avx = strcmp(methods[m], "hist.avx512") == 0;
+        if (avx && !(v->type == PIXSUM_F32 || v->type == PIXSUM_F64 ||
+                     (v->type == PIXSUM_U8 && v->channels == 1 && !(spec && spec->mask))))
+            continue; /* the method declines such jobs (tested below) */
+        assert_int_equal(pixsum_ctx_set_method(ctx, methods[m]), PIXSUM_OK);
+        for (int threads = 1; threads <= 2; threads++) {
+            assert_int_equal(pixsum_ctx_set(ctx, PIXSUM_PARAM_THREADS, threads), PIXSUM_OK);
+            pixsum_hist_info info;
+            got[n] = 0xdeadbeef;
+            int st = pixsum_histogram(ctx, v, spec, got, n, &info);
+            if (st != PIXSUM_OK)
+                fail_msg("%s: %s", methods[m], pixsum_last_error());
+            assert_int_equal(got[n], 0xdeadbeef); /* nothing written past n */
+            if (memcmp(got, ref.counts, n * sizeof *got) != 0) {
+                for (size_t i = 0; i < n; i++)
+                    if (got[i] != ref.counts[i])
+                        fail_msg("%s %s %zux%zux%zu x%zu bins %zu [%g,%g): bin %zu got %llu "
+                                 "want %llu", methods[m], pixsum_type_name(v->type), v->width,
+                                 v->height, v->depth, v->channels, want.bins, want.lo, want.hi,
+                                 i, (unsigned long long)got[i],
+                                 (unsigned long long)ref.counts[i]);
+            }
+            assert_int_equal(info.bins, want.bins);
+            assert_int_equal(info.channels, v->channels);
+            assert_true(info.lo == want.lo && info.hi == want.hi);
+            assert_int_equal(info.pixels, ref.pixels);
+            for (size_t c = 0; c < v->channels; c++) {
+                assert_int_equal(info.below[c], ref.below[c]);
+                assert_int_equal(info.above[c], ref.above[c]);
+                assert_int_equal(info.nan[c], ref.nan[c]);
+                assert_int_equal(info.in_range[c], ref.in_range[c]);
+                assert_int_equal(info.below[c] + info.above[c] + info.nan[c] +
+                                     info.in_range[c], ref.pixels);
+            }
+        }
+    }
+    pixsum_ctx_free(ctx);
+    free(got);
+    free(ref.counts);
+}
+
+static const pixsum_type types[] = {PIXSUM_U8, PIXSUM_U16, PIXSUM_I16,
+                                    PIXSUM_I32, PIXSUM_F32, PIXSUM_F64};
+
+/* ---- tests ------------------------------------------------------------- */
+
+static void test_defaults_every_type(void **state)
+{
+    (void)state;
+    for (size_t t = 0; t < 6; t++) {
+        image im = make_image(types[t], 61, 17, 1, 1, 0);
+        fill_random(&im.v);
+        check_all_methods(&im.v, NULL);
+        pixsum_hist_info info;
+        assert_int_equal(pixsum_hist_resolve(&im.v, NULL, &info), PIXSUM_OK);
+        if (types[t] == PIXSUM_U8)
+            assert_true(info.bins == 256 && info.lo == 0 && info.hi == 256);
+        if (types[t] == PIXSUM_U16)
+            assert_true(info.bins == 65536 && info.lo == 0 && info.hi == 65536);
+        if (types[t] == PIXSUM_I16)
+            assert_true(info.bins == 65536 && info.lo == -32768 && info.hi == 32768);
+        if (types[t] == PIXSUM_I32 || types[t] == PIXSUM_F32 || types[t] == PIXSUM_F64) {
+            /* data range: every finite sample is in range */
+            assert_int_equal(info.bins, 256);
+            pixsum_hist_info got;
+            uint64_t *h = calloc(256, sizeof *h);
+            assert_int_equal(pixsum_histogram(NULL, &im.v, NULL, h, 256, &got), PIXSUM_OK);
+            uint64_t neg_inf = 0, pos_inf = 0;
+            for (size_t y = 0; y < 17; y++)
+                for (size_t x = 0; x < 61; x++) {
+                    double v = get(&im.v, x, y, 0, 0);
+                    neg_inf += v == -INFINITY;
+                    /* DBL_MAX has no double above it: documented to count as above */
+                    pos_inf += v == INFINITY || v == DBL_MAX;
+                }
+            assert_int_equal(got.below[0], neg_inf);
+            assert_int_equal(got.above[0], pos_inf);
+            free(h);
+        }
+        free(im.buf);
+    }
+}
+
+static void test_bin_counts_and_ranges(void **state)
+{
+    (void)state;
+    const size_t bins[] = {1, 7, 256, 65536};
+    for (size_t t = 0; t < 6; t++)
+        for (size_t b = 0; b < 4; b++) {
+            image im = make_image(types[t], 33, 9, 1, 1, 0);
+            fill_random(&im.v);
+            pixsum_hist_spec spec = {0};
+            spec.bins = bins[b];
+            check_all_methods(&im.v, &spec); /* default range */
+            spec.lo = types[t] == PIXSUM_U8 ? 10 : -300.5;
+            spec.hi = types[t] == PIXSUM_U8 ? 200.25 : 41000;
+            check_all_methods(&im.v, &spec);
+            free(im.buf);
+        }
+}
+
+static void test_shapes_channels_strides(void **state)
+{
+    (void)state;
+    for (int iter = 0; iter < 60; iter++) {
+        pixsum_type t = types[iter % 6];
+        size_t shape = (size_t)iter % 5;
+        size_t w = shape == 0 ? 1 : shape == 1 ? 1 : rnd_between(1, 700);
+        size_t h = shape == 0 ? 1 : shape == 2 ? 1 : rnd_between(1, 23);
+        size_t d = iter % 7 == 0 ? rnd_between(2, 3) : 1;
+        size_t ch = rnd_between(1, 4);
+        size_t pad = rnd_between(0, 3) * pixsum_type_size(t);
+        image im = make_image(t, w, h, d, ch, pad);
+        fill_random(&im.v);
+        pixsum_hist_spec spec = {0};
+        if (iter % 2) {
+            spec.bins = rnd_between(1, 300);
+            spec.lo = -50;
+            spec.hi = 250;
+        }
+        check_all_methods(&im.v, &spec);
+        free(im.buf);
+    }
+}
+
+static void test_large_u8_paths(void **state)
+{
+    (void)state;
+    /* Long enough for the bit-sliced blocks, chunk tails and the scalar tail;
+     * random, constant and two-valued content. */
+    const size_t sizes[][2] = {{4096, 3}, {513, 7}, {1000, 9}, {512, 8}, {64, 64}};
+    for (size_t s = 0; s < 5; s++)
+        for (int content = 0; content < 3; content++) {
+            image im = make_image(PIXSUM_U8, sizes[s][0], sizes[s][1], 1, 1, 0);
+            uint8_t *p = im.buf;
+            for (size_t i = 0; i < sizes[s][0] * sizes[s][1]; i++)
+                p[i] = content == 0 ? (uint8_t)rnd() : content == 1 ? 255 : (uint8_t)(i % 2 ? 0 : 128);
+            check_all_methods(&im.v, NULL);
+            pixsum_hist_spec spec = {0};
+            spec.bins = 7;
+            spec.lo = 3;
+            spec.hi = 250;
+            check_all_methods(&im.v, &spec);
+            free(im.buf);
+        }
+}
+
+static void test_edge_values(void **state)
+{
+    (void)state;
+    for (int is64 = 0; is64 < 2; is64++) {
+        pixsum_type t = is64 ? PIXSUM_F64 : PIXSUM_F32;
+        double lo = -1.5, hi = 2.0;
+        double below_hi = is64 ? nextafter(hi, -INFINITY) : (double)nextafterf((float)hi, -INFINITY);
+        double below_lo = is64 ? nextafter(lo, -INFINITY) : (double)nextafterf((float)lo, -INFINITY);
+        double vals[] = {lo, hi, below_hi, NAN, INFINITY, -INFINITY, below_lo, 0.25};
+        image im = make_image(t, 8, 1, 1, 1, 0);
+        for (size_t i = 0; i < 8; i++)
+            set(&im.v, i, 0, 0, 0, vals[i]);
+        pixsum_hist_spec spec = {0};
+        spec.bins = 7;
+        spec.lo = lo;
+        spec.hi = hi;
+        check_all_methods(&im.v, &spec);
+        uint64_t h[7];
+        pixsum_hist_info info;
+        assert_int_equal(pixsum_histogram(NULL, &im.v, &spec, h, 7, &info), PIXSUM_OK);
+        assert_int_equal(info.below[0], 2); /* -inf, below lo */
+        assert_int_equal(info.above[0], 2); /* hi, +inf */
+        assert_int_equal(info.nan[0], 1);
+        assert_int_equal(h[0], 1);          /* exactly lo */
+        assert_int_equal(h[6], 1);          /* the largest value below hi */
+        assert_int_equal(h[3], 1);          /* 0.25: (0.25 + 1.5) * 2 = 3.5 */
+        free(im.buf);
+    }
+    /* Integer edges: u8 with unit bins counts each value in its own bin. */
+    image im = make_image(PIXSUM_U8, 256, 1, 1, 1, 0);
+    for (size_t i = 0; i < 256; i++)
+        ((uint8_t *)im.buf)[i] = (uint8_t)i;
+    uint64_t h[256];
+    assert_int_equal(pixsum_histogram(NULL, &im.v, NULL, h, 256, NULL), PIXSUM_OK);
+    for (size_t i = 0; i < 256; i++)
+        assert_int_equal(h[i], 1);
+    /* i16 extremes with the default range */
+    image s = make_image(PIXSUM_I16, 4, 1, 1, 1, 0);
+    int16_t sv[4] = {-32768, 32767, 0, -1};
+    memcpy(s.buf, sv, sizeof sv);
+    uint64_t *hs = calloc(65536, sizeof *hs);
+    assert_int_equal(pixsum_histogram(NULL, &s.v, NULL, hs, 65536, NULL), PIXSUM_OK);
+    assert_int_equal(hs[0], 1);
+    assert_int_equal(hs[65535], 1);
+    assert_int_equal(hs[32768], 1);
+    assert_int_equal(hs[32767], 1);
+    check_all_methods(&s.v, NULL);
+    free(hs);
+    free(s.buf);
+    free(im.buf);
+}
+
+static void test_masks(void **state)
+{
+    (void)state;
+    for (int iter = 0; iter < 18; iter++) {
+        pixsum_type t = types[iter % 6];
+        size_t w = rnd_between(1, 1500), h = rnd_between(1, 5), ch = rnd_between(1, 4);
+        image im = make_image(t, w, h, 1, ch, 0);
+        image mk = make_image(PIXSUM_U8, w, h, 1, 1, 5);
+        fill_random(&im.v);
+        for (size_t y = 0; y < h; y++)
+            for (size_t x = 0; x < w; x++)
+                set(&mk.v, x, y, 0, 0, (double)(rnd() % 3 == 0 ? 0 : rnd() % 256 | 1));
+        pixsum_hist_spec spec = {0};
+        spec.mask = &mk.v;
+        check_all_methods(&im.v, &spec);
+        /* an all-zero mask counts nothing */
+        memset(mk.buf, 0, (size_t)mk.v.row_stride * h);
+        check_all_methods(&im.v, &spec);
+        free(im.buf);
+        free(mk.buf);
+    }
+}
+
+static void test_relative_cumulative(void **state)
+{
+    (void)state;
+    image im = make_image(PIXSUM_F32, 301, 7, 1, 3, 0);
+    fill_random(&im.v);
+    pixsum_hist_spec spec = {0};
+    spec.bins = 100;
+    spec.lo = -50;
+    spec.hi = 50;
+    size_t n = 300;
+    uint64_t h[300], cum[300];
+    double rel[300], crel[300], all[300];
+    pixsum_hist_info info;
+    assert_int_equal(pixsum_histogram(NULL, &im.v, &spec, h, n, &info), PIXSUM_OK);
+    assert_int_equal(pixsum_hist_cumulative(&info, h, cum), PIXSUM_OK);
+    assert_int_equal(pixsum_hist_relative(&info, h, 0, rel), PIXSUM_OK);
+    assert_int_equal(pixsum_hist_relative(&info, h, PIXSUM_HIST_CUMULATIVE, crel), PIXSUM_OK);
+    assert_int_equal(pixsum_hist_relative(&info, h, PIXSUM_HIST_OF_ALL_SAMPLES, all), PIXSUM_OK);
+    for (size_t c = 0; c < 3; c++) {
+        double s = 0, sa = 0;
+        uint64_t run = 0;
+        for (size_t i = 0; i < 100; i++) {
+            run += h[c * 100 + i];
+            assert_int_equal(cum[c * 100 + i], run);
+            s += rel[c * 100 + i];
+            sa += all[c * 100 + i];
+            assert_true(fabs(crel[c * 100 + i] - (double)run / (double)info.in_range[c]) < 1e-15);
+        }
+        assert_int_equal(cum[c * 100 + 99], info.in_range[c]);
+        assert_true(fabs(s - 1.0) < 1e-12);
+        assert_true(crel[c * 100 + 99] == 1.0);
+        assert_true(fabs(sa - (double)info.in_range[c] / (double)info.pixels) < 1e-12);
+    }
+    /* in place */
+    assert_int_equal(pixsum_hist_cumulative(&info, h, h), PIXSUM_OK);
+    assert_memory_equal(h, cum, sizeof h);
+    /* an empty channel gives zeros */
+    pixsum_hist_info z = info;
+    z.in_range[0] = 0;
+    assert_int_equal(pixsum_hist_relative(&z, h, 0, rel), PIXSUM_OK);
+    assert_true(rel[0] == 0 && rel[99] == 0);
+    free(im.buf);
+}
+
+static void test_bad_calls(void **state)
+{
+    (void)state;
+    image im = make_image(PIXSUM_U8, 10, 10, 1, 1, 0);
+    uint64_t h[256];
+    pixsum_hist_spec spec = {0};
+    pixsum_hist_info info;
+    assert_int_equal(pixsum_histogram(NULL, NULL, NULL, h, 256, NULL), PIXSUM_ERR_NULL);
+    assert_int_equal(pixsum_histogram(NULL, &im.v, NULL, NULL, 256, NULL), PIXSUM_ERR_NULL);
+    assert_int_equal(pixsum_histogram(NULL, &im.v, NULL, h, 255, NULL), PIXSUM_ERR_BAD_SHAPE);
+    assert_non_null(strstr(pixsum_last_error(), "256"));
+    spec.bins = PIXSUM_HIST_MAX_BINS + 1;
+    assert_int_equal(pixsum_histogram(NULL, &im.v, &spec, h, 256, NULL), PIXSUM_ERR_INVALID_ARG);
+    spec.bins = 4;
+    spec.lo = 5;
+    spec.hi = 1;
+    assert_int_equal(pixsum_histogram(NULL, &im.v, &spec, h, 256, NULL), PIXSUM_ERR_INVALID_ARG);
+    spec.lo = NAN;
+    assert_int_equal(pixsum_histogram(NULL, &im.v, &spec, h, 256, NULL), PIXSUM_ERR_INVALID_ARG);
+    spec.lo = -DBL_MAX;
+    spec.hi = DBL_MAX; /* the width overflows */
+    assert_int_equal(pixsum_histogram(NULL, &im.v, &spec, h, 256, NULL), PIXSUM_ERR_INVALID_ARG);
+    spec.lo = 1;
+    spec.hi = nextafter(1.0, 2.0);
+    spec.bins = PIXSUM_HIST_MAX_BINS; /* fine: scale is finite */
+    assert_int_equal(pixsum_hist_resolve(&im.v, &spec, &info), PIXSUM_OK);
+    /* unsupported type */
+    image u = make_image(PIXSUM_U32, 4, 4, 1, 1, 0);
+    assert_int_equal(pixsum_histogram(NULL, &u.v, NULL, h, 256, NULL), PIXSUM_ERR_BAD_TYPE);
+    /* bad masks */
+    image m16 = make_image(PIXSUM_U16, 10, 10, 1, 1, 0);
+    image msmall = make_image(PIXSUM_U8, 9, 10, 1, 1, 0);
+    image m2 = make_image(PIXSUM_U8, 10, 10, 1, 2, 0);
+    memset(&spec, 0, sizeof spec);
+    spec.mask = &m16.v;
+    assert_int_equal(pixsum_histogram(NULL, &im.v, &spec, h, 256, NULL), PIXSUM_ERR_BAD_TYPE);
+    spec.mask = &msmall.v;
+    assert_int_equal(pixsum_histogram(NULL, &im.v, &spec, h, 256, NULL), PIXSUM_ERR_BAD_SHAPE);
+    spec.mask = &m2.v;
+    assert_int_equal(pixsum_histogram(NULL, &im.v, &spec, h, 256, NULL), PIXSUM_ERR_BAD_SHAPE);
+    /* bad views */
+    pixsum_view bad = im.v;
+    bad.width = 0;
+    assert_int_equal(pixsum_histogram(NULL, &bad, NULL, h, 256, NULL), PIXSUM_ERR_BAD_SHAPE);
+    bad = im.v;
+    bad.row_stride = 3;
+    assert_int_equal(pixsum_histogram(NULL, &bad, NULL, h, 256, NULL), PIXSUM_ERR_BAD_STRIDE);
+    /* counts inside the image */
+    uint64_t *big = calloc(512, sizeof *big);
+    pixsum_view alias = pixsum_view_2d(big, PIXSUM_U8, 64, 8, 1, 0);
+    assert_int_equal(pixsum_histogram(NULL, &alias, NULL, big + 2, 256, NULL),
+                     PIXSUM_ERR_ALIASING);
+    free(big);
+    /* counts left untouched on error */
+    for (size_t i = 0; i < 256; i++)
+        h[i] = 7;
+    assert_int_equal(pixsum_histogram(NULL, &u.v, NULL, h, 256, NULL), PIXSUM_ERR_BAD_TYPE);
+    assert_int_equal(h[0], 7);
+    /* a method that is not a histogram method */
+    pixsum_ctx *ctx = pixsum_ctx_new();
+    assert_int_equal(pixsum_ctx_set_method(ctx, "serial.2wh"), PIXSUM_OK);
+    assert_int_equal(pixsum_histogram(ctx, &im.v, NULL, h, 256, NULL), PIXSUM_ERR_UNSUPPORTED);
+    if (method_usable("hist.avx512")) {
+        image c2 = make_image(PIXSUM_U8, 4, 4, 1, 2, 0);
+        uint64_t h2[512];
+        assert_int_equal(pixsum_ctx_set_method(ctx, "hist.avx512"), PIXSUM_OK);
+        assert_int_equal(pixsum_histogram(ctx, &c2.v, NULL, h2, 512, NULL),
+                         PIXSUM_ERR_UNSUPPORTED);
+        free(c2.buf);
+    }
+    pixsum_ctx_free(ctx);
+    /* derived forms */
+    memset(&info, 0, sizeof info);
+    assert_int_equal(pixsum_hist_cumulative(&info, h, h), PIXSUM_ERR_INVALID_ARG);
+    info.bins = 4;
+    info.channels = 1;
+    assert_int_equal(pixsum_hist_relative(&info, h, 8, (double *)h), PIXSUM_ERR_INVALID_ARG);
+    assert_int_equal(pixsum_hist_relative(NULL, h, 0, (double *)h), PIXSUM_ERR_NULL);
+    free(im.buf);
+    free(u.buf);
+    free(m16.buf);
+    free(msmall.buf);
+    free(m2.buf);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_defaults_every_type),
+        cmocka_unit_test(test_bin_counts_and_ranges),
+        cmocka_unit_test(test_shapes_channels_strides),
+        cmocka_unit_test(test_large_u8_paths),
+        cmocka_unit_test(test_edge_values),
+        cmocka_unit_test(test_masks),
+        cmocka_unit_test(test_relative_cumulative),
+        cmocka_unit_test(test_bad_calls),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
