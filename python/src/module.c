@@ -722,15 +722,17 @@ static PyObject *py_box_var(PyObject *self, PyObject *args, PyObject *kwargs)
 /* Box filter                                                               */
 /* ------------------------------------------------------------------------ */
 
-/* One output row of the box filter: for each output column, the 4-corner sum
- * of the window over a padded table P (rows p0 = P[y0], p1 = P[y1]), written
- * as raw 64-bit integers (int tables) or doubles (float tables) with the
- * window's pixel count. */
+/* Geometry of a box filter over a padded table of an image `width` pixels wide:
+ * window width kw, out_width output columns, 'valid' (no clipping) or 'same'
+ * (windows clipped to the image). */
 typedef struct filter_geometry {
-    size_t width, channels;  /* of the image */
-    size_t kw;               /* window width */
+    size_t width, channels;
+    size_t kw;
     size_t out_width;
-    int valid;               /* 1 = 'valid' (no clipping), 0 = 'same' (clipped) */
+    int valid;
+    /* output columns [span_begin, span_end) have unclipped windows starting
+     * at image column ox - span_offset */
+    size_t span_begin, span_end, span_offset;
 } filter_geometry;
 
 /* Window columns [x0, x1) of output column ox. */
@@ -747,87 +749,101 @@ static void window_cols(const filter_geometry *g, size_t ox, size_t *x0, size_t 
     *x1 = right > (ptrdiff_t)g->width ? g->width : (size_t)right;
 }
 
-static void filter_row_int(const filter_geometry *g, pixsum_type tt, const void *p0,
-                           const void *p1, uint64_t *sums, size_t *counts)
+/* Per-column data the filter reuses on every row: sample offsets of the
+ * window's left and right table columns, and the window's width. */
+typedef struct filter_columns {
+    size_t *left, *right; /* x0 * channels, x1 * channels */
+    double *width;        /* x1 - x0 */
+} filter_columns;
+
+/* The window sums of one output row, from table rows r0 = P[y0] and
+ * r1 = P[y1], as doubles (divided by the window's pixel count if normalize)
+ * or as raw 64-bit integers. Columns whose window is not clipped (all of them
+ * in 'valid' mode) form one contiguous span of samples computed by a
+ * branch-free loop the compiler vectorises; the clipped edge columns go
+ * through the per-column offsets. STORE writes sample index d. */
+#define PSB_FILTER_ROW(T, EXPR_T, STORE)                                               \
+    do {                                                                               \
+        const T *p0 = r0, *p1 = r1;                                                    \
+        for (size_t ox = 0; ox < ow; ox++) {                                           \
+            if (ox == g->span_begin && g->span_begin < g->span_end) {                  \
+                double area = (double)g->kw * rows;                                    \
+                (void)area;                                                            \
+                size_t k = g->kw * ch, shift = g->span_offset * ch;                    \
+                size_t lo = (g->span_begin - g->span_offset) * ch;                     \
+                size_t hi = (g->span_end - g->span_offset) * ch;                       \
+                for (size_t i = lo; i < hi; i++) {                                     \
+                    EXPR_T v = (EXPR_T)(p1[i + k] - p1[i] - p0[i + k] + p0[i]);        \
+                    size_t d = i + shift;                                              \
+                    STORE;                                                             \
+                }                                                                      \
+                ox = g->span_end - 1;                                                  \
+                continue;                                                              \
+            }                                                                          \
+            size_t a = cols->left[ox], b = cols->right[ox];                            \
+            double area = cols->width[ox] * rows;                                      \
+            (void)area;                                                                \
+            for (size_t c = 0; c < ch; c++) {                                          \
+                EXPR_T v = (EXPR_T)(p1[b + c] - p1[a + c] - p0[b + c] + p0[a + c]);   \
+                size_t d = ox * ch + c;                                                \
+                STORE;                                                                 \
+            }                                                                          \
+        }                                                                              \
+    } while (0)
+
+static void filter_row(pixsum_type tt, const filter_geometry *g, const filter_columns *cols,
+                       const void *r0, const void *r1, double rows, int normalize,
+                       double *fsum, uint64_t *isum)
 {
-    size_t ch = g->channels;
-    for (size_t ox = 0; ox < g->out_width; ox++) {
-        size_t x0, x1;
-        window_cols(g, ox, &x0, &x1);
-        counts[ox] = x1 - x0;
-        for (size_t c = 0; c < ch; c++) {
-            size_t a = x0 * ch + c, b = x1 * ch + c;
-            if (tt == PIXSUM_U32) {
-                const uint32_t *r0 = p0, *r1 = p1;
-                sums[ox * ch + c] = (uint32_t)(r1[b] - r1[a] - r0[b] + r0[a]);
-            } else {
-                const uint64_t *r0 = p0, *r1 = p1;
-                sums[ox * ch + c] = r1[b] - r1[a] - r0[b] + r0[a];
-            }
+    size_t ow = g->out_width, ch = g->channels;
+    if (fsum && normalize) {
+        switch (tt) {
+        case PIXSUM_U32: PSB_FILTER_ROW(uint32_t, uint32_t, fsum[d] = (double)v / area); break;
+        case PIXSUM_U64: PSB_FILTER_ROW(uint64_t, uint64_t, fsum[d] = (double)v / area); break;
+        case PIXSUM_I64: PSB_FILTER_ROW(uint64_t, int64_t, fsum[d] = (double)v / area); break;
+        default: PSB_FILTER_ROW(double, double, fsum[d] = v / area); break;
+        }
+    } else if (fsum) {
+        switch (tt) {
+        case PIXSUM_U32: PSB_FILTER_ROW(uint32_t, uint32_t, fsum[d] = (double)v); break;
+        case PIXSUM_U64: PSB_FILTER_ROW(uint64_t, uint64_t, fsum[d] = (double)v); break;
+        case PIXSUM_I64: PSB_FILTER_ROW(uint64_t, int64_t, fsum[d] = (double)v); break;
+        default: PSB_FILTER_ROW(double, double, fsum[d] = v); break;
+        }
+    } else {
+        switch (tt) {
+        case PIXSUM_U32: PSB_FILTER_ROW(uint32_t, uint32_t, isum[d] = v); break;
+        default: PSB_FILTER_ROW(uint64_t, uint64_t, isum[d] = v); break;
         }
     }
 }
 
-static void filter_row_float(const filter_geometry *g, const double *r0, const double *r1,
-                             double *sums, size_t *counts)
-{
-    size_t ch = g->channels;
-    for (size_t ox = 0; ox < g->out_width; ox++) {
-        size_t x0, x1;
-        window_cols(g, ox, &x0, &x1);
-        counts[ox] = x1 - x0;
-        for (size_t c = 0; c < ch; c++) {
-            size_t a = x0 * ch + c, b = x1 * ch + c;
-            sums[ox * ch + c] = (r1[b] - r1[a]) - (r0[b] - r0[a]);
-        }
-    }
-}
-
-/* Stores one row of box sums (raw integers of table type tt, or doubles)
- * into an output row of type ot, dividing by the window size if normalize. */
-static void store_filter_row(const filter_geometry *g, pixsum_type tt, const uint64_t *isums,
-                             const double *fsums, const size_t *counts, size_t rows,
-                             int normalize, pixsum_type ot, void *dst)
-{
-    size_t ch = g->channels;
-    for (size_t ox = 0; ox < g->out_width; ox++) {
-        double area = (double)counts[ox] * (double)rows;
-        for (size_t c = 0; c < ch; c++) {
-            size_t i = ox * ch + c;
-            if (ot == PIXSUM_F32 || ot == PIXSUM_F64) {
-                double v = tt == PIXSUM_F64 ? fsums[i]
-                         : tt == PIXSUM_I64 ? (double)(int64_t)isums[i] : (double)isums[i];
-                if (normalize)
-                    v /= area;
-                if (ot == PIXSUM_F32)
-                    ((float *)dst)[i] = (float)v;
-                else
-                    ((double *)dst)[i] = v;
-            } else if (ot == PIXSUM_U32) {
-                ((uint32_t *)dst)[i] = (uint32_t)isums[i];
-            } else if (ot == PIXSUM_U64) {
-                ((uint64_t *)dst)[i] = isums[i];
-            } else { /* I64 */
-                ((int64_t *)dst)[i] = (int64_t)isums[i];
-            }
-        }
-    }
-}
-
-/* Runs the filter pass over the padded table `p` into `out`. Returns 0 or
+/* Runs the filter pass over the padded table `p` into `out`. Float outputs
+ * of type f64 are written straight into the output row. Returns PIXSUM_OK or
  * PIXSUM_ERR_NO_MEMORY. Called without the GIL. */
 static int box_filter_pass(const pixsum_view *p, size_t height, size_t kh,
                            const filter_geometry *g, int normalize, const pixsum_view *out)
 {
-    size_t n = g->out_width * g->channels;
-    uint64_t *isums = malloc(n * sizeof *isums);
-    double *fsums = malloc(n * sizeof *fsums);
-    size_t *counts = malloc(g->out_width * sizeof *counts);
-    if (!isums || !fsums || !counts) {
-        free(isums);
-        free(fsums);
-        free(counts);
-        return PIXSUM_ERR_NO_MEMORY;
+    size_t ow = g->out_width, ch = g->channels, n = ow * ch;
+    int float_out = out->type == PIXSUM_F32 || out->type == PIXSUM_F64;
+    filter_columns cols;
+    cols.left = malloc(ow * sizeof *cols.left);
+    cols.right = malloc(ow * sizeof *cols.right);
+    cols.width = malloc(ow * sizeof *cols.width);
+    double *fbuf = float_out && out->type != PIXSUM_F64 ? malloc(n * sizeof *fbuf) : NULL;
+    uint64_t *ibuf = float_out ? NULL : malloc(n * sizeof *ibuf);
+    int st = PIXSUM_OK;
+    if (!cols.left || !cols.right || !cols.width || (float_out && out->type != PIXSUM_F64 &&
+                                                     !fbuf) || (!float_out && !ibuf)) {
+        st = PIXSUM_ERR_NO_MEMORY;
+        goto done;
+    }
+    for (size_t ox = 0; ox < ow; ox++) {
+        size_t x0, x1;
+        window_cols(g, ox, &x0, &x1);
+        cols.left[ox] = x0 * ch;
+        cols.right[ox] = x1 * ch;
+        cols.width[ox] = (double)(x1 - x0);
     }
     for (size_t oy = 0; oy < out->height; oy++) {
         size_t y0, y1;
@@ -842,17 +858,33 @@ static int box_filter_pass(const pixsum_view *p, size_t height, size_t kh,
         }
         const void *r0 = (const char *)p->data + (ptrdiff_t)y0 * p->row_stride;
         const void *r1 = (const char *)p->data + (ptrdiff_t)y1 * p->row_stride;
-        if (p->type == PIXSUM_F64)
-            filter_row_float(g, r0, r1, fsums, counts);
-        else
-            filter_row_int(g, p->type, r0, r1, isums, counts);
-        store_filter_row(g, p->type, isums, fsums, counts, y1 - y0, normalize, out->type,
-                         (char *)out->data + (ptrdiff_t)oy * out->row_stride);
+        void *dst = (char *)out->data + (ptrdiff_t)oy * out->row_stride;
+        double *fsum = out->type == PIXSUM_F64 ? dst : fbuf;
+        filter_row(p->type, g, &cols, r0, r1, (double)(y1 - y0), normalize, fsum, ibuf);
+        switch (out->type) {
+        case PIXSUM_F32:
+            for (size_t i = 0; i < n; i++)
+                ((float *)dst)[i] = (float)fbuf[i];
+            break;
+        case PIXSUM_U32:
+            for (size_t i = 0; i < n; i++)
+                ((uint32_t *)dst)[i] = (uint32_t)ibuf[i];
+            break;
+        case PIXSUM_U64:
+        case PIXSUM_I64:
+            memcpy(dst, ibuf, n * sizeof *ibuf);
+            break;
+        default:
+            break;
+        }
     }
-    free(isums);
-    free(fsums);
-    free(counts);
-    return PIXSUM_OK;
+done:
+    free(cols.left);
+    free(cols.right);
+    free(cols.width);
+    free(fbuf);
+    free(ibuf);
+    return st;
 }
 
 /* Reads the `size` argument: an int or a pair (kh, kw), each >= 1. */
@@ -991,7 +1023,15 @@ static PyObject *py_box_filter(PyObject *self, PyObject *args, PyObject *kwargs)
     o.wrap = psb_type_is_int(tt);
     if (!(ctx = psb_make_ctx(&o)))
         goto done;
-    filter_geometry g = {vin.width, vin.channels, kw, vout.width, valid};
+    filter_geometry g = {vin.width, vin.channels, kw, vout.width, valid, 0, vout.width, 0};
+    if (!valid) {
+        /* unclipped: ox - kw/2 >= 0 and ox - kw/2 + kw <= width */
+        g.span_offset = kw / 2;
+        g.span_begin = kw / 2 < vout.width ? kw / 2 : vout.width;
+        g.span_end = kw <= vin.width ? vin.width - kw + kw / 2 + 1 : g.span_begin;
+        if (g.span_end < g.span_begin)
+            g.span_end = g.span_begin;
+    }
     int st;
     Py_BEGIN_ALLOW_THREADS
     st = pixsum_integral(ctx, &vin, &vtab);

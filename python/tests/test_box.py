@@ -112,11 +112,15 @@ def ref_box_filter(img, kh, kw, mode, normalize):
 
 
 @pytest.mark.parametrize("dtype", [np.uint8, np.int16, np.float32])
-@pytest.mark.parametrize("size", [1, 3, (4, 2), (7, 9)])
+@pytest.mark.parametrize("size", [1, 3, (4, 2), (7, 9), (13, 17), (20, 30)])
 @pytest.mark.parametrize("mode", ["same", "valid"])
 def test_box_filter(rng, dtype, size, mode):
     img = random_image(rng, (13, 17, 2), dtype)
     kh, kw = (size, size) if isinstance(size, int) else size
+    if mode == "valid" and (kh > 13 or kw > 17):
+        with pytest.raises(pixsum.BadShapeError):
+            pixsum.box_filter(img, size, mode=mode)
+        return
     for normalize in (True, False):
         got = pixsum.box_filter(img, size, mode=mode, normalize=normalize)
         want = ref_box_filter(img, kh, kw, mode, normalize)
@@ -152,3 +156,14 @@ def test_box_filter_large_window_stays_exact():
         pixsum.box_filter(img, 0)
     with pytest.raises(pixsum.BadShapeError):
         pixsum.box_filter(img, 301, mode="valid")
+
+
+@pytest.mark.parametrize("shape", [(1, 1), (1, 9), (9, 1), (5, 6, 3), (31, 64), (8, 41, 4)])
+@pytest.mark.parametrize("size", [1, 2, 3, (5, 4)])
+def test_box_filter_edge_shapes(rng, shape, size):
+    img = random_image(rng, shape, np.uint16)
+    kh, kw = (size, size) if isinstance(size, int) else size
+    np.testing.assert_allclose(pixsum.box_filter(img, size),
+                               ref_box_filter(img, kh, kw, "same", True), rtol=1e-12)
+    np.testing.assert_array_equal(pixsum.box_filter(img, size, normalize=False),
+                                  ref_box_filter(img, kh, kw, "same", False))
