@@ -13,14 +13,15 @@ typedef int (*pixsum_command_fn)(int argc, char **argv);
 /* Declared weak so a command whose file is not built is reported as missing
  * instead of breaking the link. */
 #define PIXSUM_COMMANDS(X)                                                             \
-    X(integral, "integral image (SAT) of an image file: .npy, .pgm/.ppm, .pfm")        \
+    X(integral, "integral image (SAT) of an image file (.npy .pgm .ppm .pfm .png .jpg .tif)") \
     X(box, "box sum / mean / variance filter over a window")                           \
     X(hist, "histogram of an image (CSV or JSON)")                                     \
     X(equalize, "histogram equalisation of an 8- or 16-bit image")                     \
     X(methods, "list the registered methods and what they support")                    \
     X(info, "what a file is, and what this build and machine support")                 \
     X(bench, "time operations x methods x types x sizes x threads")                    \
-    X(demo, "the demonstration run by `make run` on a built-in sample image")
+    X(demo, "the demonstration run by `make run` on a built-in sample image")             \
+    X(convert, "copy an image into another file format, strip by strip")
 
 #define PIXSUM_DECLARE_COMMAND(name, help) \
     int cmd_##name(int argc, char **argv) __attribute__((weak));

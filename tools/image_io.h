@@ -27,12 +27,13 @@
  *   .pfm           PF (RGB) and Pf (gray) f32, either byte order; rows are stored
  *                  bottom-up in the file and returned top-down.
  *   .png           (libpng) 1..16-bit gray, gray+alpha, RGB, RGBA, palette;
- *                  palette and 1/2/4-bit images expand to u8. Written u8/u16.
+ *                  palette and 1/2/4-bit images expand to u8 (gray scaled to
+ *                  0..255). Written u8/u16.
  *   .jpg .jpeg     (libjpeg-turbo) 8-bit gray or RGB. Written u8, quality 95.
  *   .tif .tiff     (libtiff) classic TIFF and BigTIFF, striped or tiled,
  *                  contiguous samples, unsigned 8/16/32/64, signed 16/32/64 and
  *                  float 32/64 bits, 1..4 samples per pixel. Written striped
- *                  and uncompressed; BigTIFF when the file could pass 4 GiB or
+ *                  (or tiled, pxio_write_options.tile) and uncompressed; BigTIFF when the file could pass 4 GiB or
  *                  the name ends in .btf/.tf8 or pxio_write_options.bigtiff.
  *                  Multi-page files: the first page is read.
  *
@@ -64,7 +65,9 @@ typedef struct pxio_options {
 
 /* Writer options (NULL = defaults, all zero). */
 typedef struct pxio_write_options {
-    int bigtiff; /* 1: write BigTIFF whatever the size */
+    int bigtiff;   /* 1: write BigTIFF whatever the size */
+    unsigned tile; /* TIFF: > 0 writes square tiles of this size (a multiple of
+                      16) instead of strips */
 } pxio_write_options;
 
 /* An image read whole: `view` is packed and points into `data`, which the

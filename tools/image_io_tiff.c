@@ -235,7 +235,32 @@ int pxio_tiff_open(pxio_reader *r, char *err, size_t errlen)
 
 typedef struct tiff_wstate {
     TIFF *tif;
+    uint32_t tile;         /* 0: striped */
+    unsigned char *band;   /* tiled: `tile` rows of the full width */
+    unsigned char *tilebuf;
+    size_t band_rows;      /* rows collected in `band` */
 } tiff_wstate;
+
+/* Tiled writing: cuts the collected band into tiles (zero-padded at the right
+ * and bottom edges) and writes them. */
+static int tiff_flush_band(pxio_writer *w, char *err, size_t errlen)
+{
+    tiff_wstate *s = w->state;
+    size_t px = w->shape.channels * pixsum_type_size(w->shape.type);
+    size_t y0 = (w->next_row - 1) / s->tile * s->tile; /* band's first image row */
+    for (size_t x = 0; x < w->shape.width; x += s->tile) {
+        size_t cols = w->shape.width - x < s->tile ? w->shape.width - x : s->tile;
+        memset(s->tilebuf, 0, (size_t)s->tile * s->tile * px);
+        for (size_t r = 0; r < s->band_rows; r++)
+            memcpy(s->tilebuf + r * s->tile * px, s->band + r * w->row_bytes + x * px,
+                   cols * px);
+        ttile_t t = TIFFComputeTile(s->tif, (uint32_t)x, (uint32_t)y0, 0, 0);
+        if (TIFFWriteEncodedTile(s->tif, t, s->tilebuf, (tmsize_t)((size_t)s->tile * s->tile * px)) < 0)
+            return pxio_fail(err, errlen, w->path, "TIFF write failed: %s", tiff_last());
+    }
+    s->band_rows = 0;
+    return 0;
+}
 
 static void tiff_wdiscard(pxio_writer *w)
 {
@@ -246,6 +271,8 @@ static void tiff_wdiscard(pxio_writer *w)
         TIFFClose(s->tif); /* closes the descriptor too */
         w->fd = -1;
     }
+    free(s->band);
+    free(s->tilebuf);
     free(s);
     w->state = NULL;
 }
@@ -255,6 +282,22 @@ static int tiff_wwrite(pxio_writer *w, size_t rows, const unsigned char *buf, pt
 {
     tiff_wstate *s = w->state;
     tiff_message[0] = '\0';
+    if (s->tile) {
+        for (size_t i = 0; i < rows; i++) {
+            memcpy(s->band + s->band_rows * w->row_bytes, buf + (ptrdiff_t)i * stride,
+                   w->row_bytes);
+            s->band_rows++;
+            w->next_row++; /* tiff_flush_band() reads the position */
+            int full = s->band_rows == s->tile || w->next_row == w->total_rows;
+            int rc = full ? tiff_flush_band(w, err, errlen) : 0;
+            if (rc != 0) {
+                w->next_row -= i + 1;
+                return -1;
+            }
+        }
+        w->next_row -= rows; /* pxio_write_rows() advances it */
+        return 0;
+    }
     for (size_t i = 0; i < rows; i++) {
         if (TIFFWriteScanline(s->tif, (void *)(buf + (ptrdiff_t)i * stride),
                               (uint32_t)(w->next_row + i), 0) < 0)
@@ -275,6 +318,8 @@ static int tiff_wfinish(pxio_writer *w, char *err, size_t errlen)
     TIFFClose(s->tif);
     s->tif = NULL;
     w->fd = -1;
+    free(s->band);
+    free(s->tilebuf);
     free(s);
     w->state = NULL;
     if (!ok)
@@ -326,7 +371,21 @@ int pxio_tiff_create(pxio_writer *w, char *err, size_t errlen)
     TIFFSetField(s->tif, TIFFTAG_PLANARCONFIG, PLANARCONFIG_CONTIG);
     TIFFSetField(s->tif, TIFFTAG_PHOTOMETRIC, rgb ? PHOTOMETRIC_RGB : PHOTOMETRIC_MINISBLACK);
     TIFFSetField(s->tif, TIFFTAG_COMPRESSION, COMPRESSION_NONE);
-    TIFFSetField(s->tif, TIFFTAG_ROWSPERSTRIP, (uint32_t)rps);
+    if (w->opt.tile) {
+        if (w->opt.tile % 16 || w->opt.tile > 65536)
+            return pxio_fail(err, errlen, w->path,
+                             "TIFF tile size %u is not a multiple of 16 (16..65536)", w->opt.tile);
+        s->tile = w->opt.tile;
+        size_t px = sh->channels * pixsum_type_size(sh->type);
+        s->band = malloc((size_t)s->tile * w->row_bytes);
+        s->tilebuf = malloc((size_t)s->tile * s->tile * px);
+        if (!s->band || !s->tilebuf)
+            return pxio_fail(err, errlen, w->path, "out of memory for %u-row tiles", s->tile);
+        TIFFSetField(s->tif, TIFFTAG_TILEWIDTH, s->tile);
+        TIFFSetField(s->tif, TIFFTAG_TILELENGTH, s->tile);
+    } else {
+        TIFFSetField(s->tif, TIFFTAG_ROWSPERSTRIP, (uint32_t)rps);
+    }
     TIFFSetField(s->tif, TIFFTAG_SOFTWARE, "pixsum");
     size_t extra = sh->channels - (rgb ? 3 : 1);
     if (extra > 0) {

@@ -1,0 +1,68 @@
+#!/bin/sh
+# cli_formats.sh - golden files and round trips for every format and depth.
+#  1. Each file in golden/ (written by NumPy, Pillow or by hand from the
+#     format's specification: make_golden.py) must decode to the bytes of its
+#     NAME.expect.npy (our .npy writer writes NumPy's exact header).
+#  2. Each expected array goes through every writable format and back; the
+#     lossless ones must give the same bytes, those that cannot hold the type
+#     or channel count must refuse with a message saying what they hold.
+. "$2/lib.sh"
+
+G="$HERE/golden"
+n=0
+for expect in "$G"/*.expect.npy; do
+    src=${expect%.expect.npy}
+    name=$(basename "$src")
+    n=$((n + 1))
+    if ! "$PIXSUM" convert "$src" got.npy 2>err.txt; then
+        fail "reading golden $name: $(cat err.txt)"
+        continue
+    fi
+    cmp -s got.npy "$expect" || fail "golden $name decodes to other pixels than $name.expect.npy"
+    rm -f got.npy
+done
+[ "$n" -ge 38 ] || fail "only $n golden files found in $G"
+
+# Round trips through every writer.
+for expect in "$G"/*.expect.npy; do
+    name=$(basename "${expect%.expect.npy}")
+    for ext in npy tif btf pgm ppm pnm pfm png jpg tiled.tif; do
+        extra=
+        [ "$ext" = tiled.tif ] && extra="--tile 16"
+        # shellcheck disable=SC2086
+        if "$PIXSUM" convert "$expect" "rt.$ext" $extra 2>err.txt; then
+            if ! "$PIXSUM" convert "rt.$ext" back.npy 2>err.txt; then
+                fail "$name -> $ext -> npy: $(cat err.txt)"
+            elif [ "$ext" != jpg ] && ! cmp -s back.npy "$expect"; then
+                fail "$name -> $ext -> npy changed the pixels"
+            fi
+        else
+            grep -q "holds\|needs .npy" err.txt ||
+                fail "$name -> $ext refused without saying what the format holds: $(cat err.txt)"
+        fi
+        rm -f "rt.$ext" back.npy
+    done
+done
+
+# The refusals are specific.
+expect_error 1 "rt.png: PNG holds u8 or u16 samples, not f64" \
+    "$PIXSUM" convert "$G/npy_f8.npy.expect.npy" rt.png
+expect_error 1 "rt.pgm: pgm holds 1 channel, not 3 channels" \
+    "$PIXSUM" convert "$G/ppm_p6_8.ppm.expect.npy" rt.pgm
+expect_error 1 "rt.jpg: JPEG holds 1 or 3 channels, not 4" \
+    "$PIXSUM" convert "$G/npy_rgba_u1.npy.expect.npy" rt.jpg
+expect_error 1 "a volume (depth 3) needs .npy" \
+    "$PIXSUM" convert "$G/npy_volume_u1.npy.expect.npy" rt.tif
+expect_error 1 "cannot tell the output format from the extension 'xyz'" \
+    "$PIXSUM" convert "$G/npy_u1.npy.expect.npy" rt.xyz
+
+# info reads the headers.
+run "$PIXSUM" info "$G/bigtiff_tiled_u16.tif"
+grep -q "BigTIFF, tiled 16 x 16" run_out.txt || fail "info: BigTIFF tiling not reported"
+grep -q "shape *20 x 18" run_out.txt || fail "info: BigTIFF shape"
+run "$PIXSUM" info --stats "$G/pgm_p5_8.pgm"
+grep -q "channel 0: min" run_out.txt || fail "info --stats"
+run "$PIXSUM" info --volume "$G/npy_v2_u2c3.npy"
+grep -q "3 x 6 x 4 (W x H x D)" run_out.txt || fail "info --volume: (4,6,3) is not read as a volume"
+no_temporaries .
+finish
