@@ -123,6 +123,7 @@ static inline __m256d u32_to_f64(__m128i u)
 #include "fast_kinds.h"
 
 PSI_FAST_GETTER(psi_fast_row_avx2)
+PSI_FAST_COLSUM_GETTER(psi_fast_colsum_avx2)
 
 /* ---- two rows at once for u8 -> u32 (see fast_avx512.c for the idea) ---- */
 PSI_FAST_ALWAYS_INLINE void u8u32_pair_body(const uint8_t *in0, const uint8_t *in1,

@@ -115,6 +115,7 @@ static inline __m512i sq_a64(__m512i x)
 #include "fast_kinds.h"
 
 PSI_FAST_GETTER(psi_fast_row_avx512)
+PSI_FAST_COLSUM_GETTER(psi_fast_colsum_avx512)
 
 /* ---- two rows at once for u8 -> u32 ----
  * Row y goes to the low 16 bits and row y+1 to the high 16 bits of each u32

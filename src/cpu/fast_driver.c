@@ -204,3 +204,60 @@ int psi_fast_run(const psi_job *job)
     int stream = job->in.depth == 1 && bytes > psi_stream_threshold();
     return psi_fast_rows(job, 0, job->in.height, NULL, NULL, stream);
 }
+
+/* Portable column sums through the element helpers (the scalar level). */
+static void column_sums_portable(const pixsum_view *in, size_t y0, size_t y1, pixsum_type out,
+                                 int squared, void *acc)
+{
+    size_t n = psi_row_samples(in);
+    for (size_t y = y0; y < y1; y++) {
+        const void *row = psi_row(in, y, 0);
+        if (psi_type_is_int(out)) {
+            for (size_t i = 0; i < n; i++) {
+                uint64_t v = psi_load_u64(in->type, row, i);
+                if (squared)
+                    v *= v;
+                psi_store_u64(out, acc, i, psi_load_u64(out, acc, i) + v);
+            }
+        } else if (out == PIXSUM_F32) {
+            float *a = acc;
+            for (size_t i = 0; i < n; i++) {
+                float v = (float)psi_load_f64(in->type, row, i);
+                a[i] += squared ? v * v : v;
+            }
+        } else {
+            double *a = acc;
+            for (size_t i = 0; i < n; i++) {
+                double v = psi_load_f64(in->type, row, i);
+                a[i] += squared ? v * v : v;
+            }
+        }
+    }
+}
+
+void psi_fast_column_sums(const pixsum_view *in, size_t y0, size_t y1, pixsum_type out,
+                          int squared, void *acc)
+{
+    psi_fast_colsum_fn fn = NULL;
+#if PSI_HAVE_X86_KERNELS
+    psi_isa isa = psi_isa_active();
+    if (isa >= PSI_ISA_AVX512)
+        fn = psi_fast_colsum_avx512(in->type, out, squared);
+    if (!fn && isa >= PSI_ISA_AVX2)
+        fn = psi_fast_colsum_avx2(in->type, out, squared);
+    if (!fn && isa >= PSI_ISA_SSE2)
+        fn = psi_fast_colsum_sse2(in->type, out, squared);
+#endif
+    if (!fn) {
+        column_sums_portable(in, y0, y1, out, squared, acc);
+        return;
+    }
+    size_t n = psi_row_samples(in);
+    for (size_t y = y0; y < y1; y += 4) {
+        const void *rows[4];
+        int nr = 0;
+        for (size_t k = y; k < y1 && nr < 4; k++)
+            rows[nr++] = psi_row(in, k, 0);
+        fn(rows, nr, acc, n);
+    }
+}

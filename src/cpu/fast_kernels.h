@@ -50,6 +50,19 @@ void psi_fast_pair_u8u32_avx2(const void *in0, const void *in1, void *out0, void
                               const void *prev, void *acc, size_t width, size_t ch,
                               int stream);
 
+/* acc[i] += sum over nrows (1-4) rows of in (or in^2), n samples each, in
+ * the output type's arithmetic. */
+typedef void (*psi_fast_colsum_fn)(const void *const *rows, int nrows, void *acc, size_t n);
+psi_fast_colsum_fn psi_fast_colsum_sse2(pixsum_type in, pixsum_type out, int squared);
+psi_fast_colsum_fn psi_fast_colsum_avx2(pixsum_type in, pixsum_type out, int squared);
+psi_fast_colsum_fn psi_fast_colsum_avx512(pixsum_type in, pixsum_type out, int squared);
+
+/* Column sums of rows [y0, y1) of a 2-D view into acc (output type `out`,
+ * one table row, zeroed by the caller), with the active ISA's kernel or a
+ * portable loop. */
+void psi_fast_column_sums(const pixsum_view *in, size_t y0, size_t y1, pixsum_type out,
+                          int squared, void *acc);
+
 /* A row kernel for the active ISA: the best SIMD kernel at or below
  * psi_isa_active(); when none exists (or the active ISA is scalar) `fast` is
  * NULL and `scalar` is the reference row function of the pair. */

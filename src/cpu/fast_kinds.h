@@ -34,7 +34,9 @@
 
 #define PSI_FAST_INSTANTIATE(SUF, TIN, TOUT, LANES, DPL, LD, ADD, SQ) \
     PSI_FAST_ROW(sum_##SUF, TIN, TOUT, LANES, DPL, LD, NOSQ, ADD)    \
-    PSI_FAST_ROW(sq_##SUF, TIN, TOUT, LANES, DPL, LD, SQ, ADD)
+    PSI_FAST_ROW(sq_##SUF, TIN, TOUT, LANES, DPL, LD, SQ, ADD)    \
+    PSI_FAST_COLSUM(colsum_##SUF, TIN, TOUT, LANES, LD, NOSQ, ADD) \
+    PSI_FAST_COLSUM(colsq_##SUF, TIN, TOUT, LANES, LD, SQ, ADD)
 PSI_FAST_KERNELS(PSI_FAST_INSTANTIATE)
 
 /* The C type code of an input/output pixsum type for the table below. */
@@ -64,5 +66,16 @@ static inline int psi_fast_code(pixsum_type t)
         if (channels < 1 || channels > 4)                                           \
             return NULL;                                                            \
         PSI_FAST_KERNELS(PSI_FAST_MATCH)                                            \
+        return NULL;                                                                \
+    }
+
+#define PSI_FAST_COLSUM_MATCH(SUF, TIN, TOUT, LANES, DPL, LD, ADD, SQ)                \
+    if (psi_fast_code(in) == PSI_TYPE_OF(TIN) && psi_fast_code(out) == PSI_TYPE_OF(TOUT)) \
+        return squared ? colsq_##SUF : colsum_##SUF;
+
+#define PSI_FAST_COLSUM_GETTER(FNAME)                                               \
+    psi_fast_colsum_fn FNAME(pixsum_type in, pixsum_type out, int squared)          \
+    {                                                                               \
+        PSI_FAST_KERNELS(PSI_FAST_COLSUM_MATCH)                                     \
         return NULL;                                                                \
     }

@@ -146,3 +146,36 @@
                 NAME##_body(in, out, prev, acc, n, ch, head, 0, 0, 0);                            \
         }                                                                                   \
     }
+
+/* Column sums: acc[i] += sum over the nrows (1-4) rows of in^1 or in^2, in
+ * the accumulator kind; the banded threaded method's first pass. */
+#define PSI_FAST_COLSUM(NAME, TIN, TOUT, LANES, LOADW, SQ, ADD)                             \
+    static void NAME(const void *const *rows_, int nrows, void *acc_, size_t n)             \
+    {                                                                                       \
+        const TIN *rows[4] = {NULL, NULL, NULL, NULL};                                      \
+        for (int r = 0; r < nrows; r++)                                                     \
+            rows[r] = rows_[r];                                                             \
+        TOUT *acc = acc_;                                                                   \
+        size_t i = 0;                                                                       \
+        for (; i + (LANES) <= n; i += (LANES)) {                                            \
+            PSI_VI s = PSI_LOADU(acc + i);                                                  \
+            for (int r = 0; r < nrows; r++)                                                 \
+                s = ADD(s, SQ(LOADW(rows[r] + i)));                                         \
+            PSI_STOREU(acc + i, s);                                                         \
+        }                                                                                   \
+        if (i < n) {                                                                        \
+            TIN tin[LANES];                                                                 \
+            TOUT tacc[LANES];                                                               \
+            size_t rest = n - i;                                                            \
+            memset(tacc, 0, sizeof tacc);                                                   \
+            memcpy(tacc, acc + i, rest * sizeof(TOUT));                                     \
+            PSI_VI s = PSI_LOADU(tacc);                                                     \
+            for (int r = 0; r < nrows; r++) {                                               \
+                memset(tin, 0, sizeof tin);                                                 \
+                memcpy(tin, rows[r] + i, rest * sizeof(TIN));                               \
+                s = ADD(s, SQ(LOADW(tin)));                                                 \
+            }                                                                               \
+            PSI_STOREU(tacc, s);                                                            \
+            memcpy(acc + i, tacc, rest * sizeof(TOUT));                                     \
+        }                                                                                   \
+    }

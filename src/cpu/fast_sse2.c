@@ -139,3 +139,4 @@ static inline __m128d u32_to_f64(__m128i u)
 #include "fast_kinds.h"
 
 PSI_FAST_GETTER(psi_fast_row_sse2)
+PSI_FAST_COLSUM_GETTER(psi_fast_colsum_sse2)

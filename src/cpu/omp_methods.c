@@ -1,9 +1,333 @@
 /*
- * omp_methods.c - registry table of the multi-threaded CPU methods (filled by
- * the CPU-speed work; empty until then).
+ * omp_methods.c - the multi-threaded CPU integral methods and their registry
+ * table:
+ *   omp.banded     the fast method: rows split into bands; band 0 starts its
+ *                  final table at once while each other thread first sums the
+ *                  columns of the band before its own (reads the input), the
+ *                  column sums of the earlier bands give each band its first
+ *                  row's offsets, and every band then writes its final table in
+ *                  one pass with the SIMD row kernels (fast_driver.c). Input
+ *                  read at most twice, output written once.
+ *   omp.transpose  paper 000: OpenMP row prefix sums, transpose, row prefix
+ *                  sums, transpose back.
+ *   omp.chunks     paper 003: T threads over chunks of rows (row prefix sums),
+ *                  then over chunks of columns (adding each row to the next).
+ *   p001.*         paper 001 (POSIX threads, p001.c): t-1 workers + the main
+ *                  thread, bound to cores; four row scans; column pass with
+ *                  strided access eliminated.
+ * The OpenMP methods exist only in builds with OpenMP (PIXSUM_HAVE_OPENMP);
+ * thread counts come from the context (job->threads).
  */
-#include "../internal.h"
+#include "fast_kernels.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef PIXSUM_HAVE_OPENMP
+#include <omp.h>
+#endif
+
+int psi_p001_plain(const psi_job *job);
+int psi_p001_unroll6(const psi_job *job);
+int psi_p001_sse2(const psi_job *job);
+int psi_p001_blelloch(const psi_job *job);
+bool psi_p001_supports(const psi_job *job);
+
+#ifdef PIXSUM_HAVE_OPENMP
+
+/* ---------------------------------------------------------- omp.banded */
+
+/* Cost of summing a band's columns relative to writing its table, used to
+ * size the bands so that every thread finishes together: thread 0 only writes
+ * band 0; thread t >= 1 sums band t-1's columns, then writes band t. */
+#define BANDED_COLSUM_COST 0.3
+
+/* Band boundaries for `t` threads over `h` rows into b[0..t]. */
+static void banded_bounds(size_t h, int t, size_t *b)
+{
+    double share[256], total = 0;
+    share[0] = 1.0;
+    total = 1.0;
+    for (int i = 1; i < t; i++) {
+        share[i] = 1.0 - BANDED_COLSUM_COST * share[i - 1];
+        if (share[i] < 0.05)
+            share[i] = 0.05;
+        total += share[i];
+    }
+    double acc = 0;
+    b[0] = 0;
+    for (int i = 0; i < t; i++) {
+        acc += share[i];
+        b[i + 1] = i + 1 == t ? h : (size_t)((double)h * acc / total);
+    }
+}
+
+/* The job's tables: plain first, then squared. */
+static int job_tables(const psi_job *job, const pixsum_view **tables, int *squared)
+{
+    int n = 0;
+    if (job->out.data) {
+        tables[n] = &job->out;
+        squared[n++] = 0;
+    }
+    if (job->out_sq.data) {
+        tables[n] = &job->out_sq;
+        squared[n++] = 1;
+    }
+    return n;
+}
+
+typedef void (*running_fn)(void *row, size_t w, size_t ch);
+static running_fn running_for(pixsum_type t);
+
+static int run_banded(const psi_job *job)
+{
+    const pixsum_view *in = &job->in;
+    int t = job->threads < 1 ? 1 : (job->threads > 256 ? 256 : job->threads);
+    if ((size_t)t > in->height / 8)
+        t = (int)(in->height / 8);
+    if (t <= 1 || in->depth > 1)
+        return psi_fast_run(job); /* one band (3-D volumes run single-threaded) */
+
+    size_t bounds[257];
+    banded_bounds(in->height, t, bounds);
+    const pixsum_view *tables[2];
+    int squared[2];
+    int nt = job_tables(job, tables, squared);
+    size_t n = psi_row_samples(in);
+    size_t row_bytes[2] = {0, 0};
+    for (int k = 0; k < nt; k++)
+        row_bytes[k] = (n * pixsum_type_size(tables[k]->type) + 63) / 64 * 64;
+    /* per band and table: its column sums, then (prefix over bands) its offsets */
+    size_t per_band = row_bytes[0] + row_bytes[1];
+    unsigned char *sums = aligned_alloc(64, per_band * (size_t)t * 2);
+    if (!sums)
+        return psi_fail(PIXSUM_ERR_NO_MEMORY, "omp.banded: no memory for %d x %zu bytes of "
+                        "column sums", 2 * t, per_band);
+    memset(sums, 0, per_band * (size_t)t * 2);
+    unsigned char *offsets = sums + per_band * (size_t)t;
+    size_t total_bytes = 0;
+    for (int k = 0; k < nt; k++)
+        total_bytes += pixsum_type_size(tables[k]->type) * n * in->height;
+    int stream = total_bytes > psi_stream_threshold();
+    int done[256];
+    memset(done, 0, sizeof done);
+    int status = PIXSUM_OK;
+
+#pragma omp parallel num_threads(t)
+    {
+        int id = omp_get_thread_num(), nth = omp_get_num_threads();
+        if (nth != t) {
+            /* OpenMP gave fewer threads: one of them runs the whole job */
+            if (id == 0) {
+                __atomic_store_n(&status, psi_fast_run(job), __ATOMIC_RELAXED);
+            }
+        } else {
+            if (id >= 1) {
+                /* column sums of band id-1 */
+                unsigned char *mine = sums + per_band * (size_t)(id - 1);
+                for (int k = 0; k < nt; k++)
+                    psi_fast_column_sums(in, bounds[id - 1], bounds[id], tables[k]->type,
+                                         squared[k], mine + (k ? row_bytes[0] : 0));
+                __atomic_store_n(&done[id - 1], 1, __ATOMIC_RELEASE);
+                /* offsets of band id = sum of the column sums of bands < id */
+                unsigned char *off = offsets + per_band * (size_t)id;
+                for (int b = 0; b < id; b++) {
+                    while (!__atomic_load_n(&done[b], __ATOMIC_ACQUIRE))
+                        ; /* the bands before finish their sums at about the same time */
+                    for (int k = 0; k < nt; k++) {
+                        size_t o = k ? row_bytes[0] : 0;
+                        psi_scalar_add(tables[k]->type)(off + o, sums + per_band * (size_t)b + o,
+                                                        NULL, n);
+                    }
+                }
+                /* the row above the band = running sums of those column sums */
+                for (int k = 0; k < nt; k++)
+                    running_for(tables[k]->type)(off + (k ? row_bytes[0] : 0), in->width,
+                                                 in->channels);
+            }
+            const void *init = NULL, *init_sq = NULL;
+            if (id >= 1) {
+                unsigned char *off = offsets + per_band * (size_t)id;
+                if (job->out.data)
+                    init = off;
+                if (job->out_sq.data)
+                    init_sq = off + (job->out.data ? row_bytes[0] : 0);
+            }
+            int st = psi_fast_rows(job, bounds[id], bounds[id + 1], init, init_sq, stream);
+            if (st != PIXSUM_OK)
+                __atomic_store_n(&status, st, __ATOMIC_RELAXED);
+        }
+    }
+    free(sums);
+    return status;
+}
+
+/* ---------------------------------------------------------- paper 003 */
+
+/* Row chunks: each row's prefix sums (no row above); then column chunks:
+ * row y += row y-1 over the chunk, for y = 1..H-1. */
+static int run_chunks(const psi_job *job)
+{
+    const pixsum_view *in = &job->in;
+    const pixsum_view *tables[2];
+    int squared[2];
+    int nt = job_tables(job, tables, squared);
+    int t = job->threads < 1 ? 1 : job->threads;
+    for (int k = 0; k < nt; k++) {
+        const pixsum_view *tb = tables[k];
+        const psi_row_kernels *rk = psi_scalar_kernels(in->type, tb->type);
+        psi_row_fn row = squared[k] ? rk->row_sq : rk->row_sum;
+        psi_add_fn add = psi_scalar_add(tb->type);
+        size_t n = psi_row_samples(tb), es = pixsum_type_size(tb->type);
+        long long h = (long long)in->height;
+#pragma omp parallel num_threads(t)
+        {
+            int id = omp_get_thread_num(), nth = omp_get_num_threads();
+            long long y0 = h * id / nth, y1 = h * (id + 1) / nth;
+            for (long long y = y0; y < y1; y++)
+                row(psi_row(in, (size_t)y, 0), psi_row(tb, (size_t)y, 0), NULL, in->width,
+                    in->channels);
+#pragma omp barrier
+            size_t x0 = n * (size_t)id / (size_t)nth, x1 = n * (size_t)(id + 1) / (size_t)nth;
+            if (x1 > x0)
+                for (size_t y = 1; y < in->height; y++)
+                    add((char *)psi_row(tb, y, 0) + x0 * es,
+                        (char *)psi_row(tb, y - 1, 0) + x0 * es, NULL, x1 - x0);
+        }
+    }
+    return PIXSUM_OK;
+}
+
+/* ---------------------------------------------------------- paper 000 */
+
+/* In-place running sums along a row of `w` pixels of `ch` samples. */
+#define RUNNING_SUM(SUF, T)                                               \
+    static void running_##SUF(void *row_, size_t w, size_t ch)            \
+    {                                                                     \
+        T *row = row_;                                                    \
+        for (size_t i = ch; i < w * ch; i++)                              \
+            row[i] = (T)(row[i] + row[i - ch]);                           \
+    }
+RUNNING_SUM(u32, uint32_t)
+RUNNING_SUM(u64, uint64_t)
+RUNNING_SUM(f32, float)
+RUNNING_SUM(f64, double)
+
+static running_fn running_for(pixsum_type t)
+{
+    switch (t) {
+    case PIXSUM_U32: return running_u32;
+    case PIXSUM_U64:
+    case PIXSUM_I64: return running_u64;
+    case PIXSUM_F32: return running_f32;
+    default: return running_f64;
+    }
+}
+
+/* Copies the h x w matrix of `es`-byte pixels at src (row stride sstride) to
+ * its transpose at dst (row stride dstride), in 32 x 32 tiles, tiles shared
+ * out over the threads. */
+static void transpose(const unsigned char *src, ptrdiff_t sstride, unsigned char *dst,
+                      ptrdiff_t dstride, size_t w, size_t h, size_t es, int t)
+{
+    const size_t tile = 32;
+    long long tiles_y = (long long)((h + tile - 1) / tile);
+#pragma omp parallel for num_threads(t) schedule(static)
+    for (long long ty = 0; ty < tiles_y; ty++) {
+        size_t y0 = (size_t)ty * tile, y1 = y0 + tile < h ? y0 + tile : h;
+        for (size_t x0 = 0; x0 < w; x0 += tile) {
+            size_t x1 = x0 + tile < w ? x0 + tile : w;
+            for (size_t y = y0; y < y1; y++) {
+                const unsigned char *s = src + (ptrdiff_t)y * sstride;
+                if (es == 4) {
+                    for (size_t x = x0; x < x1; x++)
+                        memcpy(dst + (ptrdiff_t)x * dstride + y * 4, s + x * 4, 4);
+                } else if (es == 8) {
+                    for (size_t x = x0; x < x1; x++)
+                        memcpy(dst + (ptrdiff_t)x * dstride + y * 8, s + x * 8, 8);
+                } else {
+                    for (size_t x = x0; x < x1; x++)
+                        memcpy(dst + (ptrdiff_t)x * dstride + y * es, s + x * es, es);
+                }
+            }
+        }
+    }
+}
+
+static int run_transpose(const psi_job *job)
+{
+    const pixsum_view *in = &job->in;
+    const pixsum_view *tables[2];
+    int squared[2];
+    int nt = job_tables(job, tables, squared);
+    int t = job->threads < 1 ? 1 : job->threads;
+    size_t w = in->width, h = in->height, ch = in->channels;
+    for (int k = 0; k < nt; k++) {
+        const pixsum_view *tb = tables[k];
+        size_t es = ch * pixsum_type_size(tb->type);
+        if (h != 0 && w > SIZE_MAX / h / es)
+            return psi_fail(PIXSUM_ERR_TOO_LARGE, "omp.transpose: scratch size overflows");
+        unsigned char *scratch = malloc(w * h * es);
+        if (!scratch)
+            return psi_fail(PIXSUM_ERR_NO_MEMORY, "omp.transpose: no memory for a %zu-byte "
+                            "transposed copy", w * h * es);
+        const psi_row_kernels *rk = psi_scalar_kernels(in->type, tb->type);
+        psi_row_fn row = squared[k] ? rk->row_sq : rk->row_sum;
+        running_fn run = running_for(tb->type);
+        /* 1: row prefix sums */
+#pragma omp parallel for num_threads(t) schedule(static)
+        for (long long y = 0; y < (long long)h; y++)
+            row(psi_row(in, (size_t)y, 0), psi_row(tb, (size_t)y, 0), NULL, w, ch);
+        /* 2: transpose into scratch (w rows of h pixels) */
+        transpose(tb->data, tb->row_stride, scratch, (ptrdiff_t)(h * es), w, h, es, t);
+        /* 3: row prefix sums of the transposed rows (the columns) */
+#pragma omp parallel for num_threads(t) schedule(static)
+        for (long long x = 0; x < (long long)w; x++)
+            run(scratch + (size_t)x * h * es, h, ch);
+        /* 4: transpose back */
+        transpose(scratch, (ptrdiff_t)(h * es), tb->data, tb->row_stride, h, w, es, t);
+        free(scratch);
+    }
+    return PIXSUM_OK;
+}
+
+static bool is_2d(const psi_job *job)
+{
+    return job->in.depth == 1;
+}
+
+#define OMP_ENTRIES                                                                          \
+    {"omp.banded", PIXSUM_BACKEND_OMP,                                                       \
+     PIXSUM_OP_INTEGRAL | PIXSUM_OP_INTEGRAL_SQ | PIXSUM_OP_INTEGRAL_3D,                     \
+     "OpenMP bands: column sums of earlier bands, then each band's final table in one SIMD " \
+     "pass (input read <= 2x, output written once); 3-D runs single-threaded",               \
+     30, NULL, NULL, run_banded},                                                 \
+    {"omp.transpose", PIXSUM_BACKEND_OMP, PIXSUM_OP_INTEGRAL | PIXSUM_OP_INTEGRAL_SQ,        \
+     "OpenMP row prefix sums, transpose, row prefix sums, transpose back (paper 000)", 0,    \
+     NULL, is_2d, run_transpose},                                                            \
+    {"omp.chunks", PIXSUM_BACKEND_OMP, PIXSUM_OP_INTEGRAL | PIXSUM_OP_INTEGRAL_SQ,           \
+     "OpenMP: T threads over row chunks, then over column chunks (paper 003)", 0, NULL,      \
+     is_2d, run_chunks},
+#else
+#define OMP_ENTRIES
+#endif /* PIXSUM_HAVE_OPENMP */
+
+#define P001_DESC(scan)                                                                    \
+    "paper 001: t-1 pthreads + main thread bound to cores i mod c; row pass with the " scan \
+    " scan; column pass with strided access eliminated (2-D, 1 channel)"
 
 const psi_method psi_methods_omp[] = {
+    OMP_ENTRIES
+    {"p001.plain", PIXSUM_BACKEND_OMP, PIXSUM_OP_INTEGRAL | PIXSUM_OP_INTEGRAL_SQ,
+     P001_DESC("plain"), 0, NULL, psi_p001_supports, psi_p001_plain},
+    {"p001.unroll6", PIXSUM_BACKEND_OMP, PIXSUM_OP_INTEGRAL | PIXSUM_OP_INTEGRAL_SQ,
+     P001_DESC("unrolled-by-6 'enhanced parallelism'"), 0, NULL, psi_p001_supports,
+     psi_p001_unroll6},
+    {"p001.sse2", PIXSUM_BACKEND_OMP, PIXSUM_OP_INTEGRAL | PIXSUM_OP_INTEGRAL_SQ,
+     P001_DESC("SSE2 shift-and-add by 4"), 0, NULL, psi_p001_supports, psi_p001_sse2},
+    {"p001.blelloch", PIXSUM_BACKEND_OMP, PIXSUM_OP_INTEGRAL | PIXSUM_OP_INTEGRAL_SQ,
+     P001_DESC("Blelloch up-sweep/down-sweep"), 0, NULL, psi_p001_supports,
+     psi_p001_blelloch},
     {NULL, 0, 0, NULL, 0, NULL, NULL, NULL},
 };
