@@ -6,6 +6,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 #define PSI_STR2(x) #x
 #define PSI_STR(x) PSI_STR2(x)
@@ -64,9 +65,14 @@ void psi_clear_error(void)
 
 int psi_fail(int status, const char *fmt, ...)
 {
+    /* Format into a local buffer first: callers often wrap the current text,
+     * psi_fail(st, "input: %s", pixsum_last_error()), and vsnprintf() must not
+     * read from the buffer it writes. */
+    char text[sizeof detail];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(detail, sizeof detail, fmt, ap);
+    vsnprintf(text, sizeof text, fmt, ap);
     va_end(ap);
+    memcpy(detail, text, sizeof detail);
     return status;
 }
