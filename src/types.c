@@ -128,6 +128,7 @@ static unsigned log2_ceil_bound(uint64_t count, uint64_t m, int squared)
 
 int pixsum_integral_check(pixsum_type in, pixsum_type out, size_t count, int squared)
 {
+    psi_clear_error();
     if (!is_input_type(in) || !psi_pair_supported(in, out, squared))
         return psi_fail(PIXSUM_ERR_BAD_TYPE, "%s -> %s is not a supported %stable type pair",
                         pixsum_type_name(in), pixsum_type_name(out),

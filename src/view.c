@@ -34,6 +34,7 @@ pixsum_view pixsum_view_3d(void *data, pixsum_type type, size_t width, size_t he
 int pixsum_view_roi3d(const pixsum_view *view, size_t x, size_t y, size_t z, size_t w,
                       size_t h, size_t d, pixsum_view *roi)
 {
+    psi_clear_error();
     if (!view || !roi)
         return psi_fail(PIXSUM_ERR_NULL, "view or roi is NULL");
     if (w == 0 || h == 0 || d == 0)
@@ -56,6 +57,7 @@ int pixsum_view_roi3d(const pixsum_view *view, size_t x, size_t y, size_t z, siz
 int pixsum_view_roi(const pixsum_view *view, size_t x, size_t y, size_t w, size_t h,
                     pixsum_view *roi)
 {
+    psi_clear_error();
     if (!view)
         return psi_fail(PIXSUM_ERR_NULL, "view is NULL");
     return pixsum_view_roi3d(view, x, y, 0, w, h, view->depth, roi);
@@ -76,6 +78,7 @@ size_t pixsum_packed_bytes(pixsum_type type, size_t width, size_t height, size_t
 
 int pixsum_view_check(const pixsum_view *v)
 {
+    psi_clear_error();
     if (!v)
         return psi_fail(PIXSUM_ERR_NULL, "view is NULL");
     if (!v->data)
