@@ -30,15 +30,15 @@ need_numpy() {
 # expect_error STATUS MESSAGE_PART CMD...: the command must exit with STATUS
 # and print MESSAGE_PART on stderr, nothing on stdout.
 expect_error() {
-    want=$1
-    part=$2
+    _ee_want=$1
+    _ee_part=$2
     shift 2
     "$@" >out.txt 2>err.txt
-    got=$?
-    if [ "$got" != "$want" ]; then
-        fail "'$*' exited $got, expected $want (stderr: $(cat err.txt))"
-    elif ! grep -qF -- "$part" err.txt; then
-        fail "'$*' printed '$(cat err.txt)', expected it to contain '$part'"
+    _ee_got=$?
+    if [ "$_ee_got" != "$_ee_want" ]; then
+        fail "'$*' exited $_ee_got, expected $_ee_want (stderr: $(cat err.txt))"
+    elif ! grep -qF -- "$_ee_part" err.txt; then
+        fail "'$*' printed '$(cat err.txt)', expected it to contain '$_ee_part'"
     elif [ -s out.txt ]; then
         fail "'$*' printed on stdout: $(cat out.txt)"
     fi
