@@ -40,7 +40,8 @@ extern "C" {
 /* Bytes of device workspace that pixsum_cuda_integral_ws() needs for this
  * request with method `method_id` (0 = auto), written to *bytes. `out` or
  * `out_sq` may be NULL (not asked). Shapes, types and the padded layout are
- * taken as pixsum_cuda_integral_ws() would take them, with ctx's settings.
+ * taken as pixsum_cuda_integral_ws() would take them, with ctx's settings
+ * (tables shaped as a volume's or as a batch's are both accepted).
  * Returns PIXSUM_OK, or the validation errors of pixsum_cuda_integral(). */
 PIXSUM_API int pixsum_cuda_workspace_size(const pixsum_ctx *ctx, const pixsum_view *in,
                                           const pixsum_view *out,

@@ -310,13 +310,20 @@ static const size_t shapes[][2] = {{1, 1},    {1, 300},  {300, 1},  {7, 5},    {
 
 static cudaStream_t g_stream;
 
+/* PIXSUM_TEST_QUICK=1: small sizes only (for compute-sanitizer runs). */
+static int quick(void)
+{
+    const char *q = getenv("PIXSUM_TEST_QUICK");
+    return q && *q && strcmp(q, "0") != 0;
+}
+
 /* Small sums only: wrap needed for u8 -> u32 only beyond 4104^2, never here. */
 static void test_methods_types_shapes(void **state)
 {
     (void)state;
     for (size_t m = 0; m < NMETHODS; m++)
         for (size_t p = 0; p < NPAIRS; p++)
-            for (size_t s = 0; s < NSHAPES; s++) {
+            for (size_t s = 0; s < (quick() ? 6 : NSHAPES); s++) {
                 tcase c = {methods[m], pairs[p][0], pairs[p][1], shapes[s][0], shapes[s][1],
                            1, 1 + (s + p) % 4, (s % 3) * 5, T_PLAIN, 0, 0, 0, 0, API_DEVICE};
                 if (pairs[p][1] == PIXSUM_U32 && pairs[p][0] == PIXSUM_U16)
@@ -330,7 +337,7 @@ static void test_host_memory_path(void **state)
     (void)state;
     for (size_t m = 0; m < NMETHODS; m++)
         for (size_t p = 0; p < NPAIRS; p += 2)
-            for (size_t s = 0; s < NSHAPES; s += 3) {
+            for (size_t s = 0; s < (quick() ? 6 : NSHAPES); s += 3) {
                 tcase c = {methods[m], pairs[p][0], pairs[p][1], shapes[s][0], shapes[s][1],
                            1, 1 + s % 4, s % 2, T_PLAIN, 0, 1, 0, 0, API_HOST};
                 run_case(&c, g_stream);
@@ -349,7 +356,8 @@ static void test_squared_volumes_batches_padded(void **state)
                                               {PIXSUM_F64, PIXSUM_F64}};
     for (size_t m = 0; m < NMETHODS; m++)
         for (size_t p = 0; p < sizeof sq_pairs / sizeof sq_pairs[0]; p++) {
-            size_t w = 1 + rnd() % 300, h = 1 + rnd() % 200, d = 1 + rnd() % 5;
+            size_t lim = quick() ? 40 : 300;
+            size_t w = 1 + rnd() % lim, h = 1 + rnd() % (lim * 2 / 3), d = 1 + rnd() % 5;
             tcase c = {methods[m], sq_pairs[p][0], sq_pairs[p][1], w, h, 1, 1 + p % 4, p % 2,
                        T_BOTH, 0, 1, (int)(p % 2), 0, API_DEVICE}; /* wrap: u8^2 -> u32 */
             run_case(&c, g_stream); /* plain + squared, padded half the time */
@@ -372,6 +380,8 @@ static void test_squared_volumes_batches_padded(void **state)
 static void test_wrap_mode(void **state)
 {
     (void)state;
+    if (quick())
+        return;
     for (size_t m = 0; m < NMETHODS; m++) {
         tcase c = {methods[m], PIXSUM_U8, PIXSUM_U32, 4200, 4150, 1, 1, 0, T_PLAIN, 0, 1, 0,
                    1, API_DEVICE};
@@ -404,8 +414,8 @@ static void test_repeated_launches(void **state)
         PX_OK(pixsum_ctx_set_method(ctx, flagged[mi]));
         PX_OK(pixsum_ctx_set(ctx, PIXSUM_PARAM_CUDA_STREAM, (intptr_t)g_stream));
         PX_OK(pixsum_ctx_set_method(cpu, "serial.2wh"));
-        for (int rep = 0; rep < 40; rep++) {
-            size_t w = 1 + rnd() % W, h = 1 + rnd() % H;
+        for (int rep = 0; rep < (quick() ? 4 : 40); rep++) {
+            size_t w = 1 + rnd() % (quick() ? 600 : W), h = 1 + rnd() % (quick() ? 300 : H);
             fill_random(PIXSUM_U8, hin, w * h, 0);
             pixsum_view hi = pixsum_view_2d(hin, PIXSUM_U8, w, h, 1, 0);
             pixsum_view hr = pixsum_view_2d(href, PIXSUM_U32, w, h, 1, 0);
@@ -439,7 +449,7 @@ static void test_large_output(void **state)
 {
     (void)state;
     const char *skip = getenv("PIXSUM_TEST_NO_LARGE");
-    if (skip && *skip && strcmp(skip, "0") != 0) {
+    if (quick() || (skip && *skip && strcmp(skip, "0") != 0)) {
         printf("large-output case skipped (PIXSUM_TEST_NO_LARGE)\n");
         return;
     }
@@ -501,7 +511,7 @@ static void test_tuning(void **state)
                                                  {512, 32, 16}, {1024, 16, 4}, {64, 16, 16}};
     for (size_t i = 0; i < sizeof tunings / sizeof tunings[0]; i++) {
         for (int m = 3; m <= 5; m++) {
-            size_t w = 1 + rnd() % 2000, h = 1 + rnd() % 700;
+            size_t w = 1 + rnd() % (quick() ? 300 : 2000), h = 1 + rnd() % (quick() ? 100 : 700);
             hbuf in = make_host(PIXSUM_U8, w, h, 1, 1, 0);
             fill_random(PIXSUM_U8, in.mem, in.bytes, 0);
             hbuf ref = make_host(PIXSUM_U32, w, h, 1, 1, 0), got = make_host(PIXSUM_U32, w, h, 1, 1, 0);

@@ -478,6 +478,8 @@ int pixsum_cuda_workspace_size(const pixsum_ctx *ctx, const pixsum_view *in,
         return psi_fail(PIXSUM_ERR_NULL, "bytes is NULL");
     dev_request r;
     int st = validate(c, in, out, out_sq, 0, &r), n;
+    if (st == PIXSUM_ERR_BAD_SHAPE && in && in->depth > 1) /* a batch's table shape */
+        st = validate(c, in, out, out_sq, 1, &r);
     if (st != PIXSUM_OK)
         return st;
     psi_cu_plan plans[2];

@@ -1,0 +1,425 @@
+/*
+ * gpu_bench.cu - GPU timings of pixsum's CUDA integral methods next to their
+ * peers and floors, all measured in this one process:
+ *   floor   a copy kernel that moves the same bytes without computing
+ *           (u8 -> u32: reads 1 B, writes 4 B per pixel; f32 -> f32: 4 + 4);
+ *   npp     nppiIntegral_8u32s_C1R_Ctx (u8 -> padded i32 table), when built
+ *           with NPP (PIXSUM_BENCH_NPP);
+ *   methods cuda.lookback and the paper methods through pixsum_cuda_integral_ws
+ *           / pixsum_cuda_integral on device data and one stream.
+ * Timing: CUDA events around a batch of calls, after warm-up; each figure is
+ * the median of `reps` batches divided by the batch length. When one input +
+ * output pair fits in 2x the L2 cache, calls rotate over enough buffer pairs to
+ * span more than 2x L2, so the cache never holds the data of the next call.
+ *
+ * Sections (argv[1]): "fast" (targets table), "p004" (paper 004 sweep),
+ * "p003" (paper 003 4096^2 table, CPU and GPU, host and device data), "all".
+ * Output: a readable table on stdout and CSV rows (prefix "csv,") to parse.
+ */
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "pixsum.h"
+#include "pixsum_cuda.h"
+
+#ifdef PIXSUM_BENCH_NPP
+#include <npp.h>
+#endif
+
+#define CK(call)                                                                        \
+    do {                                                                                \
+        cudaError_t e_ = (call);                                                        \
+        if (e_ != cudaSuccess) {                                                        \
+            fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #call,                \
+                    cudaGetErrorString(e_));                                            \
+            exit(1);                                                                    \
+        }                                                                               \
+    } while (0)
+
+#define PK(call)                                                                        \
+    do {                                                                                \
+        int st_ = (call);                                                               \
+        if (st_ != PIXSUM_OK) {                                                         \
+            fprintf(stderr, "%s:%d %s: %s: %s\n", __FILE__, __LINE__, #call,           \
+                    pixsum_strerror(st_), pixsum_last_error());                         \
+            exit(1);                                                                    \
+        }                                                                               \
+    } while (0)
+
+static cudaStream_t g_stream;
+static size_t g_l2 = 50u << 20;
+static int g_reps = 15;
+
+/* ---- the copy floor ------------------------------------------------------------- */
+
+/* Reads 16 input elements and writes them widened, with the same streaming
+ * cache hints as the integral kernel. */
+template <typename TIn, typename TOut>
+__global__ void copy_kernel(const TIn *__restrict__ in, TOut *__restrict__ out, size_t n)
+{
+    size_t stride = (size_t)gridDim.x * blockDim.x;
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i * 16 < n; i += stride) {
+        union {
+            uint4 q[(16 * sizeof(TIn) + 15) / 16];
+            TIn e[16];
+        } a;
+#pragma unroll
+        for (int j = 0; j < (int)((16 * sizeof(TIn) + 15) / 16); j++)
+            a.q[j] = __ldcs((const uint4 *)(in + i * 16) + j);
+        union {
+            uint4 q[16 * sizeof(TOut) / 16];
+            TOut e[16];
+        } b;
+#pragma unroll
+        for (int k = 0; k < 16; k++)
+            b.e[k] = (TOut)a.e[k];
+#pragma unroll
+        for (int j = 0; j < (int)(16 * sizeof(TOut) / 16); j++)
+            __stcs((uint4 *)(out + i * 16) + j, b.q[j]);
+    }
+}
+
+/* ---- buffers and timing ------------------------------------------------------- */
+
+struct bufset {
+    std::vector<void *> in, out;
+    size_t in_bytes, out_bytes;
+};
+
+static bufset make_bufs(size_t in_bytes, size_t out_bytes, pixsum_type tin)
+{
+    bufset b;
+    b.in_bytes = in_bytes;
+    b.out_bytes = out_bytes;
+    size_t pair = in_bytes + out_bytes;
+    size_t n = pair >= 2 * g_l2 ? 1 : (4 * g_l2 + pair - 1) / pair;
+    if (n > 64)
+        n = 64;
+    std::vector<unsigned char> host(in_bytes);
+    unsigned long long x = 88172645463325252ull;
+    for (size_t i = 0; i < in_bytes; i++) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        host[i] = (unsigned char)x;
+    }
+    if (tin == PIXSUM_F32) /* random floats in [0, 1) */
+        for (size_t i = 0; i + 4 <= in_bytes; i += 4) {
+            float f = (float)(host[i] | host[i + 1] << 8) / 65536.0f;
+            memcpy(&host[i], &f, 4);
+        }
+    for (size_t i = 0; i < n; i++) {
+        void *a, *o;
+        CK(cudaMalloc(&a, in_bytes));
+        CK(cudaMalloc(&o, out_bytes));
+        CK(cudaMemcpy(a, host.data(), in_bytes, cudaMemcpyHostToDevice));
+        CK(cudaMemset(o, 0, out_bytes));
+        b.in.push_back(a);
+        b.out.push_back(o);
+    }
+    return b;
+}
+
+static void free_bufs(bufset &b)
+{
+    for (void *p : b.in)
+        cudaFree(p);
+    for (void *p : b.out)
+        cudaFree(p);
+    b.in.clear();
+    b.out.clear();
+}
+
+/* Median milliseconds per call of fn(buffer index), batches of `batch` calls. */
+template <typename F>
+static double time_ms(F fn, size_t nbufs, int batch)
+{
+    cudaEvent_t a, b;
+    CK(cudaEventCreate(&a));
+    CK(cudaEventCreate(&b));
+    for (int w = 0; w < 3; w++)
+        fn((size_t)w % nbufs);
+    CK(cudaStreamSynchronize(g_stream));
+    std::vector<double> v;
+    size_t k = 0;
+    for (int r = 0; r < g_reps; r++) {
+        CK(cudaEventRecord(a, g_stream));
+        for (int i = 0; i < batch; i++)
+            fn(k++ % nbufs);
+        CK(cudaEventRecord(b, g_stream));
+        CK(cudaEventSynchronize(b));
+        float ms;
+        CK(cudaEventElapsedTime(&ms, a, b));
+        v.push_back(ms / batch);
+    }
+    CK(cudaGetLastError());
+    std::sort(v.begin(), v.end());
+    cudaEventDestroy(a);
+    cudaEventDestroy(b);
+    return v[v.size() / 2];
+}
+
+static int batch_for(size_t bytes)
+{
+    return bytes < (64u << 20) ? 20 : 3;
+}
+
+/* ---- pixsum methods on device data ------------------------------------------------ */
+
+static double time_method(const char *method, pixsum_type tin, pixsum_type tout, size_t w,
+                          size_t h, bufset &b, const pixsum_cuda_tuning *tun)
+{
+    pixsum_ctx *ctx = pixsum_ctx_new();
+    PK(pixsum_ctx_set_method(ctx, method));
+    PK(pixsum_ctx_set(ctx, PIXSUM_PARAM_WRAP, 1));
+    PK(pixsum_ctx_set(ctx, PIXSUM_PARAM_CUDA_STREAM, (intptr_t)g_stream));
+    if (tun)
+        PK(pixsum_cuda_set_tuning(ctx, tun));
+    pixsum_view vi = pixsum_view_2d(b.in[0], tin, w, h, 1, 0);
+    pixsum_view vo = pixsum_view_2d(b.out[0], tout, w, h, 1, 0);
+    size_t need = 0;
+    PK(pixsum_cuda_workspace_size(ctx, &vi, &vo, NULL, &need));
+    void *ws;
+    CK(cudaMalloc(&ws, need));
+    CK(cudaMemset(ws, 0, need));
+    double ms = time_ms(
+        [&](size_t i) {
+            pixsum_view a = pixsum_view_2d(b.in[i], tin, w, h, 1, 0);
+            pixsum_view o = pixsum_view_2d(b.out[i], tout, w, h, 1, 0);
+            PK(pixsum_cuda_integral_ws(ctx, &a, &o, NULL, 0, ws, need, g_stream));
+        },
+        b.in.size(), batch_for(b.in_bytes + b.out_bytes));
+    CK(cudaFree(ws));
+    pixsum_ctx_free(ctx);
+    return ms;
+}
+
+template <typename TIn, typename TOut>
+static double time_copy(size_t n, bufset &b)
+{
+    return time_ms(
+        [&](size_t i) {
+            copy_kernel<TIn, TOut><<<132 * 16, 256, 0, g_stream>>>((const TIn *)b.in[i],
+                                                                 (TOut *)b.out[i], n);
+        },
+        b.in.size(), batch_for(b.in_bytes + b.out_bytes));
+}
+
+#ifdef PIXSUM_BENCH_NPP
+static double time_npp(size_t w, size_t h)
+{
+    /* NPP writes a (W+1) x (H+1) i32 table. */
+    bufset b = make_bufs(w * h, (w + 1) * (h + 1) * 4, PIXSUM_U8);
+    NppStreamContext nc;
+    memset(&nc, 0, sizeof nc);
+    int dev = 0;
+    cudaDeviceProp pr;
+    CK(cudaGetDevice(&dev));
+    CK(cudaGetDeviceProperties(&pr, dev));
+    nc.hStream = g_stream;
+    nc.nCudaDeviceId = dev;
+    nc.nMultiProcessorCount = pr.multiProcessorCount;
+    nc.nMaxThreadsPerMultiProcessor = pr.maxThreadsPerMultiProcessor;
+    nc.nMaxThreadsPerBlock = pr.maxThreadsPerBlock;
+    nc.nSharedMemPerBlock = pr.sharedMemPerBlock;
+    nc.nCudaDevAttrComputeCapabilityMajor = pr.major;
+    nc.nCudaDevAttrComputeCapabilityMinor = pr.minor;
+    cudaStreamGetFlags(g_stream, &nc.nStreamFlags);
+    NppiSize roi = {(int)w, (int)h};
+    int bad = 0;
+    double ms = time_ms(
+        [&](size_t i) {
+            NppStatus s = nppiIntegral_8u32s_C1R_Ctx((const Npp8u *)b.in[i], (int)w,
+                                                     (Npp32s *)b.out[i], (int)(w + 1) * 4, roi,
+                                                     0, nc);
+            if (s != NPP_SUCCESS)
+                bad = (int)s;
+        },
+        b.in.size(), batch_for(b.in_bytes + b.out_bytes));
+    free_bufs(b);
+    if (bad) {
+        fprintf(stderr, "nppiIntegral_8u32s_C1R_Ctx returned %d\n", bad);
+        return -1;
+    }
+    return ms;
+}
+#else
+static double time_npp(size_t, size_t)
+{
+    return -1;
+}
+#endif
+
+/* ---- sections ----------------------------------------------------------------------- */
+
+static void section_fast(void)
+{
+    printf("\n== fast method vs same-run copy floor and NPP (device data, median of %d) ==\n",
+           g_reps);
+    printf("%-10s %7s %10s %10s %10s %8s %8s %9s\n", "pair", "size", "copy_ms", "lookback_ms",
+           "npp_ms", "vs_copy", "npp_x", "Gpx/s");
+    const size_t sizes[] = {1024, 2048, 4096, 8192, 16384};
+    for (int pi = 0; pi < 3; pi++) {
+        pixsum_type tin = pi == 0 ? PIXSUM_U8 : PIXSUM_F32;
+        pixsum_type tout = pi == 0 ? PIXSUM_U32 : (pi == 1 ? PIXSUM_F32 : PIXSUM_F64);
+        for (size_t n : sizes) {
+            if (pi == 2 && n > 8192)
+                continue;
+            size_t px = n * n;
+            bufset b = make_bufs(px * pixsum_type_size(tin), px * pixsum_type_size(tout), tin);
+            double cp = pi == 0   ? time_copy<unsigned char, unsigned>(px, b)
+                        : pi == 1 ? time_copy<float, float>(px, b)
+                                  : time_copy<float, double>(px, b);
+            double lb = time_method("cuda.lookback", tin, tout, n, n, b, NULL);
+            free_bufs(b);
+            double np = pi == 0 ? time_npp(n, n) : -1;
+            char pair[32];
+            snprintf(pair, sizeof pair, "%s->%s", pixsum_type_name(tin), pixsum_type_name(tout));
+            printf("%-10s %7zu %10.4f %10.4f %10.4f %8.3f %8.2f %9.1f\n", pair, n, cp, lb, np,
+                   cp / lb, np > 0 ? np / lb : 0.0, (double)px / lb * 1e-6);
+            printf("csv,fast,%s,%zu,%.5f,%.5f,%.5f\n", pair, n, cp, lb, np);
+        }
+    }
+}
+
+static void section_p004(void)
+{
+    printf("\n== paper 004 table: u8 -> u32, device data, ms per call (median of %d) ==\n",
+           g_reps);
+    const pixsum_cuda_tuning tun[4] = {{256, 32, 8}, {256, 32, 16}, {512, 32, 8}, {512, 32, 16}};
+    const char *methods[] = {"cuda.naive004", "cuda.kogge004", "cuda.single004"};
+    printf("%-16s %6s %12s %12s %12s %12s %12s\n", "method", "size", "256,(32,8)",
+           "256,(32,16)", "512,(32,8)", "512,(32,16)", "lookback");
+    for (size_t n = 1024; n <= 8192; n *= 2) {
+        bufset b = make_bufs(n * n, n * n * 4, PIXSUM_U8);
+        double lb = time_method("cuda.lookback", PIXSUM_U8, PIXSUM_U32, n, n, b, NULL);
+        for (const char *m : methods) {
+            double t[4];
+            for (int i = 0; i < 4; i++)
+                t[i] = time_method(m, PIXSUM_U8, PIXSUM_U32, n, n, b, &tun[i]);
+            printf("%-16s %6zu %12.4f %12.4f %12.4f %12.4f %12.4f\n", m, n, t[0], t[1], t[2],
+                   t[3], lb);
+            printf("csv,p004,%s,%zu,%.5f,%.5f,%.5f,%.5f,%.5f\n", m, n, t[0], t[1], t[2], t[3], lb);
+        }
+        free_bufs(b);
+    }
+}
+
+static double wall_ms(void)
+{
+    return std::chrono::duration<double, std::milli>(
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+}
+
+/* Median wall time of a host-memory pixsum_integral() call. */
+static double host_call_ms(const char *method, const pixsum_view *in, const pixsum_view *out,
+                           int reps, double parts[4])
+{
+    pixsum_ctx *ctx = pixsum_ctx_new();
+    PK(pixsum_ctx_set_method(ctx, method));
+    PK(pixsum_integral(ctx, in, out)); /* warm-up, allocations */
+    std::vector<double> v;
+    std::vector<double> p0, p1, p2;
+    for (int r = 0; r < reps; r++) {
+        double t0 = wall_ms();
+        PK(pixsum_integral(ctx, in, out));
+        v.push_back(wall_ms() - t0);
+        double a = 0, b = 0, c = 0, d = 0;
+        if (parts && pixsum_cuda_last_transfer_ms(ctx, &a, &b, &c, &d) == PIXSUM_OK) {
+            p0.push_back(a);
+            p1.push_back(b);
+            p2.push_back(c);
+        }
+    }
+    pixsum_ctx_free(ctx);
+    std::sort(v.begin(), v.end());
+    if (parts) {
+        std::sort(p0.begin(), p0.end());
+        std::sort(p1.begin(), p1.end());
+        std::sort(p2.begin(), p2.end());
+        parts[0] = p0.empty() ? -1 : p0[p0.size() / 2];
+        parts[1] = p1.empty() ? -1 : p1[p1.size() / 2];
+        parts[2] = p2.empty() ? -1 : p2[p2.size() / 2];
+    }
+    return v[v.size() / 2];
+}
+
+static void section_p003(void)
+{
+    const size_t n = 4096;
+    printf("\n== paper 003 table: 4096^2 u8 -> u32 ==\n");
+    std::vector<unsigned char> hin(n * n);
+    for (size_t i = 0; i < hin.size(); i++)
+        hin[i] = (unsigned char)(i * 2654435761u >> 24);
+    std::vector<unsigned> hout(n * n);
+    pixsum_view in = pixsum_view_2d(hin.data(), PIXSUM_U8, n, n, 1, 0);
+    pixsum_view out = pixsum_view_2d(hout.data(), PIXSUM_U32, n, n, 1, 0);
+    double cpu = host_call_ms("serial.2wh", &in, &out, 7, NULL);
+    printf("%-28s %10.3f ms  (host data)\n", "CPU serial.2wh", cpu);
+    printf("csv,p003,CPU,serial.2wh,%.4f\n", cpu);
+    /* The threaded CPU methods registered in this build. */
+    size_t count = 0;
+    const pixsum_method_info *ms = pixsum_methods(&count);
+    for (size_t i = 0; i < count; i++) {
+        if (ms[i].backend != PIXSUM_BACKEND_OMP || !(ms[i].ops & PIXSUM_OP_INTEGRAL) ||
+            !ms[i].available || !pixsum_method_supports(ms[i].id, PIXSUM_OP_INTEGRAL,
+                                                        PIXSUM_U8, PIXSUM_U32))
+            continue;
+        pixsum_ctx *probe = pixsum_ctx_new();
+        pixsum_ctx_set(probe, PIXSUM_PARAM_METHOD, ms[i].id);
+        int ok = pixsum_integral(probe, &in, &out) == PIXSUM_OK;
+        pixsum_ctx_free(probe);
+        if (!ok)
+            continue;
+        double t = host_call_ms(ms[i].name, &in, &out, 7, NULL);
+        printf("%-28s %10.3f ms  (host data, all cores)\n", ms[i].name, t);
+        printf("csv,p003,CPUxT,%s,%.4f\n", ms[i].name, t);
+    }
+    const char *gpu[] = {"cuda.rowthread", "cuda.blockscan", "cuda.lookback"};
+    const char *label[] = {"GPUv1", "GPUv2", "fast"};
+    bufset b = make_bufs(n * n, n * n * 4, PIXSUM_U8);
+    for (int i = 0; i < 3; i++) {
+        double dev = time_method(gpu[i], PIXSUM_U8, PIXSUM_U32, n, n, b, NULL);
+        double parts[4];
+        double host = host_call_ms(gpu[i], &in, &out, 7, parts);
+        printf("%-6s %-20s device %9.4f ms | host data %8.3f ms (h2d %.3f, kernel %.3f, d2h %.3f)\n",
+               label[i], gpu[i], dev, host, parts[0], parts[1], parts[2]);
+        printf("csv,p003,%s,%s,%.5f,%.4f,%.4f,%.4f,%.4f\n", label[i], gpu[i], dev, host,
+               parts[0], parts[1], parts[2]);
+    }
+    free_bufs(b);
+}
+
+int main(int argc, char **argv)
+{
+    std::string what = argc > 1 ? argv[1] : "all";
+    if (argc > 2)
+        g_reps = atoi(argv[2]);
+    int ndev = 0;
+    if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
+        printf("skipped: no CUDA device\n");
+        return 77;
+    }
+    cudaDeviceProp pr;
+    CK(cudaGetDeviceProperties(&pr, 0));
+    g_l2 = (size_t)pr.l2CacheSize;
+    printf("device: %s, %d SMs, L2 %zu MB, pixsum %s\n", pr.name, pr.multiProcessorCount,
+           g_l2 >> 20, pixsum_version());
+    CK(cudaStreamCreateWithFlags(&g_stream, cudaStreamNonBlocking));
+    if (what == "fast" || what == "all")
+        section_fast();
+    if (what == "p004" || what == "all")
+        section_p004();
+    if (what == "p003" || what == "all")
+        section_p003();
+    CK(cudaStreamDestroy(g_stream));
+    return 0;
+}
