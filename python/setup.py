@@ -1,0 +1,115 @@
+"""setup.py - builds pixsum._core for `pip install ./python`.
+
+The extension is compiled together with the C library's sources (src/, one
+directory up, or $PIXSUM_SOURCE_DIR): the same files the CMake build compiles,
+with the same rules - files named *_sse2.c, *_sse41.c, *_avx2.c, *_avx512.c get
+their ISA flags (x86 only; the library picks the ISA at run time), *_neon.c are
+built on ARM only, OpenMP is used when the compiler has it. The CUDA, OpenGL and
+MPI parts are left out (their *_off.c stand-ins are compiled), so the package
+built this way runs the CPU methods; use the CMake build for CUDA.
+"""
+
+import glob
+import os
+import platform
+import shutil
+import tempfile
+
+import numpy
+from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.environ.get("PIXSUM_SOURCE_DIR", os.path.dirname(HERE))
+SRC = os.path.join(ROOT, "src")
+
+ISA_FLAGS = {
+    "sse2": ["-msse2"],
+    "sse41": ["-msse4.1"],
+    "avx2": ["-mavx2", "-mfma", "-mbmi2"],
+    "avx512": ["-mavx512f", "-mavx512bw", "-mavx512vl", "-mavx512dq", "-mavx2", "-mfma",
+               "-mbmi2"],
+}
+IS_X86 = platform.machine().lower() in ("x86_64", "amd64", "i386", "i686")
+IS_ARM = platform.machine().lower() in ("aarch64", "arm64")
+
+
+def isa_of(path):
+    name = os.path.basename(path)[:-2]
+    for isa in ISA_FLAGS:
+        if name.endswith("_" + isa):
+            return isa
+    return "neon" if name.endswith("_neon") else None
+
+
+def library_sources():
+    if not os.path.isfile(os.path.join(ROOT, "include", "pixsum.h")):
+        raise SystemExit(f"pixsum's C sources were not found under {ROOT}; build from a "
+                         "checkout (pip install ./python) or set PIXSUM_SOURCE_DIR")
+    files = []
+    for pattern in ("*.c", "cpu/*.c", "hist/*.c"):
+        files += sorted(glob.glob(os.path.join(SRC, pattern)))
+    keep = []
+    for f in files:
+        isa = isa_of(f)
+        if isa == "neon" and not IS_ARM:
+            continue
+        if isa in ISA_FLAGS and not IS_X86:
+            continue
+        keep.append(f)
+    return keep
+
+
+class BuildExt(build_ext):
+    """Compiles the C library's files (the ISA ones with their own flags) into
+    the extension, and probes for OpenMP."""
+
+    def _has_flag(self, flag):
+        d = tempfile.mkdtemp()
+        try:
+            src = os.path.join(d, "t.c")
+            with open(src, "w") as fh:
+                fh.write("#include <omp.h>\nint main(void) { return omp_get_max_threads() < 1; }\n")
+            self.compiler.compile([src], output_dir=d, extra_postargs=[flag])
+            return True
+        except Exception:
+            return False
+        finally:
+            shutil.rmtree(d, ignore_errors=True)
+
+    def build_extension(self, ext):
+        common = ["-std=c11", "-O2", "-fvisibility=hidden"]
+        macros = [("_GNU_SOURCE", None), ("PIXSUM_SHARED_BUILD", None),
+                  ("PSB_HAVE_HIST", "1")]
+        if self._has_flag("-fopenmp"):
+            common.append("-fopenmp")
+            ext.extra_link_args.append("-fopenmp")
+            macros.append(("PIXSUM_HAVE_OPENMP", "1"))
+        # the library's sources, compiled here (outside the Extension's own
+        # list); their "../src" paths put objects under build_temp/lib/src
+        objects = []
+        out_dir = os.path.join(self.build_temp, "lib", "x")
+        os.makedirs(out_dir, exist_ok=True)
+        for src in library_sources():
+            rel = os.path.relpath(src, HERE)
+            for obj in self.compiler.object_filenames([rel], output_dir=out_dir):
+                os.makedirs(os.path.dirname(os.path.normpath(obj)), exist_ok=True)
+            objects += self.compiler.compile(
+                [rel], output_dir=out_dir, macros=macros, include_dirs=ext.include_dirs,
+                extra_postargs=common + ISA_FLAGS.get(isa_of(src), []))
+        ext.extra_objects = objects + list(ext.extra_objects or [])
+        ext.define_macros = list(ext.define_macros or []) + macros
+        ext.extra_compile_args = list(ext.extra_compile_args or []) + common
+        super().build_extension(ext)
+
+
+ext = Extension(
+    "pixsum._core",
+    sources=[os.path.relpath(p, HERE) for p in sorted(glob.glob(os.path.join(HERE, "src", "*.c")))],
+    include_dirs=[os.path.join(ROOT, "include"), SRC, os.path.join(HERE, "src"),
+                  numpy.get_include()],
+    libraries=["m"],
+    extra_link_args=["-pthread"],
+)
+
+setup(ext_modules=[ext], cmdclass={"build_ext": BuildExt})
