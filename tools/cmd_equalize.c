@@ -1,0 +1,103 @@
+/*
+ * cmd_equalize.c - `pixsum equalize`: histogram equalisation of an 8- or
+ * 16-bit image file (each channel on its own), written in the output's format.
+ */
+#include "cli_util.h"
+#include "commands.h"
+#include "image_io.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static const char *const CMD = "equalize";
+
+static void equalize_usage(FILE *f)
+{
+    fprintf(f,
+            "usage: pixsum equalize IN -o OUT [--mask FILE] [--method NAME] [--threads N]\n"
+            "\n"
+            "Histogram equalisation of a u8 or u16 image, each channel on its own:\n"
+            "v -> round((cdf(v) - cdf_min) * (L - 1) / (n - cdf_min)), L = 256 or 65536.\n"
+            "  --mask FILE   build the histogram from pixels where this 8-bit 1-channel\n"
+            "                image is != 0 (every pixel is still mapped)\n");
+}
+
+int cmd_equalize(int argc, char **argv)
+{
+    const char *in_path = NULL, *out_path = NULL, *mask_path = NULL;
+    cli_common common;
+    cli_common_init(&common);
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i], *v;
+        int m;
+        if (cli_is_help(arg)) {
+            equalize_usage(stdout);
+            return CLI_EXIT_OK;
+        }
+        if ((m = cli_parse_common(CMD, argc, argv, &i, &common)) != 0) {
+            if (m < 0)
+                return CLI_EXIT_USAGE;
+        } else if ((m = cli_match(CMD, argc, argv, &i, "-o", &v)) != 0 ||
+                   (m = cli_match(CMD, argc, argv, &i, "--output", &v)) != 0) {
+            if (m < 0)
+                return CLI_EXIT_USAGE;
+            out_path = v;
+        } else if ((m = cli_match(CMD, argc, argv, &i, "--mask", &v)) != 0) {
+            if (m < 0)
+                return CLI_EXIT_USAGE;
+            mask_path = v;
+        } else if (arg[0] == '-' && arg[1]) {
+            return cli_usage_error(CMD, "unknown option '%s'", arg);
+        } else if (!in_path) {
+            in_path = arg;
+        } else {
+            return cli_usage_error(CMD, "one input file only ('%s' and '%s')", in_path, arg);
+        }
+    }
+    if (!in_path)
+        return cli_usage_error(CMD, "no input file");
+    if (!out_path)
+        return cli_usage_error(CMD, "no output file (-o OUT)");
+    pixsum_ctx *ctx = pixsum_ctx_new();
+    if (!ctx)
+        return cli_error(CMD, "out of memory");
+    int rc = cli_apply_common(CMD, &common, ctx);
+    if (rc != 0) {
+        pixsum_ctx_free(ctx);
+        return rc;
+    }
+    char err[512];
+    pxio_image img, mask;
+    memset(&mask, 0, sizeof mask);
+    if (pxio_read(in_path, NULL, &img, err, sizeof err) != 0) {
+        pixsum_ctx_free(ctx);
+        return cli_error(CMD, "%s", err);
+    }
+    if (img.view.type != PIXSUM_U8 && img.view.type != PIXSUM_U16) {
+        rc = cli_error(CMD, "%s: equalisation takes 8- or 16-bit images, this one is %s",
+                       in_path, pixsum_type_name(img.view.type));
+        goto done;
+    }
+    if (mask_path) {
+        if (pxio_read(mask_path, NULL, &mask, err, sizeof err) != 0) {
+            rc = cli_error(CMD, "%s", err);
+            goto done;
+        }
+        if (mask.view.type != PIXSUM_U8 || mask.view.channels != 1) {
+            rc = cli_error(CMD, "%s: the mask must be an 8-bit 1-channel image", mask_path);
+            goto done;
+        }
+    }
+    int st = pixsum_equalize(ctx, &img.view, &img.view, mask_path ? &mask.view : NULL);
+    if (st != PIXSUM_OK) {
+        rc = cli_lib_error(CMD, in_path, st);
+        goto done;
+    }
+    if (pxio_write(out_path, &img.view, NULL, err, sizeof err) != 0)
+        rc = cli_error(CMD, "%s", err);
+done:
+    pxio_free(&img);
+    pxio_free(&mask);
+    pixsum_ctx_free(ctx);
+    return rc;
+}
