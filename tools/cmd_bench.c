@@ -188,12 +188,15 @@ static size_t integral_bytes_out(const bench_case *c)
     return b;
 }
 
+#include "../bench/bench_hist.h" /* the hist / hist_const ops (histogram work) */
+
 /* The operations `--op` accepts. */
 static const bench_op bench_ops[] = {
     {"integral", PIXSUM_OP_INTEGRAL, PIXSUM_U32, integral_setup, integral_run,
      integral_bytes_in, integral_bytes_out},
     {"integral_sq", PIXSUM_OP_INTEGRAL_SQ, PIXSUM_U32, integral_sq_setup, integral_sq_run,
      integral_bytes_in, integral_bytes_out},
+    BENCH_HIST_OPS
 };
 #define N_OPS (sizeof bench_ops / sizeof bench_ops[0])
 
@@ -244,6 +247,7 @@ static const bench_peer bench_peers[] = {
      "pixsum_peer_opencv_integral", opencv_integral_run},
     {"peer.opencv", "integral_sq", "PIXSUM_PEER_OPENCV", OPENCV_PATH,
      "pixsum_peer_opencv_integral", opencv_integral_run},
+    BENCH_HIST_PEERS
 };
 #define N_PEERS (sizeof bench_peers / sizeof bench_peers[0])
 
