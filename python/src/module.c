@@ -818,13 +818,48 @@ static void filter_row(pixsum_type tt, const filter_geometry *g, const filter_co
     }
 }
 
-/* Runs the filter pass over the padded table `p` into `out`. Float outputs
- * of type f64 are written straight into the output row. Returns PIXSUM_OK or
- * PIXSUM_ERR_NO_MEMORY. Called without the GIL. */
-static int box_filter_pass(const pixsum_view *p, size_t height, size_t kh,
-                           const filter_geometry *g, int normalize, const pixsum_view *out)
+/* Image rows [*y0, *y1) of the window of output row oy. */
+static void window_rows(const filter_geometry *g, size_t height, size_t kh, size_t oy,
+                        size_t *y0, size_t *y1)
+{
+    if (g->valid) {
+        *y0 = oy;
+        *y1 = oy + kh;
+        return;
+    }
+    ptrdiff_t top = (ptrdiff_t)oy - (ptrdiff_t)(kh / 2);
+    ptrdiff_t bottom = top + (ptrdiff_t)kh;
+    *y0 = top < 0 ? 0 : (size_t)top;
+    *y1 = bottom > (ptrdiff_t)height ? height : (size_t)bottom;
+}
+
+/* Target size of one band's table: small enough to stay in the L2 cache
+ * while the filter reads it back. */
+#define PSB_FILTER_BAND_BYTES ((size_t)1 << 20)
+
+/* The box filter of image `in` into `out` with table type tt, in bands of
+ * output rows. Each band gets the padded integral table of just the image rows
+ * its windows cover (the library's pixsum_integral() on a row range of `in`);
+ * a window sum is a difference of two rows of that table, which does not
+ * depend on where the table starts. So memory stays bounded (about
+ * PSB_FILTER_BAND_BYTES) and the table stays in cache, at the price of
+ * recomputing kh table rows per band. Returns a pixsum status; called without
+ * the GIL. */
+static int box_filter_run(pixsum_ctx *ctx, const pixsum_view *in, pixsum_type tt, size_t kh,
+                          const filter_geometry *g, int normalize, const pixsum_view *out)
 {
     size_t ow = g->out_width, ch = g->channels, n = ow * ch;
+    size_t table_row = (in->width + 1) * ch * pixsum_type_size(tt);
+    size_t keff = kh < in->height ? kh : in->height; /* windows clip to the image */
+    size_t fit = PSB_FILTER_BAND_BYTES / table_row;
+    size_t band = fit > keff + 1 ? fit - keff - 1 : 0;
+    if (band < 2 * keff)
+        band = 2 * keff;
+    if (band < 16)
+        band = 16;
+    if (band > out->height)
+        band = out->height;
+    size_t table_rows = (band + keff < in->height ? band + keff : in->height) + 1;
     int float_out = out->type == PIXSUM_F32 || out->type == PIXSUM_F64;
     filter_columns cols;
     cols.left = malloc(ow * sizeof *cols.left);
@@ -832,9 +867,10 @@ static int box_filter_pass(const pixsum_view *p, size_t height, size_t kh,
     cols.width = malloc(ow * sizeof *cols.width);
     double *fbuf = float_out && out->type != PIXSUM_F64 ? malloc(n * sizeof *fbuf) : NULL;
     uint64_t *ibuf = float_out ? NULL : malloc(n * sizeof *ibuf);
+    void *scratch = table_rows <= SIZE_MAX / table_row ? malloc(table_rows * table_row) : NULL;
     int st = PIXSUM_OK;
-    if (!cols.left || !cols.right || !cols.width || (float_out && out->type != PIXSUM_F64 &&
-                                                     !fbuf) || (!float_out && !ibuf)) {
+    if (!cols.left || !cols.right || !cols.width || !scratch ||
+        (float_out && out->type != PIXSUM_F64 && !fbuf) || (!float_out && !ibuf)) {
         st = PIXSUM_ERR_NO_MEMORY;
         goto done;
     }
@@ -845,37 +881,41 @@ static int box_filter_pass(const pixsum_view *p, size_t height, size_t kh,
         cols.right[ox] = x1 * ch;
         cols.width[ox] = (double)(x1 - x0);
     }
-    for (size_t oy = 0; oy < out->height; oy++) {
-        size_t y0, y1;
-        if (g->valid) {
-            y0 = oy;
-            y1 = oy + kh;
-        } else {
-            ptrdiff_t top = (ptrdiff_t)oy - (ptrdiff_t)(kh / 2);
-            ptrdiff_t bottom = top + (ptrdiff_t)kh;
-            y0 = top < 0 ? 0 : (size_t)top;
-            y1 = bottom > (ptrdiff_t)height ? height : (size_t)bottom;
-        }
-        const void *r0 = (const char *)p->data + (ptrdiff_t)y0 * p->row_stride;
-        const void *r1 = (const char *)p->data + (ptrdiff_t)y1 * p->row_stride;
-        void *dst = (char *)out->data + (ptrdiff_t)oy * out->row_stride;
-        double *fsum = out->type == PIXSUM_F64 ? dst : fbuf;
-        filter_row(p->type, g, &cols, r0, r1, (double)(y1 - y0), normalize, fsum, ibuf);
-        switch (out->type) {
-        case PIXSUM_F32:
-            for (size_t i = 0; i < n; i++)
-                ((float *)dst)[i] = (float)fbuf[i];
+    for (size_t b0 = 0; b0 < out->height && st == PIXSUM_OK; b0 += band) {
+        size_t b1 = b0 + band < out->height ? b0 + band : out->height;
+        size_t lo, hi, unused;
+        window_rows(g, in->height, kh, b0, &lo, &unused);
+        window_rows(g, in->height, kh, b1 - 1, &unused, &hi);
+        /* padded table of image rows [lo, hi): table row r = rows [lo, lo + r) */
+        pixsum_view rows_in, table;
+        pixsum_view_roi(in, 0, lo, in->width, hi - lo, &rows_in);
+        table = pixsum_view_2d(scratch, tt, in->width + 1, hi - lo + 1, ch, (ptrdiff_t)table_row);
+        if ((st = pixsum_integral(ctx, &rows_in, &table)) != PIXSUM_OK)
             break;
-        case PIXSUM_U32:
-            for (size_t i = 0; i < n; i++)
-                ((uint32_t *)dst)[i] = (uint32_t)ibuf[i];
-            break;
-        case PIXSUM_U64:
-        case PIXSUM_I64:
-            memcpy(dst, ibuf, n * sizeof *ibuf);
-            break;
-        default:
-            break;
+        for (size_t oy = b0; oy < b1; oy++) {
+            size_t y0, y1;
+            window_rows(g, in->height, kh, oy, &y0, &y1);
+            const void *r0 = (const char *)scratch + (y0 - lo) * table_row;
+            const void *r1 = (const char *)scratch + (y1 - lo) * table_row;
+            void *dst = (char *)out->data + (ptrdiff_t)oy * out->row_stride;
+            double *fsum = out->type == PIXSUM_F64 ? dst : fbuf;
+            filter_row(tt, g, &cols, r0, r1, (double)(y1 - y0), normalize, fsum, ibuf);
+            switch (out->type) {
+            case PIXSUM_F32:
+                for (size_t i = 0; i < n; i++)
+                    ((float *)dst)[i] = (float)fbuf[i];
+                break;
+            case PIXSUM_U32:
+                for (size_t i = 0; i < n; i++)
+                    ((uint32_t *)dst)[i] = (uint32_t)ibuf[i];
+                break;
+            case PIXSUM_U64:
+            case PIXSUM_I64:
+                memcpy(dst, ibuf, n * sizeof *ibuf);
+                break;
+            default:
+                break;
+            }
         }
     }
 done:
@@ -884,6 +924,7 @@ done:
     free(cols.width);
     free(fbuf);
     free(ibuf);
+    free(scratch);
     return st;
 }
 
@@ -964,7 +1005,6 @@ static PyObject *py_box_filter(PyObject *self, PyObject *args, PyObject *kwargs)
     PyArrayObject *res = NULL;
     PyObject *result = NULL;
     pixsum_ctx *ctx = NULL;
-    void *scratch = NULL;
     pixsum_view vin, vout;
     if (!psb_view_of(in, 2, 0, "image", &vin))
         goto done;
@@ -1008,18 +1048,6 @@ static PyObject *py_box_filter(PyObject *self, PyObject *args, PyObject *kwargs)
     if (!(res = psb_output(out, nd, shape, &out_type, "out")) ||
         !psb_view_of(res, 2, 1, "out", &vout))
         goto done;
-    /* padded table, private scratch (not a copy of the image) */
-    size_t tw = vin.width + 1, th = vin.height + 1;
-    size_t es = pixsum_type_size(tt);
-    if (tw > SIZE_MAX / th / vin.channels / es) {
-        psb_fail(PIXSUM_ERR_TOO_LARGE, "box_filter: table too large");
-        goto done;
-    }
-    if (!(scratch = PyMem_RawMalloc(tw * th * vin.channels * es))) {
-        PyErr_NoMemory();
-        goto done;
-    }
-    pixsum_view vtab = pixsum_view_2d(scratch, tt, tw, th, vin.channels, 0);
     o.wrap = psb_type_is_int(tt);
     if (!(ctx = psb_make_ctx(&o)))
         goto done;
@@ -1034,9 +1062,7 @@ static PyObject *py_box_filter(PyObject *self, PyObject *args, PyObject *kwargs)
     }
     int st;
     Py_BEGIN_ALLOW_THREADS
-    st = pixsum_integral(ctx, &vin, &vtab);
-    if (st == PIXSUM_OK)
-        st = box_filter_pass(&vtab, vin.height, kh, &g, normalize, &vout);
+    st = box_filter_run(ctx, &vin, tt, kh, &g, normalize, &vout);
     Py_END_ALLOW_THREADS
     if (st != PIXSUM_OK) {
         psb_fail_library(st, "box_filter");
@@ -1046,7 +1072,6 @@ static PyObject *py_box_filter(PyObject *self, PyObject *args, PyObject *kwargs)
     res = NULL;
 done:
     pixsum_ctx_free(ctx);
-    PyMem_RawFree(scratch);
     Py_XDECREF(res);
     Py_DECREF(in);
     return result;

@@ -167,3 +167,35 @@ def test_box_filter_edge_shapes(rng, shape, size):
                                ref_box_filter(img, kh, kw, "same", True), rtol=1e-12)
     np.testing.assert_array_equal(pixsum.box_filter(img, size, normalize=False),
                                   ref_box_filter(img, kh, kw, "same", False))
+
+
+def ref_box_filter_fast(img, kh, kw, mode):
+    """Window sums by NumPy (int64 padded cumulative sums, vectorised)."""
+    h, w = img.shape[:2]
+    p = np.zeros((h + 1, w + 1) + img.shape[2:], np.int64)
+    p[1:, 1:] = img.astype(np.int64).cumsum(0).cumsum(1)
+    if mode == "valid":
+        y0, x0 = np.arange(h - kh + 1), np.arange(w - kw + 1)
+        y1, x1 = y0 + kh, x0 + kw
+    else:
+        y0 = np.clip(np.arange(h) - kh // 2, 0, h)
+        y1 = np.clip(np.arange(h) - kh // 2 + kh, 0, h)
+        x0 = np.clip(np.arange(w) - kw // 2, 0, w)
+        x1 = np.clip(np.arange(w) - kw // 2 + kw, 0, w)
+    s = (p[y1][:, x1] - p[y0][:, x1] - p[y1][:, x0] + p[y0][:, x0])
+    area = np.outer(y1 - y0, x1 - x0)
+    if img.ndim == 3:
+        area = area[..., None]
+    return s, area
+
+
+@pytest.mark.parametrize("mode", ["same", "valid"])
+@pytest.mark.parametrize("size", [(7, 5), (40, 3), (1, 1)])
+def test_box_filter_many_bands(rng, mode, size):
+    # tall enough that the filter works in several row bands of its table
+    img = random_image(rng, (2500, 301, 2), np.uint8)
+    s, area = ref_box_filter_fast(img, *size, mode)
+    np.testing.assert_array_equal(pixsum.box_filter(img, size, mode=mode, normalize=False), s)
+    np.testing.assert_allclose(pixsum.box_filter(img[::-1], size, mode=mode),
+                               ref_box_filter_fast(img[::-1], *size, mode)[0] / area,
+                               rtol=1e-15)
