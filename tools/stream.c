@@ -118,6 +118,11 @@ static void add_carry(pixsum_type t, unsigned char *rows_buf, ptrdiff_t stride, 
     }
 }
 
+static int is_int_type(pixsum_type t)
+{
+    return t != PIXSUM_F32 && t != PIXSUM_F64;
+}
+
 static int table_open(integral_state *s, table_out *t, const char *path, pixsum_type type,
                       int squared)
 {
@@ -187,6 +192,14 @@ static int integral_header(const pxio_info *info, void *user)
         return rc;
     if (job->sq_path && (rc = table_open(s, &s->sq, job->sq_path, job->sq_type, 1)) != 0)
         return rc;
+    /* Float tables go one row at a time: each output row is then its row's
+     * prefix sums plus the row above, the order the in-memory methods use, so
+     * the streamed table matches the in-memory one bit for bit. (With taller
+     * strips the carry would be added after the strip's own column sums and
+     * round differently.) Integer tables are exact with any strip height. */
+    if ((job->out_path && !is_int_type(s->plain.type)) ||
+        (job->sq_path && !is_int_type(s->sq.type)))
+        s->strip_rows = 1;
     if (job->progress)
         cli_progress_start(&s->progress, "integral", info->height);
     s->started = 1;
