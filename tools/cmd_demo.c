@@ -481,6 +481,11 @@ int cmd_demo(int argc, char **argv)
     if ((rc = cli_apply_common(CMD, &a.common, ctx)) != 0)
         goto done;
 
+    if (a.files && make_dirs(a.out_dir) != 0) {
+        rc = cli_error(CMD, "%s: cannot create the output directory: %s", a.out_dir,
+                       strerror(errno));
+        goto done;
+    }
     printf("pixsum %s demo: built-in %zu x %zu u8 sample (gradients, shapes, noise)\n",
            pixsum_version(), n, n);
     int st = pixsum_integral_sq(ctx, &in, &tv, &sv);
@@ -492,12 +497,16 @@ int cmd_demo(int argc, char **argv)
     for (size_t k = 0; k < n * n; k++)
         direct += img[k];
     printf("\nIntegral image (inclusive, u32; I(x,y) = sum of pixels with u<=x, v<=y):\n");
-    printf("  I(0,0)         = %u   (the first pixel: %u)\n", table[0], img[0]);
-    printf("  I(%zu,0)      = %u\n", n - 1, table[n - 1]);
-    printf("  I(0,%zu)      = %u\n", n - 1, table[(n - 1) * n]);
-    printf("  I(%zu,%zu)   = %u   direct sum of all pixels = %llu  %s\n", n - 1, n - 1,
-           table[n * n - 1], (unsigned long long)direct,
-           table[n * n - 1] == direct ? "ok" : "MISMATCH");
+    char label[4][48];
+    snprintf(label[0], sizeof label[0], "I(0,0)");
+    snprintf(label[1], sizeof label[1], "I(%zu,0)", n - 1);
+    snprintf(label[2], sizeof label[2], "I(0,%zu)", n - 1);
+    snprintf(label[3], sizeof label[3], "I(%zu,%zu)", n - 1, n - 1);
+    printf("  %-14s = %-11u (the first pixel: %u)\n", label[0], table[0], img[0]);
+    printf("  %-14s = %u\n", label[1], table[n - 1]);
+    printf("  %-14s = %u\n", label[2], table[(n - 1) * n]);
+    printf("  %-14s = %-11u direct sum of all pixels = %llu  %s\n", label[3], table[n * n - 1],
+           (unsigned long long)direct, table[n * n - 1] == direct ? "ok" : "MISMATCH");
     if (table[n * n - 1] != direct || table[0] != img[0])
         failures++;
 
@@ -512,11 +521,6 @@ int cmd_demo(int argc, char **argv)
     if (a.files) {
         char path[4096], csv[4096];
         char err[512];
-        if (make_dirs(a.out_dir) != 0) {
-            rc = cli_error(CMD, "%s: cannot create the output directory: %s", a.out_dir,
-                           strerror(errno));
-            goto done;
-        }
         printf("\nFiles in %s:\n", a.out_dir);
         const char *ext = strstr(pxio_formats_supported(), "png") ? "png" : "pgm";
         snprintf(path, sizeof path, "%s/sample.%s", a.out_dir, ext);
