@@ -7,7 +7,7 @@
 # (bench/cuda/torch_peer.py). Logs go to $OUT (default ./gpu-out).
 #
 # usage: scripts/gpu-check.sh [steps]   steps: any of build test sanitize bench
-#                                       torch (default: all, in that order)
+#                                       python torch (default: all, in that order)
 # Environment: OUT, JOBS, CUDA_ARCH (default 90), PIXSUM_TEST_NO_LARGE=1.
 # Without cmocka installed, .gpu-deps/*.deb (libcmocka0, libcmocka-dev,
 # fetched with `apt-get download`) are unpacked under /tmp/gpu-deps and the
@@ -18,7 +18,7 @@ OUT=${OUT:-$PWD/gpu-out}
 JOBS=${JOBS:-$(nproc)}
 ARCH=${CUDA_ARCH:-90}
 BUILD=build-gpu
-STEPS=${*:-build test sanitize bench torch}
+STEPS=${*:-build test sanitize bench python torch}
 mkdir -p "$OUT"
 CUDA_HOME=${CUDA_HOME:-$(dirname "$(dirname "$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)")")}
 export PATH="$CUDA_HOME/bin:$PATH"
@@ -101,6 +101,8 @@ if has bench; then
     fi
     $BUILD/gpu_bench ${BENCH_SECTION:-all} ${BENCH_REPS:-15} 2>&1 | tee "$OUT/bench.log"
 fi
+
+if has python; then step "python package: CuPy/PyTorch arrays"; bench/python/gpu_check.sh "$OUT" || status=1; fi
 
 if has torch; then
     step "torch peer"

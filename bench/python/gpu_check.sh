@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# gpu_check.sh - the Python part of scripts/gpu-check.sh, on the GPU machine:
+# builds the extension with CUDA for that machine's python3 (the one holding
+# PyTorch and CuPy), runs the whole pytest suite (python/tests, including the
+# CuPy/PyTorch/DLPack tests of test_gpu.py, which skip elsewhere) and the GPU
+# peer comparison (bench/python/compare_gpu.py). Logs: $OUT/python-*.log.
+#
+# usage: bench/python/gpu_check.sh [OUT]     (CUDA_ARCH, JOBS as gpu-check.sh)
+set -u -o pipefail
+cd "$(dirname "$0")/../.."
+OUT=${1:-${OUT:-$PWD/gpu-out}}
+mkdir -p "$OUT"
+PY=$(command -v python3)
+B=build-gpu-py
+echo "python: $PY ($($PY -c 'import sys, numpy; print(sys.version.split()[0], "numpy", numpy.__version__)'))"
+cmake -S . -B $B -DCMAKE_BUILD_TYPE=Release -DPIXSUM_CUDA=ON \
+    -DCMAKE_CUDA_ARCHITECTURES="${CUDA_ARCH:-90}" -DPIXSUM_PYTHON=ON -DPython3_EXECUTABLE="$PY" \
+    -DPIXSUM_GL=OFF -DPIXSUM_MPI=OFF -DPIXSUM_BUILD_TOOLS=OFF -DPIXSUM_BUILD_EXAMPLES=OFF \
+    -DBUILD_TESTING=OFF -DPIXSUM_WERROR=OFF >"$OUT/python-build.log" 2>&1 &&
+    cmake --build $B -j "${JOBS:-$(nproc)}" --target pixsum_python >>"$OUT/python-build.log" 2>&1 ||
+    { tail -30 "$OUT/python-build.log"; exit 1; }
+PYTHONPATH=$B/python $PY -m pytest -q -p no:cacheprovider -rs python/tests 2>&1 |
+    tee "$OUT/python-test.log" | tail -20
+rc=${PIPESTATUS[0]}
+PYTHONPATH=$B/python $PY bench/python/compare_gpu.py 2>&1 | tee "$OUT/python-bench.log"
+exit "$rc"
