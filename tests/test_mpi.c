@@ -209,6 +209,27 @@ static int run_config(uint64_t *s, const struct config *c)
         ref_data[t] = malloc(TH * rb);
         ref[t] = pixsum_view_2d(ref_data[t], types[t], TW, TH, C, (ptrdiff_t)rb);
     }
+    /* A method may refuse some jobs its types allow (channels, sizes): then
+     * the distributed call runs with auto, as a user would. The reference is
+     * computed after this probe, with auto. */
+    const char *method = c->method;
+    if (c->sq == PIXSUM_TYPE_NONE) {
+        pixsum_ctx *probe = pixsum_ctx_new();
+        pixsum_ctx_set(probe, PIXSUM_PARAM_PADDED, c->padded);
+        pixsum_ctx_set(probe, PIXSUM_PARAM_WRAP, c->wrap);
+        pixsum_ctx_set_method(probe, method);
+        if (pixsum_integral(probe, &in, &ref[0]) != PIXSUM_OK)
+            method = "auto";
+        pixsum_ctx_free(probe);
+    } else {
+        pixsum_ctx *probe = pixsum_ctx_new();
+        pixsum_ctx_set(probe, PIXSUM_PARAM_PADDED, c->padded);
+        pixsum_ctx_set(probe, PIXSUM_PARAM_WRAP, c->wrap);
+        pixsum_ctx_set_method(probe, method);
+        if (pixsum_integral_sq(probe, &in, c->plain ? &ref[0] : NULL, &ref[1]) != PIXSUM_OK)
+            method = "auto";
+        pixsum_ctx_free(probe);
+    }
     int st = c->sq == PIXSUM_TYPE_NONE
                  ? pixsum_integral(ctx, &in, &ref[0])
                  : pixsum_integral_sq(ctx, &in, c->plain ? &ref[0] : NULL, &ref[1]);
@@ -237,7 +258,7 @@ static int run_config(uint64_t *s, const struct config *c)
         strip_out[t] = pixsum_view_2d(out_h ? strip_data[t] : NULL, types[t], TW, out_h, C,
                                       (ptrdiff_t)rb);
     }
-    pixsum_ctx_set_method(ctx, c->method);
+    pixsum_ctx_set_method(ctx, method);
     st = c->sq == PIXSUM_TYPE_NONE
              ? pixsum_mpi_integral(ctx, &strip, &strip_out[0], MPI_COMM_WORLD)
              : pixsum_mpi_integral_sq(ctx, &strip, c->plain ? &strip_out[0] : NULL,
@@ -302,7 +323,7 @@ static void test_integral_matches_single_process(void **state)
 {
     (void)state;
     uint64_t s = g_seed;
-    for (int iter = 0; iter < 150; iter++) {
+    for (int iter = 0; iter < 100; iter++) {
         struct config c;
         memset(&c, 0, sizeof c);
         size_t p = rng_below(&s, sizeof pairs / sizeof pairs[0]);
@@ -339,7 +360,7 @@ static void test_integral_sq_matches_single_process(void **state)
         {PIXSUM_F32, PIXSUM_F64, PIXSUM_F64, 1},
     };
     uint64_t s = g_seed ^ 0x5157;
-    for (int iter = 0; iter < 40; iter++) {
+    for (int iter = 0; iter < 30; iter++) {
         struct config c;
         memset(&c, 0, sizeof c);
         size_t p = rng_below(&s, sizeof sq_pairs / sizeof sq_pairs[0]);
