@@ -148,7 +148,9 @@ static int count_small(const pixsum_view *in, const psi_hist_params *p, size_t r
         return psi_fail(PIXSUM_ERR_NO_MEMORY, "cannot allocate the raw-value table");
     bool plain = ch == 1 && !p->mask.data;
     bool one_run = plain && rows_contiguous(in);
-    if (simd && plain && in->type == PIXSUM_U8) {
+    /* The bit-sliced counter pays ~1k instructions per call to fold its
+     * accumulators: use it on one long run or on wide rows only. */
+    if (simd && plain && in->type == PIXSUM_U8 && (one_run || in->width >= 2048)) {
         if (one_run) {
             psi_hist_u8_bitsliced(psi_hist_row(in, r0), (r1 - r0) * in->width, raw);
         } else {
