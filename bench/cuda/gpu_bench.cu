@@ -61,7 +61,7 @@ static int g_reps = 15;
 
 /* Reads 16 input elements and writes them widened, with the same streaming
  * cache hints as the integral kernel. */
-template <typename TIn, typename TOut>
+template <typename TIn, typename TOut, int CS>
 __global__ void copy_kernel(const TIn *__restrict__ in, TOut *__restrict__ out, size_t n)
 {
     size_t stride = (size_t)gridDim.x * blockDim.x;
@@ -72,7 +72,8 @@ __global__ void copy_kernel(const TIn *__restrict__ in, TOut *__restrict__ out, 
         } a;
 #pragma unroll
         for (int j = 0; j < (int)((16 * sizeof(TIn) + 15) / 16); j++)
-            a.q[j] = __ldcs((const uint4 *)(in + i * 16) + j);
+            a.q[j] = CS ? __ldcs((const uint4 *)(in + i * 16) + j)
+                        : ((const uint4 *)(in + i * 16))[j];
         union {
             uint4 q[16 * sizeof(TOut) / 16];
             TOut e[16];
@@ -82,7 +83,10 @@ __global__ void copy_kernel(const TIn *__restrict__ in, TOut *__restrict__ out, 
             b.e[k] = (TOut)a.e[k];
 #pragma unroll
         for (int j = 0; j < (int)(16 * sizeof(TOut) / 16); j++)
-            __stcs((uint4 *)(out + i * 16) + j, b.q[j]);
+            if (CS)
+                __stcs((uint4 *)(out + i * 16) + j, b.q[j]);
+            else
+                ((uint4 *)(out + i * 16))[j] = b.q[j];
     }
 }
 
@@ -201,15 +205,75 @@ static double time_method(const char *method, pixsum_type tin, pixsum_type tout,
     return ms;
 }
 
+/* The copy floor: the faster of plain and streaming-hint copies, with one
+ * thread per 16 elements (no grid-stride loop) or 8 waves of the chip. */
 template <typename TIn, typename TOut>
-static double time_copy(size_t n, bufset &b)
+static double time_copy(size_t n, bufset &b, double variants[4])
 {
-    return time_ms(
-        [&](size_t i) {
-            copy_kernel<TIn, TOut><<<132 * 16, 256, 0, g_stream>>>((const TIn *)b.in[i],
-                                                                 (TOut *)b.out[i], n);
-        },
-        b.in.size(), batch_for(b.in_bytes + b.out_bytes));
+    double best = 1e30;
+    for (int v = 0; v < 4; v++) {
+        size_t threads = (n + 15) / 16;
+        unsigned blocks = v & 2 ? 132 * 16 : (unsigned)((threads + 255) / 256);
+        double t = time_ms(
+            [&](size_t i) {
+                if (v & 1)
+                    copy_kernel<TIn, TOut, 1><<<blocks, 256, 0, g_stream>>>(
+                        (const TIn *)b.in[i], (TOut *)b.out[i], n);
+                else
+                    copy_kernel<TIn, TOut, 0><<<blocks, 256, 0, g_stream>>>(
+                        (const TIn *)b.in[i], (TOut *)b.out[i], n);
+            },
+            b.in.size(), batch_for(b.in_bytes + b.out_bytes));
+        if (variants)
+            variants[v] = t;
+        best = t < best ? t : best;
+    }
+    return best;
+}
+
+/* GPU time per call without host overhead: 20 calls captured in a CUDA graph
+ * (possible because the calls neither allocate nor synchronise), replayed. */
+static double graph_ms(pixsum_type tin, pixsum_type tout, size_t w, size_t h, bufset &b,
+                       double *host_us)
+{
+    pixsum_ctx *ctx = pixsum_ctx_new();
+    PK(pixsum_ctx_set(ctx, PIXSUM_PARAM_WRAP, 1));
+    pixsum_view vi = pixsum_view_2d(b.in[0], tin, w, h, 1, 0);
+    pixsum_view vo = pixsum_view_2d(b.out[0], tout, w, h, 1, 0);
+    size_t need = 0;
+    PK(pixsum_cuda_workspace_size(ctx, &vi, &vo, NULL, &need));
+    void *ws;
+    CK(cudaMalloc(&ws, need));
+    CK(cudaMemset(ws, 0, need));
+    const int calls = 20;
+    cudaGraph_t graph;
+    cudaGraphExec_t exec;
+    CK(cudaStreamBeginCapture(g_stream, cudaStreamCaptureModeThreadLocal));
+    for (int c = 0; c < calls; c++) {
+        size_t i = (size_t)c % b.in.size();
+        pixsum_view a = pixsum_view_2d(b.in[i], tin, w, h, 1, 0);
+        pixsum_view o = pixsum_view_2d(b.out[i], tout, w, h, 1, 0);
+        PK(pixsum_cuda_integral_ws(ctx, &a, &o, NULL, 0, ws, need, g_stream));
+    }
+    CK(cudaStreamEndCapture(g_stream, &graph));
+    CK(cudaGraphInstantiate(&exec, graph, 0));
+    double ms = time_ms([&](size_t) { CK(cudaGraphLaunch(exec, g_stream)); }, 1, 1) / calls;
+    /* Host cost of one call (enqueue only). */
+    CK(cudaStreamSynchronize(g_stream));
+    const int n = 200;
+    double t0 = std::chrono::duration<double, std::micro>(
+                    std::chrono::steady_clock::now().time_since_epoch()).count();
+    for (int c = 0; c < n; c++)
+        PK(pixsum_cuda_integral_ws(ctx, &vi, &vo, NULL, 0, ws, need, g_stream));
+    double t1 = std::chrono::duration<double, std::micro>(
+                    std::chrono::steady_clock::now().time_since_epoch()).count();
+    CK(cudaStreamSynchronize(g_stream));
+    *host_us = (t1 - t0) / n;
+    cudaGraphExecDestroy(exec);
+    cudaGraphDestroy(graph);
+    cudaFree(ws);
+    pixsum_ctx_free(ctx);
+    return ms;
 }
 
 #ifdef PIXSUM_BENCH_NPP
@@ -274,9 +338,12 @@ static void section_fast(void)
                 continue;
             size_t px = n * n;
             bufset b = make_bufs(px * pixsum_type_size(tin), px * pixsum_type_size(tout), tin);
-            double cp = pi == 0   ? time_copy<unsigned char, unsigned>(px, b)
-                        : pi == 1 ? time_copy<float, float>(px, b)
-                                  : time_copy<float, double>(px, b);
+            double cpv[4];
+            double cp = pi == 0   ? time_copy<unsigned char, unsigned>(px, b, cpv)
+                        : pi == 1 ? time_copy<float, float>(px, b, cpv)
+                                  : time_copy<float, double>(px, b, cpv);
+            printf("csv,copyvariants,%d,%zu,%.5f,%.5f,%.5f,%.5f\n", pi, n, cpv[0], cpv[1],
+                   cpv[2], cpv[3]);
             double lb = time_method("cuda.lookback", tin, tout, n, n, b, NULL);
             free_bufs(b);
             double np = pi == 0 ? time_npp(n, n) : -1;
@@ -285,6 +352,39 @@ static void section_fast(void)
             printf("%-10s %7zu %10.4f %10.4f %10.4f %8.3f %8.2f %9.1f\n", pair, n, cp, lb, np,
                    cp / lb, np > 0 ? np / lb : 0.0, (double)px / lb * 1e-6);
             printf("csv,fast,%s,%zu,%.5f,%.5f,%.5f\n", pair, n, cp, lb, np);
+        }
+    }
+}
+
+/* Lookback launch variants (rows per warp, cache hints) and the GPU-only
+ * per-call time at 1024^2 through graph replay. */
+static void section_tune(void)
+{
+    printf("\n== cuda.lookback variants (PIXSUM_CUDA_LB), ms per call ==\n");
+    const size_t sizes[] = {1024, 8192};
+    for (int pi = 0; pi < 2; pi++) {
+        pixsum_type tin = pi == 0 ? PIXSUM_U8 : PIXSUM_F32;
+        pixsum_type tout = pi == 0 ? PIXSUM_U32 : PIXSUM_F32;
+        for (size_t n : sizes) {
+            size_t px = n * n;
+            bufset b = make_bufs(px * pixsum_type_size(tin), px * pixsum_type_size(tout), tin);
+            for (int rows = 4; rows <= 8; rows += 4)
+                for (int hints = 0; hints <= 3; hints += 3) {
+                    char env[64];
+                    snprintf(env, sizeof env, "rows=%d,hints=%d", rows, hints);
+                    setenv("PIXSUM_CUDA_LB", env, 1);
+                    double t = time_method("cuda.lookback", tin, tout, n, n, b, NULL);
+                    printf("%s->%s %5zu %-16s %9.4f ms\n", pixsum_type_name(tin),
+                           pixsum_type_name(tout), n, env, t);
+                    printf("csv,tune,%s,%zu,%d,%d,%.5f\n", pixsum_type_name(tin), n, rows, hints,
+                           t);
+                }
+            unsetenv("PIXSUM_CUDA_LB");
+            double host_us = 0, g = graph_ms(tin, tout, n, n, b, &host_us);
+            printf("%s->%s %5zu graph replay %.4f ms per call (GPU only); host enqueue %.2f us "
+                   "per call\n", pixsum_type_name(tin), pixsum_type_name(tout), n, g, host_us);
+            printf("csv,graph,%s,%zu,%.5f,%.3f\n", pixsum_type_name(tin), n, g, host_us);
+            free_bufs(b);
         }
     }
 }
@@ -414,6 +514,8 @@ int main(int argc, char **argv)
     printf("device: %s, %d SMs, L2 %zu MB, pixsum %s\n", pr.name, pr.multiProcessorCount,
            g_l2 >> 20, pixsum_version());
     CK(cudaStreamCreateWithFlags(&g_stream, cudaStreamNonBlocking));
+    if (what == "tune" || what == "all")
+        section_tune();
     if (what == "fast" || what == "all")
         section_fast();
     if (what == "p004" || what == "all")

@@ -29,6 +29,9 @@
  */
 #include "sat_common.cuh"
 
+#include <stdlib.h>
+#include <string.h>
+
 namespace psi_cu {
 
 struct lb_geom {
@@ -36,21 +39,36 @@ struct lb_geom {
     u64 *vflags, *hflags;
     void *vagg, *vinc, *hagg, *hinc;
     int vec_in, vec_out;
+    int hints; /* bit 0: evict-first (streaming) loads, bit 1: streaming stores */
 };
 
 constexpr int LB_TW = 256;
 
-/* Rows per warp: 8 for 4-byte accumulators, 4 for 8-byte ones. */
-template <typename TAcc>
-struct lb_rows {
-    static constexpr int value = sizeof(TAcc) == 4 ? 8 : 4;
+/* Launch choices: rows per warp R (tile height 8R) and cache hints. Defaults
+ * below; PIXSUM_CUDA_LB="rows=4,hints=0" overrides them (for tuning runs). */
+struct lb_choice {
+    int rows, hints;
 };
+
+static lb_choice lb_choose(size_t acc_size)
+{
+    lb_choice c = {acc_size == 4 ? 4 : 4, 0};
+    const char *e = getenv("PIXSUM_CUDA_LB");
+    if (e) {
+        const char *r = strstr(e, "rows="), *h = strstr(e, "hints=");
+        if (r && acc_size == 4 && (atoi(r + 5) == 4 || atoi(r + 5) == 8))
+            c.rows = atoi(r + 5);
+        if (h)
+            c.hints = atoi(h + 6) & 3;
+    }
+    return c;
+}
 
 /* Loads 8 consecutive pixels (channel step ch) starting at pixel x of a row,
  * zero beyond the width, converted (and squared). */
 template <typename TIn, typename TAcc>
 __device__ __forceinline__ void load8(const char *row, i64 x, i64 w, i64 ch, bool vec,
-                                     int squared, TAcc v[8])
+                                     int squared, int hints, TAcc v[8])
 {
     const TIn *r = (const TIn *)row;
     if (vec && x + 8 <= w) {
@@ -60,11 +78,12 @@ __device__ __forceinline__ void load8(const char *row, i64 x, i64 w, i64 ch, boo
             TIn e[8];
         } u;
         if (sizeof(TIn) == 1) {
-            u.d = __ldcs((const uint2 *)(r + x));
+            u.d = (hints & 1) ? __ldcs((const uint2 *)(r + x)) : *(const uint2 *)(r + x);
         } else {
 #pragma unroll
             for (int j = 0; j < (int)(8 * sizeof(TIn) / 16); j++)
-                u.q[j] = __ldcs((const uint4 *)(r + x) + j);
+                u.q[j] = (hints & 1) ? __ldcs((const uint4 *)(r + x) + j)
+                                     : ((const uint4 *)(r + x))[j];
         }
 #pragma unroll
         for (int k = 0; k < 8; k++)
@@ -78,7 +97,7 @@ __device__ __forceinline__ void load8(const char *row, i64 x, i64 w, i64 ch, boo
 
 /* Stores 8 consecutive table values, skipping those beyond the width. */
 template <typename TAcc>
-__device__ __forceinline__ void store8(char *row, i64 x, i64 w, i64 ch, bool vec,
+__device__ __forceinline__ void store8(char *row, i64 x, i64 w, i64 ch, bool vec, int hints,
                                        const TAcc v[8])
 {
     TAcc *r = (TAcc *)row;
@@ -91,8 +110,12 @@ __device__ __forceinline__ void store8(char *row, i64 x, i64 w, i64 ch, bool vec
         for (int k = 0; k < 8; k++)
             u.e[k] = v[k];
 #pragma unroll
-        for (int j = 0; j < (int)(8 * sizeof(TAcc) / 16); j++)
-            __stcs((uint4 *)(r + x) + j, u.q[j]);
+        for (int j = 0; j < (int)(8 * sizeof(TAcc) / 16); j++) {
+            if (hints & 2)
+                __stcs((uint4 *)(r + x) + j, u.q[j]);
+            else
+                ((uint4 *)(r + x))[j] = u.q[j];
+        }
     } else {
 #pragma unroll
         for (int k = 0; k < 8; k++)
@@ -101,7 +124,9 @@ __device__ __forceinline__ void store8(char *row, i64 x, i64 w, i64 ch, bool vec
     }
 }
 
-/* Writes a lane's values, then (after every lane's fence) the flag. */
+/* Writes a lane's values, then the flag: __syncwarp orders every lane's
+ * stores before lane 0's release store (release is cumulative), and readers
+ * acquire the flag before reading the values. */
 template <typename TAcc, int N>
 __device__ __forceinline__ void publish(TAcc *dst, const TAcc *vals, u64 *flag, u64 fv,
                                         unsigned lane, int stride)
@@ -109,14 +134,13 @@ __device__ __forceinline__ void publish(TAcc *dst, const TAcc *vals, u64 *flag, 
 #pragma unroll
     for (int k = 0; k < N; k++)
         st_cg(dst + k * stride, vals[k]);
-    __threadfence();
     __syncwarp();
     if (lane == 0)
         store_release(flag, fv);
 }
 
-template <typename TIn, typename TAcc, int R>
-__global__ void __launch_bounds__(256) lookback_kernel(psi_cu_plan p, lb_geom g)
+template <typename TIn, typename TAcc, int R, int MINB>
+__global__ void __launch_bounds__(256, MINB) lookback_kernel(psi_cu_plan p, lb_geom g)
 {
     constexpr int TW = LB_TW, TH = 8 * R, HR = TH / 32;
     __shared__ __align__(16) TAcc s_col[8][TW];
@@ -151,7 +175,7 @@ __global__ void __launch_bounds__(256) lookback_kernel(psi_cu_plan p, lb_geom g)
         i64 yl = ybase + i;
         if (yl < rows) {
             load8<TIn, TAcc>(b.in + (p.y0 + yl) * p.in_row, xs, w, ch, g.vec_in, p.squared,
-                             v[i]);
+                             g.hints, v[i]);
         } else {
 #pragma unroll
             for (int k = 0; k < 8; k++)
@@ -307,7 +331,7 @@ __global__ void __launch_bounds__(256) lookback_kernel(psi_cu_plan p, lb_geom g)
 #pragma unroll
             for (int k = 0; k < 8; k++)
                 v[i][k] += top[k] + e;
-            store8<TAcc>(b.out + (p.y0 + yl) * p.out_row, xs, w, ch, g.vec_out, v[i]);
+            store8<TAcc>(b.out + (p.y0 + yl) * p.out_row, xs, w, ch, g.vec_out, g.hints, v[i]);
         }
     }
     if (tid == 0)
@@ -333,15 +357,15 @@ size_t lookback_workspace(const psi_cu_plan *p)
     u64 tx, ty, total;
     size_t bytes;
     size_t as = psi_cu_acc_size(p->acc);
-    lb_layout(p, as, as == 4 ? 8 : 4, &tx, &ty, &total, &bytes);
+    lb_layout(p, as, lb_choose(as).rows, &tx, &ty, &total, &bytes);
     return bytes;
 }
 
-template <typename TIn, typename TAcc>
-static int lookback_launch(const psi_cu_plan *p)
+template <typename TIn, typename TAcc, int R, int MINB>
+static int lookback_launch(const psi_cu_plan *p, int hints)
 {
-    constexpr int R = lb_rows<TAcc>::value;
     lb_geom g;
+    g.hints = hints;
     size_t bytes;
     lb_layout(p, sizeof(TAcc), R, &g.tiles_x, &g.tiles_y, &g.total, &bytes);
     if (g.total == 0)
@@ -362,16 +386,29 @@ static int lookback_launch(const psi_cu_plan *p)
                 (p->depth == 1 || p->out_slice % 16 == 0);
     if (g.total > 0x7fffffffull)
         return (int)cudaErrorInvalidConfiguration;
-    lookback_kernel<TIn, TAcc, R>
+    lookback_kernel<TIn, TAcc, R, MINB>
         <<<(unsigned)g.total, 256, 0, (cudaStream_t)p->stream>>>(*p, g);
     return (int)cudaGetLastError();
+}
+
+template <typename TIn, typename TAcc>
+static int lookback_pick(const psi_cu_plan *p)
+{
+    lb_choice c = lb_choose(sizeof(TAcc));
+    if constexpr (sizeof(TAcc) == 4) {
+        if (c.rows == 8)
+            return lookback_launch<TIn, TAcc, 8, 2>(p, c.hints);
+        return lookback_launch<TIn, TAcc, 4, 4>(p, c.hints);
+    } else {
+        return lookback_launch<TIn, TAcc, 4, 2>(p, c.hints);
+    }
 }
 
 int lookback_dispatch(const psi_cu_plan *p)
 {
 #define PSI_LB_CASE(TIN, ACC, CIN, CACC) \
     if (p->tin == TIN && p->acc == ACC)  \
-        return lookback_launch<CIN, CACC>(p);
+        return lookback_pick<CIN, CACC>(p);
     PSI_CU_PAIRS(PSI_LB_CASE)
 #undef PSI_LB_CASE
     return (int)cudaErrorInvalidValue;
