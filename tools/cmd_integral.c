@@ -8,6 +8,7 @@
 #include "cli_util.h"
 #include "commands.h"
 #include "image_io.h"
+#include "mpi_cli.h"
 #include "stream.h"
 
 #include <stdio.h>
@@ -46,7 +47,9 @@ static void integral_usage(FILE *f)
             "  --method NAME        integral method (see 'pixsum methods'; default auto)\n"
             "  --threads N          threads for threaded methods (0 = all cores)\n"
             "  --device N           CUDA device for CUDA methods\n"
-            "  -v, --verbose        print what was computed and how long it took\n");
+            "  -v, --verbose        print what was computed and how long it took\n"
+            "  --mpi                distributed over MPI ranks (mpirun -np N pixsum integral\n"
+            "                       IN -o OUT.npy --mpi; see pixsum integral --mpi --help)\n");
 }
 
 /* Parses SIZE with an optional K/M/G suffix (powers of 1024). */
@@ -249,6 +252,8 @@ static int run_in_memory(const integral_args *a, pixsum_ctx *ctx)
 
 int cmd_integral(int argc, char **argv)
 {
+    if (mpi_cli_wanted(argc, argv)) /* distributed: tools/cmd_integral_mpi.c */
+        return cmd_integral_mpi(argc, argv);
     integral_args a;
     int rc = parse_args(argc, argv, &a);
     if (rc != 0)

@@ -1,0 +1,95 @@
+# mpi_cli.cmake - end-to-end tests of `mpirun -np N pixsum integral ... --mpi`.
+# Included by tests/CMakeLists.txt, it registers the tests; run with -P (by
+# those tests), it is the test itself:
+#   1. writes a P2 PGM (odd size, values 0..255 from a fixed formula),
+#   2. the single-process CLI writes the padded table of it (reference),
+#   3. N ranks write it with --mpi (streaming reader path for PGM): same data,
+#   4. that u32 table, a .npy, is the input of a second round (MPI-IO reader
+#      path, u32 -> u64), again against the single-process CLI,
+#   5. usage and runtime errors give the same exit status on every rank.
+# The .npy headers of the two writers may differ in padding; the data after
+# them must be identical byte for byte.
+if(CMAKE_SCRIPT_MODE_FILE)
+  function(run_ok)
+    execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out
+                    ERROR_VARIABLE err)
+    if(NOT rc EQUAL 0)
+      message(FATAL_ERROR "failed (${rc}): ${ARGN}\n${out}\n${err}")
+    endif()
+  endfunction()
+  function(expect_rc want)
+    execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_QUIET ERROR_VARIABLE err)
+    if(NOT rc EQUAL want)
+      message(FATAL_ERROR "expected exit ${want}, got ${rc}: ${ARGN}\n${err}")
+    endif()
+  endfunction()
+  # The data of a .npy file as hex (header length from bytes 8-9, v1.0).
+  function(npy_data path outvar)
+    file(READ ${path} pre LIMIT 10 HEX)
+    string(SUBSTRING "${pre}" 16 2 lo)
+    string(SUBSTRING "${pre}" 18 2 hi)
+    math(EXPR hlen "0x${hi} * 256 + 0x${lo} + 10")
+    file(READ ${path} data OFFSET ${hlen} HEX)
+    set(${outvar} "${data}" PARENT_SCOPE)
+  endfunction()
+  function(same_data a b)
+    npy_data(${a} da)
+    npy_data(${b} db)
+    string(LENGTH "${da}" la)
+    if(la EQUAL 0 OR NOT da STREQUAL db)
+      message(FATAL_ERROR "${a} and ${b} hold different tables (${la} hex digits)")
+    endif()
+  endfunction()
+
+  file(MAKE_DIRECTORY ${WORK})
+  set(W 37)
+  set(H 23)
+  set(pgm "P2\n${W} ${H}\n255\n")
+  foreach(y RANGE 1 ${H})
+    foreach(x RANGE 1 ${W})
+      math(EXPR v "(${x} * 73 + ${y} * 151 + ${x} * ${y} * 7) % 256")
+      string(APPEND pgm "${v} ")
+    endforeach()
+    string(APPEND pgm "\n")
+  endforeach()
+  file(WRITE ${WORK}/in.pgm "${pgm}")
+  set(MPI ${MPIEXEC} -n ${NP} --oversubscribe)
+
+  run_ok(${PIXSUM} integral ${WORK}/in.pgm -o ${WORK}/ref.npy --padded)
+  run_ok(${MPI} ${PIXSUM} integral ${WORK}/in.pgm -o ${WORK}/out.npy --padded --mpi)
+  same_data(${WORK}/ref.npy ${WORK}/out.npy)
+
+  run_ok(${PIXSUM} integral ${WORK}/out.npy -o ${WORK}/ref2.npy --type u64)
+  run_ok(${MPI} ${PIXSUM} integral ${WORK}/out.npy -o ${WORK}/out2.npy --type u64 --mpi -v)
+  same_data(${WORK}/ref2.npy ${WORK}/out2.npy)
+
+  run_ok(${PIXSUM} integral ${WORK}/in.pgm -o ${WORK}/ref3.npy --type f64
+         --squared ${WORK}/ref3sq.npy)
+  run_ok(${MPI} ${PIXSUM} integral ${WORK}/in.pgm -o ${WORK}/out3.npy --type f64
+         --squared ${WORK}/out3sq.npy --mpi)
+  same_data(${WORK}/ref3.npy ${WORK}/out3.npy)
+  same_data(${WORK}/ref3sq.npy ${WORK}/out3sq.npy)
+
+  expect_rc(2 ${MPI} ${PIXSUM} integral ${WORK}/in.pgm -o ${WORK}/out.tif --mpi)
+  expect_rc(1 ${MPI} ${PIXSUM} integral ${WORK}/missing.npy -o ${WORK}/x.npy --mpi)
+  # A table type the library refuses (u8): every rank must fail alike and no
+  # file may be left behind.
+  expect_rc(1 ${MPI} ${PIXSUM} integral ${WORK}/in.pgm -o ${WORK}/x.npy --type u8 --mpi)
+  if(EXISTS ${WORK}/x.npy OR EXISTS ${WORK}/x.npy.part-mpi)
+    message(FATAL_ERROR "a failed run left ${WORK}/x.npy or its temporary behind")
+  endif()
+  return()
+endif()
+
+if(PIXSUM_HAVE_MPI AND TARGET pixsum_cli)
+  foreach(np 1 2 3 4)
+    add_test(NAME mpi_cli_np${np}
+             COMMAND ${CMAKE_COMMAND} -DPIXSUM=$<TARGET_FILE:pixsum_cli>
+                     -DMPIEXEC=${MPIEXEC_EXECUTABLE} -DNP=${np}
+                     -DWORK=${CMAKE_CURRENT_BINARY_DIR}/mpi_cli_np${np}
+                     -P ${CMAKE_CURRENT_LIST_FILE})
+    set_tests_properties(mpi_cli_np${np} PROPERTIES
+        ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;ASAN_OPTIONS=detect_leaks=0"
+        LABELS mpi TIMEOUT 300 RESOURCE_LOCK pixsum_mpi PROCESSORS ${np})
+  endforeach()
+endif()
