@@ -41,10 +41,48 @@ static int check_mask(const pixsum_view *in, const pixsum_view *mask)
 static bool data_range(const pixsum_view *in, const pixsum_view *mask, double *mn, double *mx)
 {
     double lo = INFINITY, hi = -INFINITY;
-    size_t rows = in->height * in->depth;
+    size_t rows = in->height * in->depth, n = in->width * in->channels;
     for (size_t r = 0; r < rows; r++) {
         const void *row = psi_hist_row(in, r);
         const uint8_t *m = mask ? psi_hist_row(mask, r) : NULL;
+        if (!m) { /* typed loops: no per-sample type switch */
+            if (in->type == PIXSUM_I32) {
+                const int32_t *s = row;
+                int32_t a = s[0], b = s[0];
+                for (size_t i = 1; i < n; i++) {
+                    a = s[i] < a ? s[i] : a;
+                    b = s[i] > b ? s[i] : b;
+                }
+                lo = (double)a < lo ? (double)a : lo;
+                hi = (double)b > hi ? (double)b : hi;
+                continue;
+            }
+            if (in->type == PIXSUM_F32) {
+                const float *s = row;
+                float a = INFINITY, b = -INFINITY;
+                for (size_t i = 0; i < n; i++) {
+                    float v = s[i];
+                    if (v - v == 0) { /* finite (false for NaN and +-inf) */
+                        a = v < a ? v : a;
+                        b = v > b ? v : b;
+                    }
+                }
+                lo = (double)a < lo ? (double)a : lo;
+                hi = (double)b > hi ? (double)b : hi;
+                continue;
+            }
+            if (in->type == PIXSUM_F64) {
+                const double *s = row;
+                for (size_t i = 0; i < n; i++) {
+                    double v = s[i];
+                    if (v - v == 0) {
+                        lo = v < lo ? v : lo;
+                        hi = v > hi ? v : hi;
+                    }
+                }
+                continue;
+            }
+        }
         for (size_t x = 0; x < in->width; x++) {
             if (m && !m[x])
                 continue;
