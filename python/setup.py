@@ -78,7 +78,9 @@ class BuildExt(build_ext):
             shutil.rmtree(d, ignore_errors=True)
 
     def build_extension(self, ext):
-        common = ["-std=c11", "-O2", "-fvisibility=hidden"]
+        # -O3 as the CMake Release build (the optimisation level the library's
+        # tests run at)
+        common = ["-std=c11", "-O3", "-fvisibility=hidden"]
         macros = [("_GNU_SOURCE", None), ("PIXSUM_SHARED_BUILD", None),
                   ("PSB_HAVE_HIST", "1")]
         if self._has_flag("-fopenmp"):
