@@ -98,5 +98,14 @@ cmp -s auto.npy mem.npy || fail "automatic streaming differs"
 expect_error 2 "--tilted goes with neither" "$PIXSUM" integral s_u1.npy -o t.npy --tilted --stream
 "$PY" -c "import numpy as np; np.save('v.npy', np.ones((3, 4, 9), np.uint8))"
 expect_error 1 "streaming handles 2-D images" "$PIXSUM" integral v.npy -o t.npy --stream
+# the progress bar: drawn when stderr is a terminal (script(1) gives one),
+# silent otherwise
+"$PIXSUM" integral s_u1.npy -o p.npy --stream --strip-rows 3 2>err.txt
+[ -s err.txt ] && fail "progress printed without a terminal: $(cat err.txt)"
+if command -v script >/dev/null 2>&1; then
+    script -qc "env -u PIXSUM_NO_PROGRESS '$PIXSUM' integral s_u1.npy -o p.npy --stream --strip-rows 3" \
+        /dev/null >tty.txt 2>&1 </dev/null
+    grep -q "100.0%" tty.txt || fail "no progress bar on a terminal: $(cat tty.txt)"
+fi
 no_temporaries .
 finish
