@@ -188,11 +188,10 @@ PSI_FAST_ALWAYS_INLINE void u8u32_pair_body(const uint8_t *in0, const uint8_t *i
         _mm_sfence();
 }
 
-void psi_fast_pair_u8u32_avx2(const void *in0, const void *in1, void *out0, void *out1,
-                              const void *prev, void *acc, size_t width, size_t ch,
-                              int stream)
+PSI_FAST_ALWAYS_INLINE void pair_flags(const void *in0, const void *in1, void *out0, void *out1,
+                                       const void *prev, void *acc, size_t n, size_t ch,
+                                       int stream)
 {
-    size_t n = width * ch;
     int st = stream && (uintptr_t)out0 % 32 == 0 && (uintptr_t)out1 % 32 == 0;
     if (prev) {
         if (st && acc)
@@ -213,4 +212,15 @@ void psi_fast_pair_u8u32_avx2(const void *in0, const void *in1, void *out0, void
         else
             u8u32_pair_body(in0, in1, out0, out1, prev, acc, n, ch, 0, 0, 0);
     }
+}
+
+void psi_fast_pair_u8u32_avx2(const void *in0, const void *in1, void *out0, void *out1,
+                              const void *prev, void *acc, size_t width, size_t ch,
+                              int stream)
+{
+    size_t n = width * ch;
+    if (ch == 1)
+        pair_flags(in0, in1, out0, out1, prev, acc, n, 1, stream);
+    else
+        pair_flags(in0, in1, out0, out1, prev, acc, n, ch, stream);
 }

@@ -143,8 +143,16 @@ PSI_FAST_ALWAYS_INLINE void u8u32_pair_body(const uint8_t *in0, const uint8_t *i
         __m512i a = _mm512_cvtepu8_epi32(L128(in0 + i));
         __m512i b = _mm512_cvtepu8_epi32(L128(in1 + i));
         __m512i p = _mm512_or_si512(a, _mm512_slli_epi32(b, 16));
-        for (int k = 0; k < nsteps; k++)
-            p = _mm512_add_epi32(p, psi_shift(p, sh[k]));
+        if (ch == 1) { /* valignd with zeros: shifts with immediate distances */
+            const __m512i z = _mm512_setzero_si512();
+            p = _mm512_add_epi32(p, _mm512_alignr_epi32(p, z, 15));
+            p = _mm512_add_epi32(p, _mm512_alignr_epi32(p, z, 14));
+            p = _mm512_add_epi32(p, _mm512_alignr_epi32(p, z, 12));
+            p = _mm512_add_epi32(p, _mm512_alignr_epi32(p, z, 8));
+        } else {
+            for (int k = 0; k < nsteps; k++)
+                p = _mm512_add_epi32(p, psi_shift(p, sh[k]));
+        }
         __m512i lo = _mm512_and_si512(p, low16), hi = _mm512_srli_epi32(p, 16);
         __m512i r0 = _mm512_add_epi32(lo, ca), r1 = _mm512_add_epi32(hi, cb);
         if (rotating) {
@@ -186,14 +194,10 @@ PSI_FAST_ALWAYS_INLINE void u8u32_pair_body(const uint8_t *in0, const uint8_t *i
         _mm_sfence();
 }
 
-void psi_fast_pair_u8u32_avx512(const void *in0, const void *in1, void *out0, void *out1,
-                                const void *prev, void *acc, size_t width, size_t ch,
-                                int stream);
-void psi_fast_pair_u8u32_avx512(const void *in0, const void *in1, void *out0, void *out1,
-                                const void *prev, void *acc, size_t width, size_t ch,
-                                int stream)
+PSI_FAST_ALWAYS_INLINE void pair_flags(const void *in0, const void *in1, void *out0, void *out1,
+                                       const void *prev, void *acc, size_t n, size_t ch,
+                                       int stream)
 {
-    size_t n = width * ch;
     int st = stream && (uintptr_t)out0 % 64 == 0 && (uintptr_t)out1 % 64 == 0;
     if (prev) {
         if (st && acc)
@@ -214,4 +218,15 @@ void psi_fast_pair_u8u32_avx512(const void *in0, const void *in1, void *out0, vo
         else
             u8u32_pair_body(in0, in1, out0, out1, prev, acc, n, ch, 0, 0, 0);
     }
+}
+
+void psi_fast_pair_u8u32_avx512(const void *in0, const void *in1, void *out0, void *out1,
+                                const void *prev, void *acc, size_t width, size_t ch,
+                                int stream)
+{
+    size_t n = width * ch;
+    if (ch == 1)
+        pair_flags(in0, in1, out0, out1, prev, acc, n, 1, stream);
+    else
+        pair_flags(in0, in1, out0, out1, prev, acc, n, ch, stream);
 }

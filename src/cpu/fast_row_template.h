@@ -112,6 +112,30 @@
         if (stream)                                                                         \
             PSI_SFENCE();                                                                   \
     }                                                                                       \
+    PSI_FAST_ALWAYS_INLINE void NAME##_flags(const TIN *in, TOUT *out, const TOUT *prev,    \
+                                             TOUT *acc, size_t n, size_t ch, size_t head,   \
+                                             int st)                                        \
+    {                                                                                       \
+        if (prev) {                                                                         \
+            if (st && acc)                                                                  \
+                NAME##_body(in, out, prev, acc, n, ch, head, 1, 1, 1);                      \
+            else if (st)                                                                    \
+                NAME##_body(in, out, prev, acc, n, ch, head, 1, 1, 0);                      \
+            else if (acc)                                                                   \
+                NAME##_body(in, out, prev, acc, n, ch, head, 1, 0, 1);                      \
+            else                                                                            \
+                NAME##_body(in, out, prev, acc, n, ch, head, 1, 0, 0);                      \
+        } else {                                                                            \
+            if (st && acc)                                                                  \
+                NAME##_body(in, out, prev, acc, n, ch, head, 0, 1, 1);                      \
+            else if (st)                                                                    \
+                NAME##_body(in, out, prev, acc, n, ch, head, 0, 1, 0);                      \
+            else if (acc)                                                                   \
+                NAME##_body(in, out, prev, acc, n, ch, head, 0, 0, 1);                      \
+            else                                                                            \
+                NAME##_body(in, out, prev, acc, n, ch, head, 0, 0, 0);                      \
+        }                                                                                   \
+    }                                                                                       \
     static void NAME(const void *in_, void *out_, const void *prev_, void *acc_,            \
                      size_t width, size_t ch, int stream)                                   \
     {                                                                                       \
@@ -126,25 +150,11 @@
         int st = stream && mis % sizeof(TOUT) == 0;                                         \
         if (st && mis)                                                                      \
             head = (PSI_VDW * 4 - mis) / sizeof(TOUT);                                      \
-        if (prev) {                                                                         \
-            if (st && acc)                                                                  \
-                NAME##_body(in, out, prev, acc, n, ch, head, 1, 1, 1);                            \
-            else if (st)                                                                    \
-                NAME##_body(in, out, prev, acc, n, ch, head, 1, 1, 0);                            \
-            else if (acc)                                                                   \
-                NAME##_body(in, out, prev, acc, n, ch, head, 1, 0, 1);                            \
-            else                                                                            \
-                NAME##_body(in, out, prev, acc, n, ch, head, 1, 0, 0);                            \
-        } else {                                                                            \
-            if (st && acc)                                                                  \
-                NAME##_body(in, out, prev, acc, n, ch, head, 0, 1, 1);                            \
-            else if (st)                                                                    \
-                NAME##_body(in, out, prev, acc, n, ch, head, 0, 1, 0);                            \
-            else if (acc)                                                                   \
-                NAME##_body(in, out, prev, acc, n, ch, head, 0, 0, 1);                            \
-            else                                                                            \
-                NAME##_body(in, out, prev, acc, n, ch, head, 0, 0, 0);                            \
-        }                                                                                   \
+        /* one channel (the common case) gets its own copy with the ladder unrolled */     \
+        if (ch == 1)                                                                        \
+            NAME##_flags(in, out, prev, acc, n, 1, head, st);                               \
+        else                                                                                \
+            NAME##_flags(in, out, prev, acc, n, ch, head, st);                              \
     }
 
 /* Column sums: acc[i] += sum over the nrows (1-4) rows of in^1 or in^2, in
