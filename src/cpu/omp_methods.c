@@ -226,12 +226,13 @@ static running_fn running_for(pixsum_type t)
 }
 
 /* Copies the h x w matrix of `es`-byte pixels at src (row stride sstride) to
- * its transpose at dst (row stride dstride), in 32 x 32 tiles, tiles shared
- * out over the threads. */
+ * its transpose at dst (row stride dstride), in 8 x 8 tiles (the 8 lines of
+ * a tile column fit one L1 set's ways even when the stride is a multiple of
+ * 4 KiB), tiles shared out over the threads. */
 static void transpose(const unsigned char *src, ptrdiff_t sstride, unsigned char *dst,
                       ptrdiff_t dstride, size_t w, size_t h, size_t es, int t)
 {
-    const size_t tile = 32;
+    const size_t tile = 8;
     long long tiles_y = (long long)((h + tile - 1) / tile);
 #pragma omp parallel for num_threads(t) schedule(static)
     for (long long ty = 0; ty < tiles_y; ty++) {
@@ -266,12 +267,15 @@ static int run_transpose(const psi_job *job)
     for (int k = 0; k < nt; k++) {
         const pixsum_view *tb = tables[k];
         size_t es = ch * pixsum_type_size(tb->type);
-        if (h != 0 && w > SIZE_MAX / h / es)
+        /* scratch rows padded by a cache line so that a tile's column does not
+         * map to one cache set */
+        size_t srow = h * es + 64;
+        if (srow / es < h || w > SIZE_MAX / srow)
             return psi_fail(PIXSUM_ERR_TOO_LARGE, "omp.transpose: scratch size overflows");
-        unsigned char *scratch = malloc(w * h * es);
+        unsigned char *scratch = malloc(w * srow);
         if (!scratch)
             return psi_fail(PIXSUM_ERR_NO_MEMORY, "omp.transpose: no memory for a %zu-byte "
-                            "transposed copy", w * h * es);
+                            "transposed copy", w * srow);
         const psi_row_kernels *rk = psi_scalar_kernels(in->type, tb->type);
         psi_row_fn row = squared[k] ? rk->row_sq : rk->row_sum;
         running_fn run = running_for(tb->type);
@@ -280,13 +284,13 @@ static int run_transpose(const psi_job *job)
         for (long long y = 0; y < (long long)h; y++)
             row(psi_row(in, (size_t)y, 0), psi_row(tb, (size_t)y, 0), NULL, w, ch);
         /* 2: transpose into scratch (w rows of h pixels) */
-        transpose(tb->data, tb->row_stride, scratch, (ptrdiff_t)(h * es), w, h, es, t);
+        transpose(tb->data, tb->row_stride, scratch, (ptrdiff_t)srow, w, h, es, t);
         /* 3: row prefix sums of the transposed rows (the columns) */
 #pragma omp parallel for num_threads(t) schedule(static)
         for (long long x = 0; x < (long long)w; x++)
-            run(scratch + (size_t)x * h * es, h, ch);
+            run(scratch + (size_t)x * srow, h, ch);
         /* 4: transpose back */
-        transpose(scratch, (ptrdiff_t)(h * es), tb->data, tb->row_stride, h, w, es, t);
+        transpose(scratch, (ptrdiff_t)srow, tb->data, tb->row_stride, h, w, es, t);
         free(scratch);
     }
     return PIXSUM_OK;
