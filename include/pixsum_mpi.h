@@ -22,14 +22,18 @@
  * returns PIXSUM_ERR_BAD_SHAPE naming the value. An error detected before
  * computing leaves outputs untouched.
  *
- * Integral images: each rank computes the inclusive table of its strip with the
- * ordinary library (pixsum_integral(), any method the context selects, a GPU
- * included), then the ranks exchange only one vector per rank, the last row of
- * each local table (W x channels elements), through an exclusive scan over the
- * ranks (MPI_Exscan), and each rank adds the sum of the vectors of the ranks
- * before it to every row of its strip. Bytes a rank contributes to the scan:
- * W x channels x e, with e = 4 (u32 tables), 8 (u64, i64) or 16 (f32, f64:
- * the offsets travel as double-double pairs); the whole table is never sent.
+ * Integral images: the ranks exchange only one vector per rank, the last row
+ * the local table of its strip has (its column sums prefix-summed along the
+ * row, W x channels elements, computed from one read of the strip), through an
+ * exclusive scan over the ranks (MPI_Exscan). Each rank then computes its local
+ * table with the ordinary library (pixsum_integral(), any method the context
+ * selects, a GPU included), in cache-sized blocks of rows to each of which the
+ * sum of the vectors of the ranks before it is added while the block is still
+ * in the cache. Bytes a rank contributes to the scan: W x channels x e, with
+ * e = 4 (u32 tables), 8 (u64, i64) or 16 (f32, f64: the offsets travel as
+ * double-double pairs); the whole table is never sent. The environment
+ * variable PIXSUM_MPI_BLOCK_BYTES sets the table bytes per block (0 = the
+ * whole strip, then a separate pass adds the offset).
  *
  * Exactness: integer tables are bit-identical to pixsum_integral() on the whole
  * image, in wrap mode too (the scan is modular in the output type). Float

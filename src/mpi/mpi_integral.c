@@ -3,16 +3,21 @@
  * pixsum_mpi_integral_sq).
  *
  * Each rank holds a strip of rows. After a collective agreement on shapes and
- * types (so every rank returns the same status), each rank computes the
- * inclusive table of its strip with pixsum_integral[_sq]() and takes the
- * table's last row: the per-column sums of its strip, prefix-summed along the
- * row. An exclusive scan over the ranks (MPI_Exscan) gives each rank the sum of
- * those rows over the ranks before it; adding that offset row to each row of
- * the local table yields the rows of the whole image's table, since
- *   I(x, y) = sum over earlier strips of their last row(x) + local(x, y).
+ * types (so every rank returns the same status), the work is two passes over
+ * the strip:
+ *   1. one read of the input gives the strip's column sums, prefix-summed along
+ *      the row: the last row its inclusive table would have. An exclusive scan
+ *      over the ranks (MPI_Exscan) gives each rank the sum of those rows over
+ *      the ranks before it, its offset row, since
+ *        I(x, y) = sum over earlier strips of their last row(x) + local(x, y);
+ *   2. the local table is computed with pixsum_integral[_sq]() (the context's
+ *      method) block by block, and each block, still in the cache, gets the
+ *      offset row (first block) or the final last row of the block above added.
+ * So the table is written once, not written and then read again to add the
+ * offset, and only one row per rank and table travels.
  * The scan's operators are exact in the output type: modular unsigned adds for
  * integer tables (u32 in 32 bits, u64 and i64 in 64 bits) and double-double
- * adds for float tables, rounded once when the offset is applied.
+ * adds for float tables, rounded once into the offset row.
  */
 #include "mpi_internal.h"
 
@@ -129,65 +134,131 @@ done:
     return st;
 }
 
-/* The scan vector of a local table: its last row, in the scan's element kind
- * (zeros when the strip has no rows). */
-static void scan_vector_from_row(const pixsum_view *t, size_t rows, void *vec, size_t n,
-                                 scan_kind kind)
+/* ---- pass 1: the scan vector from the input ------------------------------ */
+
+/* Column sums of the strip's samples (squared = 1: of their squares), in
+ * modular 64-bit integers (acc_u, integer tables) or doubles (acc_d, float
+ * tables). One streaming read of the input. */
+#define COLSUM_LOOP(T)                                                            \
+    for (size_t y = 0; y < in->height; y++) {                                     \
+        const T *restrict r = (const T *)psi_row(in, y, 0);                       \
+        if (acc_u && squared)                                                     \
+            for (size_t i = 0; i < n; i++) {                                      \
+                uint64_t v = (uint64_t)(int64_t)r[i];                             \
+                acc_u[i] += v * v;                                                \
+            }                                                                     \
+        else if (acc_u)                                                           \
+            for (size_t i = 0; i < n; i++)                                        \
+                acc_u[i] += (uint64_t)(int64_t)r[i];                              \
+        else if (squared)                                                         \
+            for (size_t i = 0; i < n; i++)                                        \
+                acc_d[i] += (double)r[i] * (double)r[i];                          \
+        else                                                                      \
+            for (size_t i = 0; i < n; i++)                                        \
+                acc_d[i] += (double)r[i];                                         \
+    }
+
+static void column_sums(const pixsum_view *in, int squared, uint64_t *restrict acc_u,
+                        double *restrict acc_d, size_t n)
 {
-    memset(vec, 0, n * scan_elem_bytes(kind));
-    if (rows == 0)
-        return;
-    const void *row = psi_row(t, rows - 1, 0);
+    switch (in->type) {
+    case PIXSUM_U8: COLSUM_LOOP(uint8_t) break;
+    case PIXSUM_U16: COLSUM_LOOP(uint16_t) break;
+    case PIXSUM_I16: COLSUM_LOOP(int16_t) break;
+    case PIXSUM_I32: COLSUM_LOOP(int32_t) break;
+    case PIXSUM_U32: COLSUM_LOOP(uint32_t) break;
+    case PIXSUM_F32: COLSUM_LOOP(float) break;
+    case PIXSUM_F64: COLSUM_LOOP(double) break;
+    default: break;
+    }
+}
+#undef COLSUM_LOOP
+
+/* The vector this rank contributes to the scan of a table of type `out`: the
+ * last row of its strip's inclusive table, i.e. the column sums prefix-summed
+ * along the row (per channel), in the scan's element kind; zeros for a strip
+ * without rows. `scratch` holds n 8-byte elements. */
+static void scan_vector(const pixsum_view *in, int squared, pixsum_type out, void *vec,
+                        size_t n, void *scratch)
+{
+    scan_kind kind = scan_kind_of(out);
+    size_t ch = in->channels;
+    uint64_t *acc_u = kind == SCAN_DD ? NULL : scratch;
+    double *acc_d = kind == SCAN_DD ? scratch : NULL;
+    memset(scratch, 0, n * 8);
+    column_sums(in, squared, acc_u, acc_d, n);
+    for (size_t i = ch; i < n; i++) {
+        if (acc_u)
+            acc_u[i] += acc_u[i - ch];
+        else
+            acc_d[i] += acc_d[i - ch];
+    }
     if (kind == SCAN_U32) {
-        memcpy(vec, row, n * 4);
-    } else if (kind == SCAN_U64) {
-        memcpy(vec, row, n * 8);
-    } else {
-        double *d = vec;
+        uint32_t *v = vec;
         for (size_t i = 0; i < n; i++)
-            d[2 * i] = psi_load_f64(t->type, row, i);
+            v[i] = (uint32_t)acc_u[i];
+    } else if (kind == SCAN_U64) {
+        memcpy(vec, acc_u, n * 8);
+    } else {
+        double *v = vec;
+        for (size_t i = 0; i < n; i++) {
+            v[2 * i] = acc_d[i];
+            v[2 * i + 1] = 0.0;
+        }
     }
 }
 
-/* Adds the offset row (scan result of `kind`) to each of the `rows` rows of
- * table t: modular for integer tables, one rounding for float ones. */
-static void add_offset(const pixsum_view *t, size_t rows, void *offset, size_t n,
-                       scan_kind kind)
+/* Turns a scan result (kind of `type`) into a row of `type`, in place: float
+ * offsets are rounded once, from the double-double sum. */
+static void offset_row(void *vec, size_t n, pixsum_type type)
 {
-    if (kind == SCAN_DD) {
-        /* Collapse each pair to the double nearest its sum, in place. */
-        double *d = offset;
-        for (size_t i = 0; i < n; i++)
-            d[i] = d[2 * i] + d[2 * i + 1];
+    if (type == PIXSUM_F64 || type == PIXSUM_F32) {
+        double *d = vec;
+        for (size_t i = 0; i < n; i++) {
+            double v = d[2 * i] + d[2 * i + 1];
+            if (type == PIXSUM_F64)
+                d[i] = v;
+            else
+                ((float *)vec)[i] = (float)v; /* index i < 2i: never overwrites unread pairs */
+        }
     }
-    for (size_t y = 0; y < rows; y++) {
+}
+
+/* ---- pass 2: local tables, block by block, plus the carried row ---------- */
+
+/* Adds `carry` (a row of t's type) to each of the rows of t, in t's own
+ * arithmetic (modular for integer tables). */
+static void add_row(const pixsum_view *t, const void *carry)
+{
+    size_t n = psi_row_samples(t);
+    for (size_t y = 0; y < t->height; y++) {
         void *row = psi_row(t, y, 0);
         switch (t->type) {
         case PIXSUM_U32: {
-            uint32_t *r = row;
-            const uint32_t *o = offset;
+            uint32_t *restrict r = row;
+            const uint32_t *restrict o = carry;
             for (size_t i = 0; i < n; i++)
                 r[i] += o[i];
             break;
         }
         case PIXSUM_U64:
         case PIXSUM_I64: { /* i64 added as its unsigned twin: modular, never UB */
-            uint64_t *r = row;
-            const uint64_t *o = offset;
+            uint64_t *restrict r = row;
+            const uint64_t *restrict o = carry;
             for (size_t i = 0; i < n; i++)
                 r[i] += o[i];
             break;
         }
         case PIXSUM_F32: {
-            float *r = row;
-            const double *o = offset;
+            float *restrict r = row;
+            const float *restrict o = carry;
             for (size_t i = 0; i < n; i++)
-                r[i] = (float)((double)r[i] + o[i]);
+                r[i] += o[i];
             break;
         }
         case PIXSUM_F64: {
-            double *r = row;
-            const double *o = offset;
+            double *restrict r = row;
+            const double *restrict o = carry;
             for (size_t i = 0; i < n; i++)
                 r[i] += o[i];
             break;
@@ -196,6 +267,72 @@ static void add_offset(const pixsum_view *t, size_t rows, void *offset, size_t n
             break;
         }
     }
+}
+
+/* Table bytes per block: small enough that a block is still in the cache when
+ * the carried row is added to it (single-threaded CPU methods), larger where
+ * threads or a GPU need more work per call. PIXSUM_MPI_BLOCK_BYTES overrides
+ * it (0 = the whole strip in one call, then a separate pass for the offset). */
+#define BLOCK_BYTES_SERIAL ((size_t)512 << 10)
+#define BLOCK_BYTES_PARALLEL ((size_t)16 << 20)
+
+static size_t block_bytes(const pixsum_ctx *ctx)
+{
+    const char *env = getenv("PIXSUM_MPI_BLOCK_BYTES");
+    if (env && *env) {
+        char *end;
+        unsigned long long v = strtoull(env, &end, 10);
+        if (*end == '\0')
+            return v ? (size_t)v : SIZE_MAX;
+    }
+    intptr_t method = 0, threads = 0;
+    if (ctx) {
+        pixsum_ctx_get(ctx, PIXSUM_PARAM_METHOD, &method);
+        pixsum_ctx_get(ctx, PIXSUM_PARAM_THREADS, &threads);
+    }
+    if (method > 0) {
+        const pixsum_method_info *m = pixsum_method_get((int)method);
+        return m && m->backend == PIXSUM_BACKEND_CPU ? BLOCK_BYTES_SERIAL
+                                                     : BLOCK_BYTES_PARALLEL;
+    }
+    /* auto: threaded methods may be chosen unless one thread is asked for */
+    return (threads > 0 ? threads : psi_cpu_count()) == 1 ? BLOCK_BYTES_SERIAL
+                                                          : BLOCK_BYTES_PARALLEL;
+}
+
+/* Computes the local table(s) of the strip `in` into plain/squared (inner
+ * regions, `rows` rows) block after block; each block gets the carried row
+ * added: the offset row of the ranks before (block 0; NULL on rank 0) or the
+ * final last row of the block before it. Returns a pixsum status. */
+static int local_tables(pixsum_ctx *ctx, const pixsum_view *in, const pixsum_view *plain,
+                        const pixsum_view *squared, const void *off_plain,
+                        const void *off_sq)
+{
+    size_t row_bytes = (plain ? psi_row_samples(plain) * pixsum_type_size(plain->type) : 0) +
+                       (squared ? psi_row_samples(squared) * pixsum_type_size(squared->type)
+                                : 0);
+    size_t budget = block_bytes(ctx), rows = in->height;
+    size_t step = budget / row_bytes > 0 ? budget / row_bytes : 1;
+    for (size_t y0 = 0; y0 < rows; y0 += step) {
+        size_t h = rows - y0 < step ? rows - y0 : step;
+        pixsum_view bin, bp, bs;
+        pixsum_view_roi(in, 0, y0, in->width, h, &bin);
+        if (plain)
+            pixsum_view_roi(plain, 0, y0, plain->width, h, &bp);
+        if (squared)
+            pixsum_view_roi(squared, 0, y0, squared->width, h, &bs);
+        int st = squared ? pixsum_integral_sq(ctx, &bin, plain ? &bp : NULL, &bs)
+                         : pixsum_integral(ctx, &bin, &bp);
+        if (st != PIXSUM_OK)
+            return st;
+        const void *cp = y0 == 0 ? off_plain : (plain ? psi_row(plain, y0 - 1, 0) : NULL);
+        const void *cs = y0 == 0 ? off_sq : (squared ? psi_row(squared, y0 - 1, 0) : NULL);
+        if (plain && cp)
+            add_row(&bp, cp);
+        if (squared && cs)
+            add_row(&bs, cs);
+    }
+    return PIXSUM_OK;
 }
 
 /* ---- validation -------------------------------------------------------- */
@@ -325,52 +462,58 @@ static int integral_mpi(pixsum_ctx *ctx, const pixsum_view *in, const pixsum_vie
                                       (int)wrap)) != PIXSUM_OK)
         return st;
 
-    /* Local tables: the inner (inclusive) region of each output strip. */
+    /* Pass 1: each table's scan vector from the input (one read of the strip),
+     * then the exclusive scan: only these vectors travel. */
     size_t pad = padded ? 1 : 0, top = padded && rank == 0 ? 1 : 0, rows = in->height;
     size_t n = in->width * in->channels;
-    pixsum_view roi_plain = {0}, roi_sq = {0};
+    scan_kind kp = plain ? scan_kind_of(plain->type) : SCAN_U32;
+    scan_kind ks = squared ? scan_kind_of(squared->type) : SCAN_U32;
+    size_t bytes_p = plain ? n * scan_elem_bytes(kp) : 0;
+    size_t bytes_s = squared ? n * scan_elem_bytes(ks) : 0;
+    size_t total = 2 * (bytes_p + bytes_s) + n * 8;
+    char *buf = malloc(total);
+    local = buf ? PIXSUM_OK
+                : psi_fail(PIXSUM_ERR_NO_MEMORY, "%zu bytes for the scan vectors", total);
+    if ((st = psm_agree(comm, local, NULL, 0)) != PIXSUM_OK) {
+        free(buf);
+        return st;
+    }
+    char *send_p = buf, *recv_p = buf + bytes_p;
+    char *send_s = buf + 2 * bytes_p, *recv_s = send_s + bytes_s, *scratch = recv_s + bytes_s;
+    if (plain) {
+        scan_vector(in, 0, plain->type, send_p, n, scratch);
+        st = exscan(send_p, recv_p, n, kp, comm);
+        offset_row(recv_p, n, plain->type);
+    }
+    if (squared && st == PIXSUM_OK) {
+        scan_vector(in, 1, squared->type, send_s, n, scratch);
+        st = exscan(send_s, recv_s, n, ks, comm);
+        offset_row(recv_s, n, squared->type);
+    }
+    if (st != PIXSUM_OK) {
+        free(buf);
+        return st;
+    }
+
+    /* Pass 2: the local tables with the offsets added, in the inner (inclusive)
+     * region of each output strip. MPI leaves rank 0's scan result undefined:
+     * it has no offset. */
+    local = PIXSUM_OK;
     if (rows > 0) {
+        pixsum_view roi_plain, roi_sq;
         if (plain)
             pixsum_view_roi(plain, pad, top, in->width, rows, &roi_plain);
         if (squared)
             pixsum_view_roi(squared, pad, top, in->width, rows, &roi_sq);
         if (padded)
             pixsum_ctx_set(ctx, PIXSUM_PARAM_PADDED, 0);
-        local = squared ? pixsum_integral_sq(ctx, in, plain ? &roi_plain : NULL, &roi_sq)
-                        : pixsum_integral(ctx, in, &roi_plain);
+        local = local_tables(ctx, in, plain ? &roi_plain : NULL, squared ? &roi_sq : NULL,
+                             rank > 0 ? recv_p : NULL, rank > 0 ? recv_s : NULL);
         if (padded)
             pixsum_ctx_set(ctx, PIXSUM_PARAM_PADDED, 1);
     }
-    /* Scan buffers: send and receive for each table, allocated on every rank. */
-    scan_kind kp = plain ? scan_kind_of(plain->type) : SCAN_U32;
-    scan_kind ks = squared ? scan_kind_of(squared->type) : SCAN_U32;
-    size_t bytes_p = plain ? n * scan_elem_bytes(kp) : 0;
-    size_t bytes_s = squared ? n * scan_elem_bytes(ks) : 0;
-    char *buf = NULL;
-    if (local == PIXSUM_OK) {
-        buf = malloc(2 * (bytes_p + bytes_s) + 1);
-        if (!buf)
-            local = psi_fail(PIXSUM_ERR_NO_MEMORY, "%zu bytes for the scan vectors",
-                             2 * (bytes_p + bytes_s));
-    }
-    if ((st = psm_agree(comm, local, NULL, 0)) != PIXSUM_OK) {
-        free(buf);
-        return st;
-    }
-    char *send_p = buf, *recv_p = buf + bytes_p;
-    char *send_s = buf + 2 * bytes_p, *recv_s = send_s + bytes_s;
-    if (plain) {
-        scan_vector_from_row(&roi_plain, rows, send_p, n, kp);
-        if ((st = exscan(send_p, recv_p, n, kp, comm)) == PIXSUM_OK && rank > 0 && rows > 0)
-            add_offset(&roi_plain, rows, recv_p, n, kp);
-    }
-    if (squared && st == PIXSUM_OK) {
-        scan_vector_from_row(&roi_sq, rows, send_s, n, ks);
-        if ((st = exscan(send_s, recv_s, n, ks, comm)) == PIXSUM_OK && rank > 0 && rows > 0)
-            add_offset(&roi_sq, rows, recv_s, n, ks);
-    }
     free(buf);
-    if (st != PIXSUM_OK)
+    if ((st = psm_agree(comm, local, NULL, 0)) != PIXSUM_OK)
         return st;
     if (padded) {
         if (plain)
