@@ -13,6 +13,10 @@
 #include <string.h>
 #include <time.h>
 
+/* From cmocka (every test executable links it); declared here so that this
+ * file does not need cmocka's header and its prerequisites. */
+void cmocka_set_test_filter(const char *pattern);
+
 /* ---- random numbers ----------------------------------------------------- */
 
 static uint64_t global_seed;
@@ -29,6 +33,9 @@ uint64_t tu_init(const char *name)
         global_seed = ((uint64_t)ts.tv_sec * 1000003u) ^ (uint64_t)ts.tv_nsec;
     }
     global_rng.s = global_seed;
+    const char *only = getenv("PIXSUM_TEST_FILTER");
+    if (only && *only)
+        cmocka_set_test_filter(only);
     printf("%s: seed %" PRIu64 " (replay with PIXSUM_TEST_SEED=%" PRIu64 ")\n", name,
            global_seed, global_seed);
     fflush(stdout);

@@ -30,7 +30,9 @@
 
 /* Reads PIXSUM_TEST_SEED (or draws a seed from the clock), seeds the global
  * generator and prints "name: seed N (replay with PIXSUM_TEST_SEED=N)". Call
- * once at the start of main(). Returns the seed. */
+ * once at the start of main(). PIXSUM_TEST_FILTER=pattern runs only the cmocka
+ * tests whose names match (cmocka_set_test_filter: '*' and '?' wildcards).
+ * Returns the seed. */
 uint64_t tu_init(const char *name);
 
 /* The seed tu_init() chose. */
