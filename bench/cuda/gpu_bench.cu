@@ -59,34 +59,50 @@ static int g_reps = 15;
 
 /* ---- the copy floor ------------------------------------------------------------- */
 
-/* Reads 16 input elements and writes them widened, with the same streaming
- * cache hints as the integral kernel. */
+/* Each thread moves chunks of 16 output bytes (16 / sizeof(TOut) elements),
+ * four chunks per thread spaced a grid apart, so every load and store
+ * instruction of a warp covers one contiguous span. CS: streaming hints. */
+template <int B> struct raw_of;
+template <> struct raw_of<4> { typedef unsigned type; };
+template <> struct raw_of<8> { typedef uint2 type; };
+template <> struct raw_of<16> { typedef uint4 type; };
+
 template <typename TIn, typename TOut, int CS>
 __global__ void copy_kernel(const TIn *__restrict__ in, TOut *__restrict__ out, size_t n)
 {
-    size_t stride = (size_t)gridDim.x * blockDim.x;
-    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i * 16 < n; i += stride) {
-        union {
-            uint4 q[(16 * sizeof(TIn) + 15) / 16];
-            TIn e[16];
-        } a;
+    constexpr int E = 16 / sizeof(TOut);
+    typedef typename raw_of<E * sizeof(TIn)>::type rin;
+    union vin {
+        rin r;
+        TIn e[E];
+    };
+    struct alignas(16) vout {
+        TOut e[E];
+    };
+    const size_t chunks = n / E, grid = (size_t)gridDim.x * blockDim.x;
+    size_t c0 = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    for (; c0 < chunks; c0 += 4 * grid) {
+        vin a[4];
 #pragma unroll
-        for (int j = 0; j < (int)((16 * sizeof(TIn) + 15) / 16); j++)
-            a.q[j] = CS ? __ldcs((const uint4 *)(in + i * 16) + j)
-                        : ((const uint4 *)(in + i * 16))[j];
-        union {
-            uint4 q[16 * sizeof(TOut) / 16];
-            TOut e[16];
-        } b;
+        for (int u = 0; u < 4; u++) {
+            size_t c = c0 + u * grid;
+            if (c < chunks)
+                a[u].r = CS ? __ldcs((const rin *)in + c) : ((const rin *)in)[c];
+        }
 #pragma unroll
-        for (int k = 0; k < 16; k++)
-            b.e[k] = (TOut)a.e[k];
+        for (int u = 0; u < 4; u++) {
+            size_t c = c0 + u * grid;
+            if (c >= chunks)
+                continue;
+            vout b;
 #pragma unroll
-        for (int j = 0; j < (int)(16 * sizeof(TOut) / 16); j++)
+            for (int k = 0; k < E; k++)
+                b.e[k] = (TOut)a[u].e[k];
             if (CS)
-                __stcs((uint4 *)(out + i * 16) + j, b.q[j]);
+                __stcs((uint4 *)((vout *)out + c), *(uint4 *)&b);
             else
-                ((uint4 *)(out + i * 16))[j] = b.q[j];
+                ((vout *)out)[c] = b;
+        }
     }
 }
 
@@ -205,15 +221,15 @@ static double time_method(const char *method, pixsum_type tin, pixsum_type tout,
     return ms;
 }
 
-/* The copy floor: the faster of plain and streaming-hint copies, with one
- * thread per 16 elements (no grid-stride loop) or 8 waves of the chip. */
+/* The copy floor: the fastest of plain / streaming-hint copies, with a grid
+ * covering the data once or 8 blocks per SM looping over it. */
 template <typename TIn, typename TOut>
 static double time_copy(size_t n, bufset &b, double variants[4])
 {
     double best = 1e30;
     for (int v = 0; v < 4; v++) {
-        size_t threads = (n + 15) / 16;
-        unsigned blocks = v & 2 ? 132 * 16 : (unsigned)((threads + 255) / 256);
+        size_t threads = (n / (16 / sizeof(TOut)) + 3) / 4;
+        unsigned blocks = v & 2 ? 132 * 8 : (unsigned)((threads + 255) / 256);
         double t = time_ms(
             [&](size_t i) {
                 if (v & 1)
@@ -369,7 +385,7 @@ static void section_tune(void)
             size_t px = n * n;
             bufset b = make_bufs(px * pixsum_type_size(tin), px * pixsum_type_size(tout), tin);
             for (int rows = 4; rows <= 8; rows += 4)
-                for (int hints = 0; hints <= 3; hints += 3) {
+                for (int hints : {0, 3, 7}) {
                     char env[64];
                     snprintf(env, sizeof env, "rows=%d,hints=%d", rows, hints);
                     setenv("PIXSUM_CUDA_LB", env, 1);

@@ -59,7 +59,7 @@ static lb_choice lb_choose(size_t acc_size)
         if (r && acc_size == 4 && (atoi(r + 5) == 4 || atoi(r + 5) == 8))
             c.rows = atoi(r + 5);
         if (h)
-            c.hints = atoi(h + 6) & 3;
+            c.hints = atoi(h + 6) & 7;
     }
     return c;
 }
@@ -231,8 +231,9 @@ __global__ void __launch_bounds__(256, MINB) lookback_kernel(psi_cu_plan p, lb_g
     }
     __syncthreads();
 
-    /* 3-4: the two look-backs, by warp 0. */
-    if (warp == 0) {
+    /* 3-4: the two look-backs, by warp 0 (bit 2 of hints skips them: a
+     * timing experiment only, the table is then wrong). */
+    if (warp == 0 && !(g.hints & 4)) {
         TAcc *vagg = (TAcc *)g.vagg, *vinc = (TAcc *)g.vinc;
         TAcc *hagg = (TAcc *)g.hagg, *hinc = (TAcc *)g.hinc;
         TAcc P[8], top[8];
@@ -318,20 +319,49 @@ __global__ void __launch_bounds__(256, MINB) lookback_kernel(psi_cu_plan p, lb_g
     }
     __syncthreads();
 
-    /* 5: add the offsets and write. */
+    /* 5: add the offsets and write. Full-width tiles go through the warp's
+     * row of s_col (free now) so that every store instruction of the warp
+     * writes one contiguous 512-byte span. */
     TAcc top[8];
+    if (g.hints & 4) {
 #pragma unroll
-    for (int k = 0; k < 8; k++)
-        top[k] = s_top[lane * 8 + k];
+        for (int k = 0; k < 8; k++)
+            top[k] = (TAcc)0;
+    } else {
+#pragma unroll
+        for (int k = 0; k < 8; k++)
+            top[k] = s_top[lane * 8 + k];
+    }
+    const bool staged = g.vec_out && x0 + TW <= w;
+    TAcc *stage = &s_col[warp][0];
+    constexpr int CHUNKS = TW * (int)sizeof(TAcc) / 16 / 32; /* 16-byte chunks per lane */
 #pragma unroll
     for (int i = 0; i < R; i++) {
         i64 yl = ybase + i;
         if (yl < rows) {
-            TAcc e = s_edge[warp * R + i];
+            TAcc e = (g.hints & 4) ? (TAcc)0 : s_edge[warp * R + i];
 #pragma unroll
             for (int k = 0; k < 8; k++)
                 v[i][k] += top[k] + e;
-            store8<TAcc>(b.out + (p.y0 + yl) * p.out_row, xs, w, ch, g.vec_out, g.hints, v[i]);
+            char *orow = b.out + (p.y0 + yl) * p.out_row;
+            if (staged) {
+#pragma unroll
+                for (int k = 0; k < 8; k++)
+                    stage[lane * 8 + k] = v[i][k];
+                __syncwarp();
+                uint4 *dst = (uint4 *)((TAcc *)orow + x0);
+#pragma unroll
+                for (int j = 0; j < CHUNKS; j++) {
+                    uint4 q = ((const uint4 *)stage)[j * 32 + lane];
+                    if (g.hints & 2)
+                        __stcs(dst + j * 32 + lane, q);
+                    else
+                        dst[j * 32 + lane] = q;
+                }
+                __syncwarp();
+            } else {
+                store8<TAcc>(orow, xs, w, ch, g.vec_out, g.hints, v[i]);
+            }
         }
     }
     if (tid == 0)
