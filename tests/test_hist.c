@@ -324,11 +324,14 @@ static void test_large_u8_paths(void **state)
      * random, constant and two-valued content. */
     const size_t sizes[][2] = {{4096, 3}, {513, 7}, {1000, 9}, {512, 8}, {64, 64}};
     for (size_t s = 0; s < 5; s++)
-        for (int content = 0; content < 3; content++) {
+        for (int content = 0; content < 4; content++) {
             image im = make_image(PIXSUM_U8, sizes[s][0], sizes[s][1], 1, 1, 0);
             uint8_t *p = im.buf;
             for (size_t i = 0; i < sizes[s][0] * sizes[s][1]; i++)
                 p[i] = content == 0 ? (uint8_t)rnd() : content == 1 ? 255 : (uint8_t)(i % 2 ? 0 : 128);
+            if (content == 3) /* nearly uniform: one odd byte per 512, at moving offsets */
+                for (size_t i = 0; i < sizes[s][0] * sizes[s][1]; i++)
+                    p[i] = (i % 512) == (i / 512 * 37) % 512 ? 10 : 9;
             check_all_methods(&im.v, NULL);
             pixsum_hist_spec spec = {0};
             spec.bins = 7;
