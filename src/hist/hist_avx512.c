@@ -2,15 +2,21 @@
  * hist_avx512.c - AVX-512 histogram kernels (compiled with AVX-512 flags; the
  * bit-sliced counter also needs VPOPCNTDQ, GFNI and VBMI, enabled per function).
  *
- * Bit-sliced u8 counting. A scalar histogram does one load-add-store per
- * pixel, which caps it near one pixel per cycle. Here 512 pixels are turned
- * into 8 bit planes of 512 bits (GF2P8AFFINEQB transposes the 8x8 bit matrix
- * of each 8 pixels, VPERMB and a qword transpose gather each plane), then into
- * 16 "low nibble == l" and 16 "high nibble == h" masks; the count of value
- * 16h + l in the block is popcount(HI[h] & LO[l]). With the h loop outside the
- * block loop, the 16 accumulators of one h stay in registers: 3 vector
- * instructions per value per 512 pixels, independent of the image content (a
- * constant image costs the same as a random one).
+ * u8 counting. A scalar histogram does one load-add-store per pixel, which
+ * caps it near one pixel per cycle. Here:
+ *  1. a 512-pixel block whose bytes are all equal is counted with one
+ *     addition (constant images and flat regions cost almost nothing);
+ *  2. the other blocks are split by the top two bits of each pixel into 4
+ *     bucket buffers (VPCMPUB + VPCOMPRESSB, 64 pixels at a time);
+ *  3. each bucket is counted bit-sliced: 512 pixels become 6 bit planes of
+ *     512 bits (GF2P8AFFINEQB transposes the 8x8 bit matrix of each 8 pixels,
+ *     VPERMB and a qword transpose gather the planes), then 16 "low nibble ==
+ *     l" and 4 "bits 4-5 == h" masks; the count of value 64 j + 16 h + l is
+ *     the sum of popcount(H[h] & L[l]). With the h loop outside the block
+ *     loop, 8 accumulators stay in registers: 3 vector instructions per value
+ *     per 512 pixels, and 64 values per bucket instead of 256.
+ * Buckets are padded to whole blocks with a known value whose count is taken
+ * off again.
  *
  * Float classification: 8 samples at a time are compared with lo and hi
  * (NaN unordered), and (v - lo) * scale is computed with the same two IEEE
@@ -19,6 +25,7 @@
 #include "hist.h"
 
 #include <immintrin.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define BS_TARGET \
@@ -33,7 +40,7 @@ bool psi_hist_avx512_available(void)
         v = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
             __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
             __builtin_cpu_supports("avx512vpopcntdq") && __builtin_cpu_supports("gfni") &&
-            __builtin_cpu_supports("avx512vbmi");
+            __builtin_cpu_supports("avx512vbmi") && __builtin_cpu_supports("avx512vbmi2");
         __atomic_store_n(&cached, v, __ATOMIC_RELAXED);
     }
     return v != 0;
@@ -120,14 +127,37 @@ BS_TARGET static inline bool block_uniform(const uint8_t *src)
     return _mm512_test_epi64_mask(d, d) == 0;
 }
 
-/* Counts the nb (<= CHUNK_BLOCKS) blocks whose masks are in lo/hi into
- * acc_all. */
-BS_TARGET static inline void count_chunk(size_t nb, __m512i (*lo)[16], __m512i (*hi)[16],
-                                         __m512i *acc_all)
+/* Bit planes 0..5 of 512 pixels into the 16 low-nibble masks and the 4 masks
+ * of bits 4-5 (the top two bits are the same within a bucket). */
+BS_TARGET static inline void block_masks64(const uint8_t *src, __m512i *lo, __m512i *hi)
 {
-    /* 16 high nibbles x 2 halves of the low nibbles: 8 accumulators plus the
-     * operands fit the 32 vector registers without moves. */
-    for (int hh = 0; hh < 32; hh++) {
+    const __m512i sel = _mm512_set1_epi64((long long)0x8040201008040201ull);
+    const __m512i gather = _mm512_set_epi8(
+        63, 55, 47, 39, 31, 23, 15, 7, 62, 54, 46, 38, 30, 22, 14, 6,
+        61, 53, 45, 37, 29, 21, 13, 5, 60, 52, 44, 36, 28, 20, 12, 4,
+        59, 51, 43, 35, 27, 19, 11, 3, 58, 50, 42, 34, 26, 18, 10, 2,
+        57, 49, 41, 33, 25, 17, 9, 1, 56, 48, 40, 32, 24, 16, 8, 0);
+    __m512i v[8], planes[8];
+    for (int r = 0; r < 8; r++) {
+        __m512i x = _mm512_loadu_si512((const void *)(src + 64 * r));
+        v[r] = _mm512_permutexvar_epi8(gather, _mm512_gf2p8affine_epi64_epi8(sel, x, 0));
+    }
+    transpose8x8_q(v, planes);
+    nibble_masks(planes, lo);
+    hi[0] = _mm512_ternarylogic_epi64(planes[4], planes[5], planes[5], 0x03);
+    hi[1] = _mm512_ternarylogic_epi64(planes[4], planes[5], planes[5], 0x30);
+    hi[2] = _mm512_ternarylogic_epi64(planes[4], planes[5], planes[5], 0x0c);
+    hi[3] = _mm512_ternarylogic_epi64(planes[4], planes[5], planes[5], 0xc0);
+}
+
+/* Counts the nb (<= CHUNK_BLOCKS) blocks whose masks are in lo/hi into the 64
+ * accumulators acc (value 16 h + l of the bucket). */
+BS_TARGET static inline void count_chunk64(size_t nb, __m512i (*lo)[16], __m512i (*hi)[4],
+                                           __m512i *acc)
+{
+    /* 4 values of bits 4-5 x 2 halves of the low nibbles: 8 accumulators
+     * plus the operands fit the 32 vector registers without moves. */
+    for (int hh = 0; hh < 8; hh++) {
         int h = hh >> 1, l0 = (hh & 1) * 8;
         __m512i a0 = _mm512_setzero_si512(), a1 = a0, a2 = a0, a3 = a0;
         __m512i a4 = a0, a5 = a0, a6 = a0, a7 = a0;
@@ -152,7 +182,7 @@ BS_TARGET static inline void count_chunk(size_t nb, __m512i (*lo)[16], __m512i (
             PSI_BS_STEP(a7, 7);
 #undef PSI_BS_STEP
         }
-        __m512i *dst = acc_all + h * 16 + l0;
+        __m512i *dst = acc + h * 16 + l0;
         dst[0] = _mm512_add_epi64(dst[0], a0);
         dst[1] = _mm512_add_epi64(dst[1], a1);
         dst[2] = _mm512_add_epi64(dst[2], a2);
@@ -164,28 +194,87 @@ BS_TARGET static inline void count_chunk(size_t nb, __m512i (*lo)[16], __m512i (
     }
 }
 
-BS_TARGET void psi_hist_u8_bitsliced(const uint8_t *data, size_t n, uint64_t *raw)
+/* Pixels partitioned per round: each of the 4 bucket buffers holds at most
+ * this many bytes (plus one vector of slack and padding to a whole block). */
+#define PART_BYTES 16384
+
+/* The bit-sliced count of one bucket buffer (len bytes, all with top bits
+ * `bucket`): padded with the bucket's first value to whole blocks, the
+ * padding taken off again. */
+BS_TARGET static void count_bucket(uint8_t *buf, size_t len, int bucket, __m512i *acc,
+                                   uint64_t *raw)
 {
-    __m512i lo[CHUNK_BLOCKS][16], hi[CHUNK_BLOCKS][16];
-    __m512i acc_all[256];
-    for (int i = 0; i < 256; i++)
-        acc_all[i] = _mm512_setzero_si512();
+    __m512i lo[CHUNK_BLOCKS][16], hi[CHUNK_BLOCKS][4];
+    size_t padded = (len + 511) / 512 * 512;
+    memset(buf + len, bucket << 6, padded - len);
+    raw[bucket << 6] -= padded - len;
+    size_t blocks = padded / 512;
+    for (size_t b0 = 0; b0 < blocks; b0 += CHUNK_BLOCKS) {
+        size_t nb = blocks - b0 < CHUNK_BLOCKS ? blocks - b0 : CHUNK_BLOCKS;
+        for (size_t b = 0; b < nb; b++)
+            block_masks64(buf + (b0 + b) * 512, lo[b], hi[b]);
+        count_chunk64(nb, lo, hi, acc);
+    }
+}
+
+/* The u8 counter: uniform 512-pixel blocks are counted at once; the others
+ * are split by their top two bits into 4 buckets with VPCOMPRESSB, and each
+ * bucket - 64 possible values - is counted bit-sliced. Splitting first cuts
+ * the bit-sliced work (pixels x values / 512) by 4 for the price of a few
+ * compress and store instructions per 64 pixels. */
+#define BS_TARGET2 __attribute__((target("avx512f,avx512bw,avx512vl,avx512vpopcntdq,gfni,avx512vbmi,avx512vbmi2")))
+
+BS_TARGET2 void psi_hist_u8_bitsliced(const uint8_t *data, size_t n, uint64_t *raw)
+{
+    uint8_t *mem = malloc(4 * (PART_BYTES + 1024) + 64);
+    if (!mem) { /* no scratch: count plainly (correct, slower) */
+        for (size_t i = 0; i < n; i++)
+            raw[data[i]]++;
+        return;
+    }
+    uint8_t *buf[4];
+    for (int j = 0; j < 4; j++)
+        buf[j] = (uint8_t *)(((uintptr_t)mem + 63) & ~(uintptr_t)63) + (size_t)j * (PART_BYTES + 1024);
+    __m512i acc[4][64];
+    for (int j = 0; j < 4; j++)
+        for (int i = 0; i < 64; i++)
+            acc[j][i] = _mm512_setzero_si512();
+    const __m512i c64 = _mm512_set1_epi8(64), c128 = _mm512_set1_epi8((char)128);
+    const __m512i c192 = _mm512_set1_epi8((char)192);
     size_t blocks = n / 512, b = 0;
     while (b < blocks) {
-        size_t nb = 0;
-        for (; b < blocks && nb < CHUNK_BLOCKS; b++) {
+        size_t len[4] = {0, 0, 0, 0};
+        /* partition up to PART_BYTES / 512 blocks (bounded per bucket too) */
+        for (size_t taken = 0; b < blocks && taken < PART_BYTES / 512; b++) {
             const uint8_t *src = data + b * 512;
-            if (block_uniform(src))
+            if (block_uniform(src)) {
                 raw[src[0]] += 512;
-            else
-                block_masks(src, lo[nb], hi[nb]), nb++;
+                continue;
+            }
+            taken++;
+            for (int r = 0; r < 8; r++) {
+                __m512i x = _mm512_loadu_si512((const void *)(src + 64 * r));
+                __mmask64 ge64 = _mm512_cmpge_epu8_mask(x, c64);
+                __mmask64 ge128 = _mm512_cmpge_epu8_mask(x, c128);
+                __mmask64 ge192 = _mm512_cmpge_epu8_mask(x, c192);
+                __mmask64 k[4] = {~ge64, ge64 & ~ge128, ge128 & ~ge192, ge192};
+                for (int j = 0; j < 4; j++) {
+                    _mm512_storeu_si512((void *)(buf[j] + len[j]),
+                                        _mm512_maskz_compress_epi8(k[j], x));
+                    len[j] += (size_t)_mm_popcnt_u64(k[j]);
+                }
+            }
         }
-        count_chunk(nb, lo, hi, acc_all);
+        for (int j = 0; j < 4; j++)
+            if (len[j])
+                count_bucket(buf[j], len[j], j, acc[j], raw);
     }
-    for (int i = 0; i < 256; i++)
-        raw[i] += (uint64_t)_mm512_reduce_add_epi64(acc_all[i]);
+    for (int j = 0; j < 4; j++)
+        for (int i = 0; i < 64; i++)
+            raw[j * 64 + i] += (uint64_t)_mm512_reduce_add_epi64(acc[j][i]);
     for (size_t i = blocks * 512; i < n; i++)
         raw[data[i]]++;
+    free(mem);
 }
 
 void psi_hist_classify_avx512(const void *data, bool is_f64, size_t n,

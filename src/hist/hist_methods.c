@@ -4,8 +4,9 @@
  *   hist.sub     portable C: raw-value tables / classified rows counted into
  *                several u32 sub-tables merged at the end (no slowdown on
  *                constant images);
- *   hist.avx512  hist.sub with the AVX-512 kernels: bit-sliced u8 counting,
- *                vector bin computation for f32/f64;
+ *   hist.avx512  hist.sub with the AVX-512 kernels: u8 counted without a
+ *                per-pixel store (uniform blocks, buckets, bit-sliced
+ *                popcounts; see hist_avx512.c), vector bins for f32/f64;
  *   hist.omp     OpenMP threads over row ranges, each with its own tables (the
  *                best single-thread kernel), merged in thread order, so the
  *                result is deterministic and identical to the other methods.
@@ -142,7 +143,8 @@ const psi_method psi_methods_hist[] = {
      "raw-value / classified counting into 2-4 u32 sub-tables merged at the end (portable C)",
      10, NULL, NULL, run_sub},
     {"hist.avx512", PIXSUM_BACKEND_CPU, PIXSUM_OP_HISTOGRAM,
-     "bit-sliced u8 counting (GFNI bit transpose + VPOPCNTQ), AVX-512 float binning", 20,
+     "u8: uniform-block skip, VPCOMPRESSB buckets, bit-sliced VPOPCNTQ counts; AVX-512 float bins",
+     20,
      avx512_available, avx512_supports, run_avx512},
     {"hist.omp", PIXSUM_BACKEND_OMP, PIXSUM_OP_HISTOGRAM,
      "OpenMP row ranges with per-thread tables merged in thread order (deterministic)", 30,
