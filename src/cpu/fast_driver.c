@@ -76,7 +76,7 @@ size_t psi_stream_threshold(void)
             if (llc <= 0)
                 llc = sysconf(_SC_LEVEL2_CACHE_SIZE);
 #endif
-            t = llc > 0 ? (size_t)llc / 2 : (size_t)8 << 20;
+            t = llc > 0 ? (size_t)llc / 4 : (size_t)8 << 20;
         }
         if (t == 0)
             t = 1; /* "always stream"; 0 is the not-yet-read marker */
