@@ -91,29 +91,6 @@ BS_TARGET static inline void nibble_masks(const __m512i p[4], __m512i out[16])
         out[v] = _mm512_and_si512(lo2[v & 3], hi2[v >> 2]);
 }
 
-/* Bit planes of 512 pixels at src into lo[16] / hi[16] nibble masks. */
-BS_TARGET static inline void block_masks(const uint8_t *src, __m512i *lo, __m512i *hi)
-{
-    /* Selector bytes 1 << j: output byte j of each qword is bit plane j of
-     * that qword's 8 pixels (bit i = pixel 7 - i). */
-    const __m512i sel = _mm512_set1_epi64((long long)0x8040201008040201ull);
-    /* Gather byte j of every qword into qword j. */
-    const __m512i gather = _mm512_set_epi8(
-        63, 55, 47, 39, 31, 23, 15, 7, 62, 54, 46, 38, 30, 22, 14, 6,
-        61, 53, 45, 37, 29, 21, 13, 5, 60, 52, 44, 36, 28, 20, 12, 4,
-        59, 51, 43, 35, 27, 19, 11, 3, 58, 50, 42, 34, 26, 18, 10, 2,
-        57, 49, 41, 33, 25, 17, 9, 1, 56, 48, 40, 32, 24, 16, 8, 0);
-    __m512i v[8], planes[8];
-    for (int r = 0; r < 8; r++) {
-        __m512i x = _mm512_loadu_si512((const void *)(src + 64 * r));
-        __m512i t = _mm512_gf2p8affine_epi64_epi8(sel, x, 0);
-        v[r] = _mm512_permutexvar_epi8(gather, t);
-    }
-    transpose8x8_q(v, planes);
-    nibble_masks(planes, lo);
-    nibble_masks(planes + 4, hi);
-}
-
 /* True when the 512 bytes at src are all equal (to src[0]). Such blocks -
  * flat backgrounds, constant images - are counted with one addition and never
  * reach the bit-sliced counter. */
