@@ -612,6 +612,170 @@ static void test_detail_text_lifecycle(void **state)
     pixsum_ctx_free(ctx);
 }
 
+
+/* ---- random views: never a crash; refused exactly when invalid ----------- */
+
+/* The documented validity rules of pixsum_view_check(), restated. */
+static int view_valid(const pixsum_view *v)
+{
+    size_t es = pixsum_type_size(v->type);
+    if (!v->data || es == 0 || !v->width || !v->height || !v->depth)
+        return 0;
+    if (v->channels < 1 || v->channels > 4)
+        return 0;
+    if ((uintptr_t)v->data % es)
+        return 0;
+    size_t row = v->width * v->channels * es;
+    size_t rs = (size_t)(v->row_stride < 0 ? -v->row_stride : v->row_stride);
+    if ((v->height > 1 && rs < row) || rs % es)
+        return 0;
+    /* sizes whose bytes overflow (PIXSUM_ERR_TOO_LARGE) */
+    if (pixsum_packed_bytes(v->type, v->width, v->height, v->depth, v->channels) == 0 ||
+        (tu_u128)v->width * v->channels * es > PTRDIFF_MAX ||
+        (v->height > 1 && (tu_u128)rs * v->height > PTRDIFF_MAX))
+        return 0;
+    if (v->depth > 1) {
+        size_t ss = (size_t)(v->slice_stride < 0 ? -v->slice_stride : v->slice_stride);
+        if (ss < (v->height - 1) * rs + row || ss % es || (tu_u128)ss * v->depth > PTRDIFF_MAX)
+            return 0;
+    }
+    return 1;
+}
+
+/* Byte range [lo, hi) a view spans, computed by the test (valid views only). */
+static void view_span(const pixsum_view *v, tu_i128 *lo, tu_i128 *hi)
+{
+    tu_i128 base = (tu_i128)(intptr_t)v->data, first = base, last = base;
+    /* view_valid() bounded both products by PTRDIFF_MAX */
+    tu_i128 ys = (ptrdiff_t)(v->height - 1) * v->row_stride;
+    tu_i128 zs = v->depth > 1 ? (ptrdiff_t)(v->depth - 1) * v->slice_stride : 0;
+    first += ys < 0 ? ys : 0;
+    last += ys > 0 ? ys : 0;
+    first += zs < 0 ? zs : 0;
+    last += zs > 0 ? zs : 0;
+    *lo = first;
+    *hi = last + (tu_i128)(v->width * v->channels * pixsum_type_size(v->type));
+}
+
+/* Mutates one field of a valid view into something random, often invalid. */
+static void mutate(tu_rng *r, pixsum_view *v, unsigned char *buf, size_t bytes)
+{
+    size_t es = pixsum_type_size(v->type);
+    switch (tu_below(r, 9)) {
+    case 0: v->type = (pixsum_type)tu_below(r, PIXSUM_TYPE_COUNT + 2); break;
+    case 1: v->width = tu_below(r, 3) ? tu_below(r, 40) : (size_t)tu_next(r); break;
+    case 2: v->height = tu_below(r, 3) ? tu_below(r, 40) : (size_t)tu_next(r); break;
+    case 3: v->depth = tu_below(r, 6); break;
+    case 4: v->channels = tu_below(r, 7); break;
+    case 5: v->row_stride += (ptrdiff_t)tu_below(r, 2 * es + 3) - (ptrdiff_t)es - 1; break;
+    case 6: v->row_stride = -v->row_stride; break;
+    case 7: v->slice_stride += (ptrdiff_t)tu_below(r, 2 * es + 3) - (ptrdiff_t)es - 1; break;
+    default:
+        v->data = tu_below(r, 8) ? buf + tu_below(r, bytes) : NULL;
+        break;
+    }
+}
+
+static void test_random_views(void **state)
+{
+    (void)state;
+    tu_rng *r = tu_global_rng();
+    enum { IN_BYTES = 1 << 16, OUT_BYTES = 1 << 19 };
+    unsigned char *in_buf = malloc(IN_BYTES), *out_buf = malloc(OUT_BYTES);
+    unsigned char *out_copy = malloc(OUT_BYTES);
+    assert_non_null(in_buf);
+    assert_non_null(out_buf);
+    assert_non_null(out_copy);
+    for (size_t i = 0; i < IN_BYTES; i++)
+        in_buf[i] = (unsigned char)tu_next(r);
+    size_t accepted = 0, refused = 0, skipped = 0;
+    for (int iter = 0; iter < 3000; iter++) {
+        /* a valid u16 input and u64 output, one of them then mutated */
+        size_t w = tu_between(r, 1, 12), h = tu_between(r, 1, 12), d = tu_between(r, 1, 3);
+        size_t ch = tu_between(r, 1, 4);
+        pixsum_view in = pixsum_view_3d(in_buf + 2 * tu_below(r, 64), PIXSUM_U16, w, h, d, ch,
+                                        (ptrdiff_t)(2 * (w * ch + tu_below(r, 3))), 0);
+        if (tu_below(r, 2)) { /* bottom-up */
+            in.data = (char *)in.data + (h - 1) * (size_t)in.row_stride;
+            in.row_stride = -in.row_stride;
+            in.slice_stride = (ptrdiff_t)h * -in.row_stride;
+        }
+        pixsum_view out = pixsum_view_3d(out_buf + 8 * tu_below(r, 64), PIXSUM_U64, w, h, d, ch,
+                                         0, 0);
+        int which = (int)tu_below(r, 3); /* 0: mutate input, 1: output, 2: both */
+        if (which != 1)
+            mutate(r, &in, in_buf, IN_BYTES);
+        if (which != 0)
+            mutate(r, &out, out_buf, OUT_BYTES);
+        int in_ok = view_valid(&in), out_ok = view_valid(&out);
+        tu_i128 lo, hi;
+        if (in_ok) {
+            view_span(&in, &lo, &hi);
+            if (lo < (intptr_t)in_buf || hi > (intptr_t)(in_buf + IN_BYTES)) {
+                skipped++; /* valid, but beyond our buffer: the caller's error */
+                continue;
+            }
+        }
+        if (out_ok) {
+            view_span(&out, &lo, &hi);
+            if (lo < (intptr_t)out_buf || hi > (intptr_t)(out_buf + OUT_BYTES)) {
+                skipped++;
+                continue;
+            }
+        }
+        memset(out_buf, 0xC3, OUT_BYTES);
+        memcpy(out_copy, out_buf, OUT_BYTES);
+        pixsum_ctx *ctx = pixsum_ctx_new();
+        assert_int_equal(pixsum_ctx_set(ctx, PIXSUM_PARAM_WRAP, 1), PIXSUM_OK);
+        int st = pixsum_integral(ctx, &in, &out);
+        pixsum_ctx_free(ctx);
+        assert_true(st >= 0 && st < PIXSUM_STATUS_COUNT);
+        int compatible = in_ok && out_ok && in.type != PIXSUM_U64 && in.type != PIXSUM_I64 &&
+                         in.width == out.width && in.height == out.height &&
+                         in.depth == out.depth && in.channels == out.channels;
+        if (compatible) {
+            pixsum_type pin[32], pout[32];
+            size_t np = tu_supported_pairs(0, pin, pout, 32);
+            int pair_ok = 0;
+            for (size_t k = 0; k < np; k++)
+                pair_ok |= pin[k] == in.type && pout[k] == out.type;
+            compatible = pair_ok;
+        }
+        if (compatible) {
+            if (st != PIXSUM_OK)
+                fail_msg("iteration %d: a valid request was refused: %s", iter,
+                         pixsum_last_error());
+            tu_ref ref;
+            assert_int_equal(tu_ref_integral_fast(&ref, &in, 0), 0);
+            char what[64];
+            snprintf(what, sizeof what, "random view %d", iter);
+            if (tu_check_table(&out, 0, &ref, 1, what) != 0)
+                fail_msg("iteration %d: wrong table for a mutated view", iter);
+            tu_ref_free(&ref);
+            accepted++;
+        } else {
+            if (st == PIXSUM_OK)
+                fail_msg("iteration %d: an invalid request was accepted (in %s %zux%zux%zu ch%zu "
+                         "rs %td ss %td; out %s %zux%zux%zu ch%zu rs %td ss %td)",
+                         iter, pixsum_type_name(in.type), in.width, in.height, in.depth,
+                         in.channels, in.row_stride, in.slice_stride,
+                         pixsum_type_name(out.type), out.width, out.height, out.depth,
+                         out.channels, out.row_stride, out.slice_stride);
+            if (pixsum_last_error()[0] == '\0')
+                fail_msg("iteration %d: status %d without a detail text", iter, st);
+            if (memcmp(out_buf, out_copy, OUT_BYTES) != 0)
+                fail_msg("iteration %d: a refused call wrote to the output buffer", iter);
+            refused++;
+        }
+    }
+    print_message("random views: %zu accepted and checked, %zu refused, %zu not callable\n",
+                  accepted, refused, skipped);
+    assert_true(accepted > 100 && refused > 1000);
+    free(in_buf);
+    free(out_buf);
+    free(out_copy);
+}
+
 int main(void)
 {
     tu_init("test_errors");
@@ -628,6 +792,7 @@ int main(void)
         cmocka_unit_test(test_overflow_refusal_text),
         cmocka_unit_test(test_no_memory),
         cmocka_unit_test(test_detail_text_lifecycle),
+        cmocka_unit_test(test_random_views),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
