@@ -172,9 +172,14 @@ PIXSUM_API int pixsum_view_roi3d(const pixsum_view *view, size_t x, size_t y,
                                  size_t z, size_t w, size_t h, size_t d,
                                  pixsum_view *roi);
 
-/* Checks a view: non-NULL data, known type, non-zero sizes, 1..4 channels,
- * |row_stride| >= a row, |slice_stride| >= a slice (3-D), byte extent that does
- * not overflow size_t. Returns PIXSUM_OK or the matching error (with detail). */
+/* Checks a view: non-NULL data (PIXSUM_ERR_NULL), known type
+ * (PIXSUM_ERR_BAD_TYPE), non-zero sizes (PIXSUM_ERR_BAD_SHAPE), 1..4 channels
+ * (PIXSUM_ERR_INVALID_ARG), data aligned to the element size and strides that
+ * are multiples of it, |row_stride| >= a row when height > 1 (a single row may
+ * have any stride), |slice_stride| >= a slice when depth > 1
+ * (PIXSUM_ERR_BAD_STRIDE), and byte sizes and spans that fit size_t / ptrdiff_t
+ * (PIXSUM_ERR_TOO_LARGE). Returns PIXSUM_OK or the status of a failing rule,
+ * with a detail text. */
 PIXSUM_API int pixsum_view_check(const pixsum_view *view);
 
 /* Bytes a packed buffer for this shape needs, or 0 if it overflows size_t. */
@@ -282,7 +287,9 @@ PIXSUM_API int pixsum_method_supports(int id, pixsum_op op, pixsum_type in,
 
 /* Type rules. Returns the default output type for an integral table of input
  * type `in` over `count` pixels (width x height x depth, per channel):
- *   u8, u16, u32 -> u32 if count x max fits 32 bits, else u64 if it fits 64
+ *   u8, u16      -> u32 if count x max fits 32 bits, else u64 if it fits 64,
+ *                   else f64
+ *   u32          -> u64 if count x max fits 64 bits, else f64
  *   i16, i32     -> i64 if count x max magnitude fits, else f64
  *   f32, f64     -> f64
  * For the squared table (squared = 1): integers -> u64 if count x max^2 fits,
@@ -309,8 +316,10 @@ PIXSUM_API void pixsum_integral_shape(const pixsum_ctx *ctx, const pixsum_view *
  * Supported pairs: u8,u16 -> u32,u64,i64,f32,f64; i16 -> i64,f32,f64;
  * i32 -> i64,f64; u32 -> u64,i64,f64; f32 -> f32,f64; f64 -> f64.
  * Returns PIXSUM_OK, or: PIXSUM_ERR_NULL, PIXSUM_ERR_BAD_SHAPE,
- * PIXSUM_ERR_BAD_STRIDE, PIXSUM_ERR_BAD_TYPE, PIXSUM_ERR_OVERFLOW (unless wrap),
- * PIXSUM_ERR_ALIASING (in and out overlap), PIXSUM_ERR_UNSUPPORTED (the chosen
+ * PIXSUM_ERR_BAD_STRIDE, PIXSUM_ERR_BAD_TYPE, PIXSUM_ERR_INVALID_ARG and
+ * PIXSUM_ERR_TOO_LARGE (see pixsum_view_check()), PIXSUM_ERR_OVERFLOW (unless
+ * wrap), PIXSUM_ERR_ALIASING (the byte ranges the views span, first to last
+ * byte, overlap: interleaved rows count as overlap), PIXSUM_ERR_UNSUPPORTED (the chosen
  * method cannot do it), PIXSUM_ERR_UNAVAILABLE, PIXSUM_ERR_NO_MEMORY. On error
  * `out` is left untouched. */
 PIXSUM_API int pixsum_integral(pixsum_ctx *ctx, const pixsum_view *in,
@@ -318,7 +327,9 @@ PIXSUM_API int pixsum_integral(pixsum_ctx *ctx, const pixsum_view *in,
 
 /* Computes the squared integral (sums of in^2) into `out_sq` and, if `out` is
  * not NULL, the plain integral into `out`, in one pass. Same shapes and rules as
- * pixsum_integral(); the overflow check of out_sq uses the squared worst case.
+ * pixsum_integral(); the overflow check of out_sq uses the squared worst case,
+ * and since squares are never negative out_sq also accepts i16 -> u32,u64 and
+ * i32 -> u64. `out` and `out_sq` must not overlap (PIXSUM_ERR_ALIASING).
  * Returns as pixsum_integral(). */
 PIXSUM_API int pixsum_integral_sq(pixsum_ctx *ctx, const pixsum_view *in,
                                   const pixsum_view *out, const pixsum_view *out_sq);
