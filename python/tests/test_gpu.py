@@ -115,10 +115,15 @@ def test_torch_integral(torch, rng):
     np.testing.assert_allclose(got_sq.cpu().numpy(),
                                ref_integral(img[:, 1:].astype(np.float64) ** 2), rtol=1e-6)
     u8 = torch.from_numpy(random_image(rng, (100, 120), np.uint8)).cuda()
-    r = pixsum.integral(u8)
+    default = pixsum.integral(u8)  # uint32 where PyTorch has it, else int64
+    assert default.dtype in (getattr(torch, "uint32", torch.int64), torch.int64)
+    r = pixsum.integral(u8, dtype=np.int64, padded=True)
+    out = torch.empty((100, 120), dtype=torch.float64, device="cuda")
+    assert pixsum.integral(u8, out=out) is out
     torch.cuda.synchronize()
-    np.testing.assert_array_equal(r.cpu().numpy().astype(np.int64),
-                                  ref_integral(u8.cpu().numpy()).astype(np.int64))
+    ref = ref_integral(u8.cpu().numpy())
+    np.testing.assert_array_equal(r.cpu().numpy(), np.pad(ref, ((1, 0), (1, 0))))
+    np.testing.assert_array_equal(out.cpu().numpy(), ref)
 
 
 @needs_device
