@@ -109,6 +109,24 @@ PIXSUM_API int pixsum_mpi_integral_sq(pixsum_ctx *ctx, const pixsum_view *in,
                                       const pixsum_view *out, const pixsum_view *out_sq,
                                       MPI_Comm comm);
 
+/* What the last pixsum_mpi_integral[_sq]() call on this thread did on this
+ * rank, phase by phase, in seconds of wall-clock time and of this thread's CPU
+ * time (worker threads of threaded methods not included):
+ *   [0] pass 1: reading the strip for its scan vector(s),
+ *   [1] the agreements and the exclusive scan(s), waiting for the other ranks
+ *       included,
+ *   [2] pass 2: the local table(s) with the offsets added. */
+typedef struct pixsum_mpi_stats {
+    double wall[3];
+    double cpu[3];
+    uint64_t bytes_scanned;  /* bytes of the vector(s) this rank put into the scan */
+    uint64_t blocks;         /* library calls the local tables took (cache blocks) */
+} pixsum_mpi_stats;
+
+/* Copies the statistics of the last distributed integral call on this thread
+ * (all zero before the first). Not collective. Accepts NULL (does nothing). */
+PIXSUM_API void pixsum_mpi_last_stats(pixsum_mpi_stats *stats);
+
 /* Collective: the histogram of the whole image whose rows are spread over
  * `comm`, as pixsum_histogram() gives for the whole image in one process (same
  * bins, ranges, defaults and counts, bit for bit). `spec` must be alike on

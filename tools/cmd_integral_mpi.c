@@ -48,6 +48,7 @@ int cmd_integral_mpi(int argc, char **argv)
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <time.h>
 
 static const char *const CMD = "integral";
 
@@ -593,6 +594,30 @@ static void fill_random(void *data, pixsum_type type, size_t n, uint64_t seed)
     }
 }
 
+/* CPU seconds of the calling thread: the work a rank does, whatever the
+ * scheduler does with it (ranks oversubscribe the cores here). */
+static double thread_cpu(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Best (smallest) of the repeats of the slowest rank, wall and CPU. */
+typedef struct bench_time {
+    double wall, cpu;
+} bench_time;
+
+static void bench_keep(bench_time *best, double wall, double cpu)
+{
+    wall = slowest(wall);
+    cpu = slowest(cpu);
+    if (wall < best->wall)
+        best->wall = wall;
+    if (cpu < best->cpu)
+        best->cpu = cpu;
+}
+
 static int run_bench(const mpi_args *a, pixsum_ctx *ctx)
 {
     size_t W = a->bench_w, H = a->bench_h, C = a->bench_channels;
@@ -605,25 +630,46 @@ static int run_bench(const mpi_args *a, pixsum_ctx *ctx)
     pixsum_view in, out;
     void *in_data = alloc_strip(a->bench_type, W, rows, C, &in);
     void *out_data = alloc_strip(out_type, W + pad, out_rows, C, &out);
-    if (any_failed(out_rows && (!in_data || !out_data))) {
+    pixsum_hist_info hinfo;
+    size_t nbins = 0;
+    uint64_t *counts = NULL;
+    if (rows)
+        fill_random(in_data, a->bench_type, rows * W * C, 12345 + first);
+    /* Bins for the histogram part: the type's defaults, or 256 over [0, 1)
+     * for the data-range types (the generator's range). */
+    pixsum_hist_spec hspec;
+    memset(&hspec, 0, sizeof hspec);
+    if (a->bench_type == PIXSUM_F32 || a->bench_type == PIXSUM_F64 ||
+        a->bench_type == PIXSUM_I32) {
+        hspec.bins = 256;
+        hspec.lo = a->bench_type == PIXSUM_I32 ? -2147483648.0 : 0.0;
+        hspec.hi = a->bench_type == PIXSUM_I32 ? 2147483648.0 : 1.0;
+    }
+    double zero = 0; /* a 1x1 image of any type, to resolve the bin count */
+    pixsum_view one = pixsum_view_2d(&zero, a->bench_type, 1, 1, 1, 0);
+    if (pixsum_hist_resolve(&one, &hspec, &hinfo) == PIXSUM_OK) {
+        nbins = hinfo.bins * C;
+        counts = calloc(nbins, sizeof *counts);
+    }
+    if (any_failed(out_rows && (!in_data || !out_data)) || any_failed(!counts)) {
         free(in_data);
         free(out_data);
+        free(counts);
         if (g_rank == 0)
             rank_error("out of memory for the bench strips");
         return 1;
     }
-    if (rows)
-        fill_random(in_data, a->bench_type, rows * W * C, 12345 + first);
 
     /* 1. the local table only (what each rank would do alone) */
-    double best_local = 1e30, best_mpi = 1e30, best_scan = 1e30;
+    bench_time local = {1e30, 1e30}, dist = {1e30, 1e30}, scan = {1e30, 1e30};
+    bench_time hlocal = {1e30, 1e30}, hdist = {1e30, 1e30};
     pixsum_view roi = out;
     if (rows)
         pixsum_view_roi(&out, pad, out_rows - rows, W, rows, &roi);
     int st = PIXSUM_OK;
     for (size_t r = 0; r < a->repeat; r++) {
         MPI_Barrier(MPI_COMM_WORLD);
-        double t0 = MPI_Wtime();
+        double t0 = MPI_Wtime(), c0 = thread_cpu();
         if (rows) {
             if (a->padded)
                 pixsum_ctx_set(ctx, PIXSUM_PARAM_PADDED, 0);
@@ -633,23 +679,29 @@ static int run_bench(const mpi_args *a, pixsum_ctx *ctx)
             if (s != PIXSUM_OK)
                 st = s;
         }
-        double t = slowest(MPI_Wtime() - t0);
-        best_local = t < best_local ? t : best_local;
+        bench_keep(&local, MPI_Wtime() - t0, thread_cpu() - c0);
     }
     if (any_failed(st != PIXSUM_OK)) {
         if (st != PIXSUM_OK)
             rank_error("local table: %s", pixsum_last_error());
         free(in_data);
         free(out_data);
+        free(counts);
         return 1;
     }
-    /* 2. the distributed table (local table + scan + offset rows) */
+    /* 2. the distributed table (scan vector, scan, local table + offsets) */
+    bench_time pass1 = {1e30, 1e30}, exch = {1e30, 1e30}, pass2 = {1e30, 1e30};
+    pixsum_mpi_stats stats;
+    memset(&stats, 0, sizeof stats);
     for (size_t r = 0; r < a->repeat && st == PIXSUM_OK; r++) {
         MPI_Barrier(MPI_COMM_WORLD);
-        double t0 = MPI_Wtime();
+        double t0 = MPI_Wtime(), c0 = thread_cpu();
         st = pixsum_mpi_integral(ctx, &in, &out, MPI_COMM_WORLD);
-        double t = slowest(MPI_Wtime() - t0);
-        best_mpi = t < best_mpi ? t : best_mpi;
+        bench_keep(&dist, MPI_Wtime() - t0, thread_cpu() - c0);
+        pixsum_mpi_last_stats(&stats);
+        bench_keep(&pass1, stats.wall[0], stats.cpu[0]);
+        bench_keep(&exch, stats.wall[1], stats.cpu[1]);
+        bench_keep(&pass2, stats.wall[2], stats.cpu[2]);
     }
     /* 3. one exclusive scan of a vector of the same size, for the exchange alone */
     size_t e = scan_elem_bytes(out_type);
@@ -657,26 +709,55 @@ static int run_bench(const mpi_args *a, pixsum_ctx *ctx)
     uint64_t *vec = calloc(2 * words + 2, sizeof *vec);
     for (size_t r = 0; r < a->repeat && vec; r++) {
         MPI_Barrier(MPI_COMM_WORLD);
-        double t0 = MPI_Wtime();
+        double t0 = MPI_Wtime(), c0 = thread_cpu();
         MPI_Exscan(vec, vec + words + 1, (int)words, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
-        double t = slowest(MPI_Wtime() - t0);
-        best_scan = t < best_scan ? t : best_scan;
+        bench_keep(&scan, MPI_Wtime() - t0, thread_cpu() - c0);
     }
     free(vec);
+    /* 4. the histogram of the strip alone, then of the whole image */
+    int hst = PIXSUM_OK;
+    for (size_t r = 0; r < a->repeat && st == PIXSUM_OK; r++) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        double t0 = MPI_Wtime(), c0 = thread_cpu();
+        if (rows && pixsum_histogram(ctx, &in, &hspec, counts, nbins, NULL) != PIXSUM_OK)
+            hst = PIXSUM_ERR_INTERNAL;
+        bench_keep(&hlocal, MPI_Wtime() - t0, thread_cpu() - c0);
+    }
+    for (size_t r = 0; r < a->repeat && st == PIXSUM_OK && hst == PIXSUM_OK; r++) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        double t0 = MPI_Wtime(), c0 = thread_cpu();
+        hst = pixsum_mpi_histogram(ctx, &in, &hspec, counts, nbins, NULL, PIXSUM_MPI_ALL,
+                                   MPI_COMM_WORLD);
+        bench_keep(&hdist, MPI_Wtime() - t0, thread_cpu() - c0);
+    }
     free(in_data);
     free(out_data);
-    if (st != PIXSUM_OK) {
+    free(counts);
+    if (st != PIXSUM_OK || any_failed(hst != PIXSUM_OK)) {
         if (strncmp(pixsum_last_error(), "rank ", 5) != 0)
             rank_error("%s", pixsum_last_error());
         return 1;
     }
+    double most_blocks = slowest((double)stats.blocks);
     if (g_rank == 0) {
         double px = (double)W * (double)H;
-        printf("ranks %d  image %zux%zux%zu %s->%s  local %.3f ms  distributed %.3f ms  "
-               "scan-alone %.3f ms  %.2f px/ns  scan vector %zu B/rank\n",
+        printf("ranks %d  %zux%zux%zu %s->%s  (best of %zu; wall | cpu of the slowest rank, ms)\n",
                g_size, W, H, C, pixsum_type_name(a->bench_type), pixsum_type_name(out_type),
-               best_local * 1e3, best_mpi * 1e3, best_scan * 1e3, px / (best_mpi * 1e9),
-               W * C * e);
+               a->repeat);
+        printf("  integral: local strip %.3f | %.3f  distributed %.3f | %.3f  "
+               "(%.2f px/ns wall, %.2f px/ns cpu)\n",
+               local.wall * 1e3, local.cpu * 1e3, dist.wall * 1e3, dist.cpu * 1e3,
+               px / (dist.wall * 1e9), px / (dist.cpu * 1e9));
+        printf("  phases: pass 1 (scan vector) %.3f | %.3f  agreements + scan %.3f | %.3f  "
+               "pass 2 (local table + offsets, up to %.0f calls) %.3f | %.3f\n",
+               pass1.wall * 1e3, pass1.cpu * 1e3, exch.wall * 1e3, exch.cpu * 1e3,
+               most_blocks, pass2.wall * 1e3, pass2.cpu * 1e3);
+        printf("  scan alone (%zu B per rank): %.3f | %.3f\n", W * C * e, scan.wall * 1e3,
+               scan.cpu * 1e3);
+        printf("  histogram %zu bins: local strip %.3f | %.3f  distributed %.3f | %.3f  "
+               "(%zu B per rank reduced)\n",
+               nbins / C, hlocal.wall * 1e3, hlocal.cpu * 1e3, hdist.wall * 1e3,
+               hdist.cpu * 1e3, (nbins + 17) * 8);
     }
     return 0;
 }

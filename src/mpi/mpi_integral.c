@@ -25,6 +25,34 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+
+/* ---- per-call statistics (pixsum_mpi_last_stats) ------------------------- */
+
+static _Thread_local pixsum_mpi_stats last_stats;
+
+void pixsum_mpi_last_stats(pixsum_mpi_stats *stats)
+{
+    if (stats)
+        *stats = last_stats;
+}
+
+static double thread_cpu_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Closes phase `k` opened at (*wall, *cpu) and opens the next one. */
+static void phase_end(int k, double *wall, double *cpu)
+{
+    double w = MPI_Wtime(), c = thread_cpu_seconds();
+    last_stats.wall[k] += w - *wall;
+    last_stats.cpu[k] += c - *cpu;
+    *wall = w;
+    *cpu = c;
+}
 
 /* ---- the scan's element kinds and operators ---------------------------- */
 
@@ -158,9 +186,51 @@ done:
                 acc_d[i] += (double)r[i];                                         \
     }
 
-static void column_sums(const pixsum_view *in, int squared, uint64_t *restrict acc_u,
-                        double *restrict acc_d, size_t n)
+/* Narrow column sums for small integer samples: a chunk of rows is summed in
+ * 16- or 32-bit lanes (more samples per vector register), chosen so that a
+ * chunk cannot overflow them, then folded into the 64-bit sums. */
+#define NARROW_LOOP(T, A, CHUNK, EXPR)                                            \
+    for (size_t y0 = 0; y0 < in->height; y0 += (CHUNK)) {                         \
+        A *restrict nacc = narrow;                                                \
+        size_t y1 = in->height - y0 < (CHUNK) ? in->height : y0 + (CHUNK);        \
+        memset(nacc, 0, n * sizeof(A));                                           \
+        for (size_t y = y0; y < y1; y++) {                                        \
+            const T *restrict r = (const T *)psi_row(in, y, 0);                   \
+            for (size_t i = 0; i < n; i++) {                                      \
+                A v = (A)r[i];                                                    \
+                nacc[i] += (A)(EXPR);                                             \
+            }                                                                     \
+        }                                                                         \
+        for (size_t i = 0; i < n; i++)                                            \
+            acc_u[i] += (uint64_t)(int64_t)nacc[i];                               \
+    }
+
+/* Returns true if it summed the strip (integer tables of u8/u16/i16 input). */
+static bool column_sums_narrow(const pixsum_view *in, int squared, uint64_t *restrict acc_u,
+                               size_t n, void *restrict narrow)
 {
+    if (!acc_u)
+        return false;
+    if (in->type == PIXSUM_U8 && !squared) {
+        NARROW_LOOP(uint8_t, uint16_t, 257, v) /* 257 x 255 < 2^16 */
+    } else if (in->type == PIXSUM_U8) {
+        NARROW_LOOP(uint8_t, uint32_t, 65536, v * v) /* 65536 x 255^2 < 2^32 */
+    } else if (in->type == PIXSUM_U16 && !squared) {
+        NARROW_LOOP(uint16_t, uint32_t, 65536, v) /* 65536 x 65535 < 2^32 */
+    } else if (in->type == PIXSUM_I16 && !squared) {
+        NARROW_LOOP(int16_t, int32_t, 65535, v) /* 65535 x 32768 < 2^31 */
+    } else {
+        return false;
+    }
+    return true;
+}
+#undef NARROW_LOOP
+
+static void column_sums(const pixsum_view *in, int squared, uint64_t *restrict acc_u,
+                        double *restrict acc_d, size_t n, void *restrict narrow)
+{
+    if (column_sums_narrow(in, squared, acc_u, n, narrow))
+        return;
     switch (in->type) {
     case PIXSUM_U8: COLSUM_LOOP(uint8_t) break;
     case PIXSUM_U16: COLSUM_LOOP(uint16_t) break;
@@ -177,7 +247,7 @@ static void column_sums(const pixsum_view *in, int squared, uint64_t *restrict a
 /* The vector this rank contributes to the scan of a table of type `out`: the
  * last row of its strip's inclusive table, i.e. the column sums prefix-summed
  * along the row (per channel), in the scan's element kind; zeros for a strip
- * without rows. `scratch` holds n 8-byte elements. */
+ * without rows. `scratch` holds n 8-byte and n 4-byte elements. */
 static void scan_vector(const pixsum_view *in, int squared, pixsum_type out, void *vec,
                         size_t n, void *scratch)
 {
@@ -186,7 +256,7 @@ static void scan_vector(const pixsum_view *in, int squared, pixsum_type out, voi
     uint64_t *acc_u = kind == SCAN_DD ? NULL : scratch;
     double *acc_d = kind == SCAN_DD ? scratch : NULL;
     memset(scratch, 0, n * 8);
-    column_sums(in, squared, acc_u, acc_d, n);
+    column_sums(in, squared, acc_u, acc_d, n, (char *)scratch + n * 8);
     for (size_t i = ch; i < n; i++) {
         if (acc_u)
             acc_u[i] += acc_u[i - ch];
@@ -313,6 +383,8 @@ static int local_tables(pixsum_ctx *ctx, const pixsum_view *in, const pixsum_vie
                                 : 0);
     size_t budget = block_bytes(ctx), rows = in->height;
     size_t step = budget / row_bytes > 0 ? budget / row_bytes : 1;
+    if (!off_plain && !off_sq)
+        step = rows; /* no offset to add (rank 0): one call, nothing to carry */
     for (size_t y0 = 0; y0 < rows; y0 += step) {
         size_t h = rows - y0 < step ? rows - y0 : step;
         pixsum_view bin, bp, bs;
@@ -323,6 +395,7 @@ static int local_tables(pixsum_ctx *ctx, const pixsum_view *in, const pixsum_vie
             pixsum_view_roi(squared, 0, y0, squared->width, h, &bs);
         int st = squared ? pixsum_integral_sq(ctx, &bin, plain ? &bp : NULL, &bs)
                          : pixsum_integral(ctx, &bin, &bp);
+        last_stats.blocks++;
         if (st != PIXSUM_OK)
             return st;
         const void *cp = y0 == 0 ? off_plain : (plain ? psi_row(plain, y0 - 1, 0) : NULL);
@@ -424,6 +497,8 @@ static void zero_border(const pixsum_view *t, int rank)
 static int integral_mpi(pixsum_ctx *ctx, const pixsum_view *in, const pixsum_view *plain,
                         const pixsum_view *squared, const char *missing, MPI_Comm comm)
 {
+    memset(&last_stats, 0, sizeof last_stats);
+    double t_wall = MPI_Wtime(), t_cpu = thread_cpu_seconds();
     int rank, size, st = psm_rank_size(comm, &rank, &size);
     if (st != PIXSUM_OK)
         return st;
@@ -470,7 +545,7 @@ static int integral_mpi(pixsum_ctx *ctx, const pixsum_view *in, const pixsum_vie
     scan_kind ks = squared ? scan_kind_of(squared->type) : SCAN_U32;
     size_t bytes_p = plain ? n * scan_elem_bytes(kp) : 0;
     size_t bytes_s = squared ? n * scan_elem_bytes(ks) : 0;
-    size_t total = 2 * (bytes_p + bytes_s) + n * 8;
+    size_t total = 2 * (bytes_p + bytes_s) + n * 12;
     char *buf = malloc(total);
     local = buf ? PIXSUM_OK
                 : psi_fail(PIXSUM_ERR_NO_MEMORY, "%zu bytes for the scan vectors", total);
@@ -480,16 +555,22 @@ static int integral_mpi(pixsum_ctx *ctx, const pixsum_view *in, const pixsum_vie
     }
     char *send_p = buf, *recv_p = buf + bytes_p;
     char *send_s = buf + 2 * bytes_p, *recv_s = send_s + bytes_s, *scratch = recv_s + bytes_s;
-    if (plain) {
+    phase_end(1, &t_wall, &t_cpu); /* the agreements so far */
+    if (plain)
         scan_vector(in, 0, plain->type, send_p, n, scratch);
+    if (squared)
+        scan_vector(in, 1, squared->type, send_s, n, scratch);
+    phase_end(0, &t_wall, &t_cpu);
+    if (plain) {
         st = exscan(send_p, recv_p, n, kp, comm);
         offset_row(recv_p, n, plain->type);
     }
     if (squared && st == PIXSUM_OK) {
-        scan_vector(in, 1, squared->type, send_s, n, scratch);
         st = exscan(send_s, recv_s, n, ks, comm);
         offset_row(recv_s, n, squared->type);
     }
+    last_stats.bytes_scanned = bytes_p + bytes_s;
+    phase_end(1, &t_wall, &t_cpu);
     if (st != PIXSUM_OK) {
         free(buf);
         return st;
@@ -513,7 +594,10 @@ static int integral_mpi(pixsum_ctx *ctx, const pixsum_view *in, const pixsum_vie
             pixsum_ctx_set(ctx, PIXSUM_PARAM_PADDED, 1);
     }
     free(buf);
-    if ((st = psm_agree(comm, local, NULL, 0)) != PIXSUM_OK)
+    phase_end(2, &t_wall, &t_cpu);
+    st = psm_agree(comm, local, NULL, 0);
+    phase_end(1, &t_wall, &t_cpu);
+    if (st != PIXSUM_OK)
         return st;
     if (padded) {
         if (plain)
