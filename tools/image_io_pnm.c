@@ -170,6 +170,7 @@ int pxio_pnm_open(pxio_reader *r, char *err, size_t errlen)
     if (!s)
         return pxio_fail(err, errlen, r->path, "out of memory");
     r->state = s;
+    r->ops = &pnm_reader_ops; /* from here on, close() frees the state */
     s->ascii = kind == '2' || kind == '3';
     s->maxval = maxval;
     s->data_off = ftello(r->f);
@@ -246,6 +247,7 @@ int pxio_pfm_open(pxio_reader *r, char *err, size_t errlen)
     if (!s)
         return pxio_fail(err, errlen, r->path, "out of memory");
     r->state = s;
+    r->ops = &pfm_reader_ops; /* from here on, close() frees the state */
     s->data_off = ftello(r->f);
     s->pfm_height = h;
     s->pfm_swap = (scale < 0) != pxio_host_le();
