@@ -231,10 +231,11 @@ BS_TARGET2 void psi_hist_u8_bitsliced(const uint8_t *data, size_t n, uint64_t *r
             taken++;
             for (int r = 0; r < 8; r++) {
                 __m512i x = _mm512_loadu_si512((const void *)(src + 64 * r));
-                __mmask64 ge64 = _mm512_cmpge_epu8_mask(x, c64);
-                __mmask64 ge128 = _mm512_cmpge_epu8_mask(x, c128);
-                __mmask64 ge192 = _mm512_cmpge_epu8_mask(x, c192);
-                __mmask64 k[4] = {~ge64, ge64 & ~ge128, ge128 & ~ge192, ge192};
+                __m512i top = _mm512_and_si512(x, c192); /* the top two bits */
+                __mmask64 k[4] = {_mm512_cmpeq_epi8_mask(top, _mm512_setzero_si512()),
+                                  _mm512_cmpeq_epi8_mask(top, c64),
+                                  _mm512_cmpeq_epi8_mask(top, c128),
+                                  _mm512_cmpeq_epi8_mask(top, c192)};
                 for (int j = 0; j < 4; j++) {
                     _mm512_storeu_si512((void *)(buf[j] + len[j]),
                                         _mm512_maskz_compress_epi8(k[j], x));
