@@ -91,13 +91,16 @@ static size_t rng_dim(uint64_t *s, size_t max)
 /* Fills a packed image of n samples with random values of `type`, a tenth of
  * them extremes of the type. Float images hold values whose sums are exact in
  * the output type (see the header of pixsum_mpi.h): f32 multiples of 2^-24 in
- * [0, 1) (exact in f64 below 2^29 pixels) or, with small != 0, multiples of
- * 1/16 below 16 (exact in f32 for the sizes used here). */
+ * [0, 1) (exact in f64 below 2^29 pixels) or, with small > 0, multiples of
+ * 1/16 below 16 (exact in f32 for the sizes used here). small < 0: every
+ * sample is the type's largest (unsigned) or smallest (signed) value. */
 static void fill(uint64_t *s, void *data, pixsum_type type, size_t n, int small)
 {
     for (size_t i = 0; i < n; i++) {
         uint64_t r = rng_next(s);
-        int extreme = rng_below(s, 10) == 0;
+        int extreme = small < 0 || rng_below(s, 10) == 0; /* small < 0: all extremes */
+        if (small < 0)
+            r = 0; /* signed types: their minimum, the largest magnitude */
         switch (type) {
         case PIXSUM_U8: ((uint8_t *)data)[i] = extreme ? 255 : (uint8_t)r; break;
         case PIXSUM_U16: ((uint16_t *)data)[i] = extreme ? 65535 : (uint16_t)r; break;
@@ -388,6 +391,41 @@ static void test_integral_sq_matches_single_process(void **state)
     }
 }
 
+/* Tall strips of extreme values: the column sums of pass 1 are taken in 16-
+ * and 32-bit lanes over chunks of 257 (u8) and 65535/65536 (u16, i16, u8
+ * squared) rows; strips longer than a chunk must still give the exact table. */
+static void test_tall_strips_of_extremes(void **state)
+{
+    (void)state;
+    static const struct {
+        pixsum_type in, out, sq;
+        size_t width, height;
+    } cases[] = {
+        {PIXSUM_U8, PIXSUM_U32, PIXSUM_TYPE_NONE, 5, 1300},
+        {PIXSUM_U8, PIXSUM_U64, PIXSUM_U64, 2, 65536 * 2 + 300},
+        {PIXSUM_U16, PIXSUM_U64, PIXSUM_TYPE_NONE, 3, 65536 * 2 + 17},
+        {PIXSUM_I16, PIXSUM_I64, PIXSUM_TYPE_NONE, 2, 65535 * 2 + 9},
+    };
+    uint64_t s = g_seed ^ 0x7a11;
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        struct config c;
+        memset(&c, 0, sizeof c);
+        c.in = cases[k].in;
+        c.out = cases[k].out;
+        c.sq = cases[k].sq;
+        c.plain = 1;
+        c.small = -1;
+        c.width = cases[k].width;
+        c.height = cases[k].height;
+        c.channels = 1 + k % 2;
+        c.method = "auto";
+        c.mode = SPLIT_BALANCED;
+        assert_true(all_ranks(run_config(&s, &c)));
+        c.mode = SPLIT_ZERO_FIRST;
+        assert_true(all_ranks(run_config(&s, &c)));
+    }
+}
+
 /* The overflow check uses the whole image: two rows of 9e6 u8 pixels fit u32
  * one at a time but not together. Without wrap every rank refuses; with wrap
  * the table is the exact modular one (an all-255 image: 255 (x+1)(y+1)). */
@@ -572,6 +610,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_split_and_offset),
         cmocka_unit_test(test_integral_matches_single_process),
         cmocka_unit_test(test_integral_sq_matches_single_process),
+        cmocka_unit_test(test_tall_strips_of_extremes),
         cmocka_unit_test(test_overflow_is_global),
         cmocka_unit_test(test_errors_are_collective),
     };
