@@ -50,9 +50,15 @@ struct lb_choice {
     int rows, hints;
 };
 
-static lb_choice lb_choose(size_t acc_size)
+static lb_choice lb_choose(const psi_cu_plan *p)
 {
-    lb_choice c = {acc_size == 4 ? 4 : 4, 0};
+    size_t acc_size = psi_cu_acc_size(p->acc);
+    /* Measured on an H100 (docs/benchmarks.md): streaming hints on; 64-row
+     * tiles for 4-byte tables unless that leaves fewer than ~2 tiles per SM,
+     * then 32-row tiles. */
+    long long rows = p->y1 - p->y0, planes = p->depth * p->channels;
+    long long tiles64 = (p->width + 255) / 256 * ((rows + 63) / 64) * planes;
+    lb_choice c = {acc_size == 4 && tiles64 >= 264 ? 8 : 4, 3};
     const char *e = getenv("PIXSUM_CUDA_LB");
     if (e) {
         const char *r = strstr(e, "rows="), *h = strstr(e, "hints=");
@@ -137,6 +143,19 @@ __device__ __forceinline__ void publish(TAcc *dst, const TAcc *vals, u64 *flag, 
     __syncwarp();
     if (lane == 0)
         store_release(flag, fv);
+}
+
+/* The status of a flag as the whole warp sees it: lane 0's reading, and every
+ * lane re-reads until it has itself acquired at least that status (statuses
+ * only grow within a launch), so each lane's value loads are ordered after an
+ * acquire of the status it acts on. wait: spin until some status is set. */
+__device__ __forceinline__ int warp_flag(const u64 *f, u64 epoch, bool wait)
+{
+    int mine = wait ? wait_flag(f, epoch) : peek_flag(f, epoch);
+    int st = __shfl_sync(0xffffffffu, mine, 0);
+    while (mine < st)
+        mine = peek_flag(f, epoch);
+    return st;
 }
 
 template <typename TIn, typename TAcc, int R, int MINB>
@@ -252,13 +271,19 @@ __global__ void __launch_bounds__(256, MINB) lookback_kernel(psi_cu_plan p, lb_g
                     top[k] = xs + k < w ? (TAcc)(crow[(xs + k) * ch] - base) : (TAcc)0;
             }
         } else {
-            const u64 up = t - g.tiles_x;
-            if (peek_flag(&g.vflags[up], epoch) != FLAG_INCLUSIVE)
-                publish<TAcc, 8>(vagg + t * TW + lane * 8, P, &g.vflags[t],
-                                 flag_value(epoch, FLAG_AGGREGATE), lane, 1);
-            u64 j = up;
+            u64 j = t - g.tiles_x;
+            bool published = false;
             for (;;) {
-                int st = wait_flag(&g.vflags[j], epoch);
+                /* Publish the aggregate only when the look-back cannot end at
+                 * once (saves its bytes and a fence in the common case). */
+                int st = warp_flag(&g.vflags[j], epoch, false);
+                if (st != FLAG_INCLUSIVE && !published) {
+                    publish<TAcc, 8>(vagg + t * TW + lane * 8, P, &g.vflags[t],
+                                     flag_value(epoch, FLAG_AGGREGATE), lane, 1);
+                    published = true;
+                }
+                if (st == 0)
+                    st = warp_flag(&g.vflags[j], epoch, true);
                 const TAcc *src = (st == FLAG_INCLUSIVE ? vinc : vagg) + j * TW + lane * 8;
 #pragma unroll
                 for (int k = 0; k < 8; k++)
@@ -289,13 +314,17 @@ __global__ void __launch_bounds__(256, MINB) lookback_kernel(psi_cu_plan p, lb_g
             e[m] = (TAcc)0;
         }
         if (tx > 0) {
-            const u64 left = t - 1;
-            if (peek_flag(&g.hflags[left], epoch) != FLAG_INCLUSIVE)
-                publish<TAcc, HR>(hagg + t * TH + lane, a, &g.hflags[t],
-                                  flag_value(epoch, FLAG_AGGREGATE), lane, 32);
-            u64 j = left;
+            u64 j = t - 1;
+            bool published = false;
             for (;;) {
-                int st = wait_flag(&g.hflags[j], epoch);
+                int st = warp_flag(&g.hflags[j], epoch, false);
+                if (st != FLAG_INCLUSIVE && !published) {
+                    publish<TAcc, HR>(hagg + t * TH + lane, a, &g.hflags[t],
+                                      flag_value(epoch, FLAG_AGGREGATE), lane, 32);
+                    published = true;
+                }
+                if (st == 0)
+                    st = warp_flag(&g.hflags[j], epoch, true);
                 const TAcc *src = (st == FLAG_INCLUSIVE ? hinc : hagg) + j * TH + lane;
 #pragma unroll
                 for (int m = 0; m < HR; m++)
@@ -387,7 +416,7 @@ size_t lookback_workspace(const psi_cu_plan *p)
     u64 tx, ty, total;
     size_t bytes;
     size_t as = psi_cu_acc_size(p->acc);
-    lb_layout(p, as, lb_choose(as).rows, &tx, &ty, &total, &bytes);
+    lb_layout(p, as, lb_choose(p).rows, &tx, &ty, &total, &bytes);
     return bytes;
 }
 
@@ -424,7 +453,7 @@ static int lookback_launch(const psi_cu_plan *p, int hints)
 template <typename TIn, typename TAcc>
 static int lookback_pick(const psi_cu_plan *p)
 {
-    lb_choice c = lb_choose(sizeof(TAcc));
+    lb_choice c = lb_choose(p);
     if constexpr (sizeof(TAcc) == 4) {
         if (c.rows == 8)
             return lookback_launch<TIn, TAcc, 8, 2>(p, c.hints);
