@@ -226,32 +226,38 @@ static running_fn running_for(pixsum_type t)
 }
 
 /* Copies the h x w matrix of `es`-byte pixels at src (row stride sstride) to
- * its transpose at dst (row stride dstride), in 8 x 8 tiles (the 8 lines of
- * a tile column fit one L1 set's ways even when the stride is a multiple of
- * 4 KiB), tiles shared out over the threads. */
+ * its transpose at dst (row stride dstride), through a 16 x 16 tile buffer:
+ * the tile's 16 source row pieces are read whole, transposed in the buffer
+ * (in L1) and written out as 16 whole destination row pieces, so no cache
+ * line is visited twice even when the strides alias in the cache sets. Tile
+ * rows are shared out over the threads. */
 static void transpose(const unsigned char *src, ptrdiff_t sstride, unsigned char *dst,
                       ptrdiff_t dstride, size_t w, size_t h, size_t es, int t)
 {
-    const size_t tile = 8;
-    long long tiles_y = (long long)((h + tile - 1) / tile);
+    enum { TILE = 16 };
+    long long tiles_y = (long long)((h + TILE - 1) / TILE);
 #pragma omp parallel for num_threads(t) schedule(static)
     for (long long ty = 0; ty < tiles_y; ty++) {
-        size_t y0 = (size_t)ty * tile, y1 = y0 + tile < h ? y0 + tile : h;
-        for (size_t x0 = 0; x0 < w; x0 += tile) {
-            size_t x1 = x0 + tile < w ? x0 + tile : w;
-            for (size_t y = y0; y < y1; y++) {
-                const unsigned char *s = src + (ptrdiff_t)y * sstride;
-                if (es == 4) {
-                    for (size_t x = x0; x < x1; x++)
-                        memcpy(dst + (ptrdiff_t)x * dstride + y * 4, s + x * 4, 4);
-                } else if (es == 8) {
-                    for (size_t x = x0; x < x1; x++)
-                        memcpy(dst + (ptrdiff_t)x * dstride + y * 8, s + x * 8, 8);
-                } else {
-                    for (size_t x = x0; x < x1; x++)
-                        memcpy(dst + (ptrdiff_t)x * dstride + y * es, s + x * es, es);
-                }
+        unsigned char buf[TILE * TILE * 32]; /* es <= 32 bytes (4 channels x 8) */
+        size_t y0 = (size_t)ty * TILE, ny = y0 + TILE < h ? TILE : h - y0;
+        for (size_t x0 = 0; x0 < w; x0 += TILE) {
+            size_t nx = x0 + TILE < w ? TILE : w - x0;
+            /* buf[x][y] = src[y0 + y][x0 + x] */
+            for (size_t y = 0; y < ny; y++) {
+                const unsigned char *s = src + (ptrdiff_t)(y0 + y) * sstride + x0 * es;
+                if (es == 4) /* fixed sizes so the copies are single moves */
+                    for (size_t x = 0; x < nx; x++)
+                        memcpy(buf + (x * TILE + y) * 4, s + x * 4, 4);
+                else if (es == 8)
+                    for (size_t x = 0; x < nx; x++)
+                        memcpy(buf + (x * TILE + y) * 8, s + x * 8, 8);
+                else
+                    for (size_t x = 0; x < nx; x++)
+                        memcpy(buf + (x * TILE + y) * es, s + x * es, es);
             }
+            for (size_t x = 0; x < nx; x++)
+                memcpy(dst + (ptrdiff_t)(x0 + x) * dstride + y0 * es, buf + x * TILE * es,
+                       ny * es);
         }
     }
 }
