@@ -175,6 +175,9 @@ BS_TARGET static inline void count_chunk64(size_t nb, __m512i (*lo)[16], __m512i
  * this many bytes (plus one vector of slack and padding to a whole block). */
 #define PART_BYTES 16384
 
+/* Software prefetch distance of the u8 counter, in bytes. */
+#define PF_DIST 16384
+
 /* The bit-sliced count of one bucket buffer (len bytes, all with top bits
  * `bucket`): padded with the bucket's first value to whole blocks, the
  * padding taken off again. */
@@ -224,6 +227,11 @@ BS_TARGET2 void psi_hist_u8_bitsliced(const uint8_t *data, size_t n, uint64_t *r
         /* partition up to PART_BYTES / 512 blocks (bounded per bucket too) */
         for (size_t taken = 0; b < blocks && taken < PART_BYTES / 512; b++) {
             const uint8_t *src = data + b * 512;
+            /* The hardware prefetcher alone leaves this loop waiting on DRAM:
+             * ask for the block 16 KiB ahead (a prefetch never faults, past
+             * the end included). 16 KiB measured best of 2, 8, 16, 32 KiB. */
+            for (int line = 0; line < 512; line += 64)
+                _mm_prefetch((const char *)src + PF_DIST + line, _MM_HINT_T0);
             if (block_uniform(src)) {
                 raw[src[0]] += 512;
                 continue;
