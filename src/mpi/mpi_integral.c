@@ -556,10 +556,17 @@ static int integral_mpi(pixsum_ctx *ctx, const pixsum_view *in, const pixsum_vie
     char *send_p = buf, *recv_p = buf + bytes_p;
     char *send_s = buf + 2 * bytes_p, *recv_s = send_s + bytes_s, *scratch = recv_s + bytes_s;
     phase_end(1, &t_wall, &t_cpu); /* the agreements so far */
-    if (plain)
+    /* The exclusive scan never delivers the last rank's vector: it skips the
+     * pass (a single rank does no extra work at all). */
+    bool needed = rank < size - 1;
+    if (plain && needed)
         scan_vector(in, 0, plain->type, send_p, n, scratch);
-    if (squared)
+    else if (plain)
+        memset(send_p, 0, bytes_p);
+    if (squared && needed)
         scan_vector(in, 1, squared->type, send_s, n, scratch);
+    else if (squared)
+        memset(send_s, 0, bytes_s);
     phase_end(0, &t_wall, &t_cpu);
     if (plain) {
         st = exscan(send_p, recv_p, n, kp, comm);
