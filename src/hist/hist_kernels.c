@@ -111,6 +111,8 @@ static void counter_free(counter *k)
         uint32_t *t0_ = (K)->t[0] + (OFF), *t1_ = (K)->t[1 % (K)->tables] + (OFF);     \
         uint32_t *t2_ = (K)->t[2 % (K)->tables] + (OFF), *t3_ = (K)->t[3 % (K)->tables] + (OFF); \
         for (; i_ + 4 <= n_; i_ += 4) {                                                \
+            if ((i_ & 15) == 0) /* 4096 samples ahead: the loop otherwise waits on DRAM */ \
+                __builtin_prefetch(s_ + i_ + 4096);                                    \
             /* load the four indices before the stores: the tables may have the  \
              * source's type, and the compiler must not re-read after each store */ \
             size_t a_ = s_[i_], b_ = s_[i_ + 1], c_ = s_[i_ + 2], d_ = s_[i_ + 3];     \
