@@ -9,6 +9,8 @@
  */
 #include "internal.h"
 
+#include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 static const struct {
@@ -113,17 +115,23 @@ static bool bound_fits(uint64_t count, uint64_t m, int squared, uint64_t limit)
     return per_pixel == 0 || count <= limit / per_pixel;
 }
 
-/* Writes "2^k" (k = ceil(log2(x))) for the detail text. */
-static unsigned log2_ceil_bound(uint64_t count, uint64_t m, int squared)
+/* Writes the worst case count * m^(1 or 2) for the detail text: the exact
+ * value when it fits 64 bits, and its size as a power of two. */
+static void describe_bound(char *buf, size_t size, uint64_t count, uint64_t m, int squared)
 {
-    /* log2 of count * m^(1 or 2), rounded up, computed on bit lengths. */
-    unsigned bits = 0;
-    for (uint64_t v = count - 1; v; v >>= 1)
-        bits++;
-    unsigned mb = 0;
-    for (uint64_t v = m; v; v >>= 1)
-        mb++;
-    return bits + mb * (squared ? 2u : 1u);
+    long double v = (long double)count * (long double)m;
+    if (squared)
+        v *= (long double)m;
+    uint64_t exact = 0;
+    bool fits = !squared ? (m == 0 || count <= UINT64_MAX / m)
+                         : (m == 0 || (m <= UINT64_MAX / m && count <= UINT64_MAX / (m * m)));
+    if (fits) {
+        exact = count * m * (squared ? m : 1u);
+        snprintf(buf, size, "%llu (2^%.2Lf)", (unsigned long long)exact,
+                 exact ? log2l((long double)exact) : 0.0L);
+    } else {
+        snprintf(buf, size, "about 2^%.2Lf", log2l(v));
+    }
 }
 
 int pixsum_integral_check(pixsum_type in, pixsum_type out, size_t count, int squared)
@@ -138,11 +146,14 @@ int pixsum_integral_check(pixsum_type in, pixsum_type out, size_t count, int squ
     uint64_t m = psi_type_max_magnitude(in);
     if (bound_fits(count, m, squared, out_limit(out)))
         return PIXSUM_OK;
+    char bound[64];
+    describe_bound(bound, sizeof bound, count, m, squared);
     return psi_fail(PIXSUM_ERR_OVERFLOW,
-                    "%s output can overflow: the %s of %zu %s pixels can reach about 2^%u; "
-                    "use a wider output type or wrap mode",
+                    "%s output can overflow: the %s of %zu %s pixels can reach %s, above the "
+                    "%s maximum %llu; use a wider output type or wrap mode",
                     pixsum_type_name(out), squared ? "squared sum" : "sum", count,
-                    pixsum_type_name(in), log2_ceil_bound(count, m, squared));
+                    pixsum_type_name(in), bound, pixsum_type_name(out),
+                    (unsigned long long)out_limit(out));
 }
 
 pixsum_type pixsum_integral_type(pixsum_type in, size_t count, int squared)
