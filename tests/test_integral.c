@@ -255,6 +255,14 @@ static tcase random_case(tu_rng *r, enum kind kind, pixsum_type in, pixsum_type 
     return tc;
 }
 
+/* True when PIXSUM_TEST_METHODS restricts the methods (a run may then have
+ * no method for an operation at all). */
+static int filtered(void)
+{
+    const char *sel = getenv("PIXSUM_TEST_METHODS");
+    return sel && *sel;
+}
+
 static void report(const char *what, const stats *st)
 {
     print_message("%s: %zu method runs checked, %zu refused as expected (overflow), %zu "
@@ -351,7 +359,7 @@ static void test_integral_2d_all_pairs(void **state)
             run_case(&tc, &st);
         }
     report("2-D integral", &st);
-    assert_true(st.runs > 0);
+    assert_true(st.runs > 0 || filtered());
 }
 
 static void test_integral_3d_all_pairs(void **state)
@@ -367,7 +375,7 @@ static void test_integral_3d_all_pairs(void **state)
             run_case(&tc, &st);
         }
     report("3-D integral volume", &st);
-    assert_true(st.runs > 0);
+    assert_true(st.runs > 0 || filtered());
 }
 
 /* A plain table type for input `in` (for the squared+plain calls). */
@@ -395,7 +403,7 @@ static void test_integral_squared_all_pairs(void **state)
             run_case(&tc, &st);
         }
     report("squared integral", &st);
-    assert_true(st.runs > 0 && st.refused > 0);
+    assert_true((st.runs > 0 && st.refused > 0) || filtered());
 }
 
 static void test_tilted_all_pairs(void **state)
@@ -416,7 +424,7 @@ static void test_tilted_all_pairs(void **state)
             run_case(&tc, &st);
         }
     report("tilted integral", &st);
-    assert_true(st.runs > 0);
+    assert_true(st.runs > 0 || filtered());
 }
 
 /* Layouts the random cases might miss on an unlucky seed, forced: bottom-up
@@ -450,7 +458,7 @@ static void test_forced_layouts(void **state)
             }
         }
     report("forced layouts", &st);
-    assert_true(st.runs > 0);
+    assert_true(st.runs > 0 || filtered());
 }
 
 /* Every method (not just "auto") gives bit-identical integer tables: run each
