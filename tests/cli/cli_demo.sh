@@ -10,7 +10,9 @@ for want in "direct sum of all pixels" "bit-exact" "serial.2wh" "Otsu threshold"
     grep -q "$want" run_out.txt || fail "demo output lacks '$want'"
 done
 grep -q "MISMATCH\|DIFFER" run_out.txt && fail "demo reports a mismatch"
-for f in sample.png integral.npy histogram.csv; do
+sample=sample.png
+has_format png || sample=sample.pgm
+for f in $sample integral.npy histogram.csv; do
     [ -s "demo_out/$f" ] || fail "demo did not write $f"
 done
 [ "$(wc -l <demo_out/histogram.csv)" -eq 257 ] || fail "histogram.csv should have 256 rows + header"

@@ -13,6 +13,7 @@ n=0
 for expect in "$G"/*.expect.npy; do
     src=${expect%.expect.npy}
     name=$(basename "$src")
+    usable "$name" || continue
     n=$((n + 1))
     if ! "$PIXSUM" convert "$src" got.npy 2>err.txt; then
         fail "reading golden $name: $(cat err.txt)"
@@ -21,12 +22,15 @@ for expect in "$G"/*.expect.npy; do
     cmp -s got.npy "$expect" || fail "golden $name decodes to other pixels than $name.expect.npy"
     rm -f got.npy
 done
-[ "$n" -ge 38 ] || fail "only $n golden files found in $G"
+if has_format png && has_format jpeg && has_format tiff; then
+    [ "$n" -ge 38 ] || fail "only $n golden files found in $G"
+fi
 
 # Round trips through every writer.
 for expect in "$G"/*.expect.npy; do
     name=$(basename "${expect%.expect.npy}")
     for ext in npy tif btf pgm ppm pnm pfm png jpg tiled.tif; do
+        usable "x.$ext" || continue
         extra=
         [ "$ext" = tiled.tif ] && extra="--tile 16"
         # shellcheck disable=SC2086
@@ -45,21 +49,23 @@ for expect in "$G"/*.expect.npy; do
 done
 
 # The refusals are specific.
-expect_error 1 "rt.png: PNG holds u8 or u16 samples, not f64" \
+has_format png && expect_error 1 "rt.png: PNG holds u8 or u16 samples, not f64" \
     "$PIXSUM" convert "$G/npy_f8.npy.expect.npy" rt.png
 expect_error 1 "rt.pgm: pgm holds 1 channel, not 3 channels" \
     "$PIXSUM" convert "$G/ppm_p6_8.ppm.expect.npy" rt.pgm
-expect_error 1 "rt.jpg: JPEG holds 1 or 3 channels, not 4" \
+has_format jpeg && expect_error 1 "rt.jpg: JPEG holds 1 or 3 channels, not 4" \
     "$PIXSUM" convert "$G/npy_rgba_u1.npy.expect.npy" rt.jpg
 expect_error 1 "a volume (depth 3) needs .npy" \
-    "$PIXSUM" convert "$G/npy_volume_u1.npy.expect.npy" rt.tif
+    "$PIXSUM" convert "$G/npy_volume_u1.npy.expect.npy" rt.pgm
 expect_error 1 "cannot tell the output format from the extension 'xyz'" \
     "$PIXSUM" convert "$G/npy_u1.npy.expect.npy" rt.xyz
 
 # info reads the headers.
-run "$PIXSUM" info "$G/bigtiff_tiled_u16.tif"
-grep -q "BigTIFF, tiled 16 x 16" run_out.txt || fail "info: BigTIFF tiling not reported"
-grep -q "shape *20 x 18" run_out.txt || fail "info: BigTIFF shape"
+if has_format tiff; then
+    run "$PIXSUM" info "$G/bigtiff_tiled_u16.tif"
+    grep -q "BigTIFF, tiled 16 x 16" run_out.txt || fail "info: BigTIFF tiling not reported"
+    grep -q "shape *20 x 18" run_out.txt || fail "info: BigTIFF shape"
+fi
 run "$PIXSUM" info --stats "$G/pgm_p5_8.pgm"
 grep -q "channel 0: min" run_out.txt || fail "info --stats"
 run "$PIXSUM" info --volume "$G/npy_v2_u2c3.npy"

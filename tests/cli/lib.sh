@@ -14,6 +14,29 @@ cd "$WORK" || exit 1
 export PIXSUM_NO_PROGRESS=1
 FAILS=0
 
+# has_format NAME: 1 if this build reads/writes NAME (png, jpeg, tiff, ...).
+FORMATS=" $("$PIXSUM" info 2>/dev/null | sed -n 's/^formats *//p') "
+has_format() {
+    case "$FORMATS" in *" $1 "*) return 0 ;; esac
+    return 1
+}
+
+# format_of_name FILE: the format a file name belongs to (by prefix/extension).
+format_of_name() {
+    case "$1" in
+    png_* | *.png) echo png ;;
+    jpeg_* | *.jpg | *.jpeg) echo jpeg ;;
+    tiff_* | bigtiff_* | *.tif | *.tiff | *.btf) echo tiff ;;
+    *) echo builtin ;;
+    esac
+}
+
+# usable NAME: the format of NAME is built in (the library formats may not be).
+usable() {
+    f=$(format_of_name "$1")
+    [ "$f" = builtin ] || has_format "$f"
+}
+
 fail() {
     echo "FAIL: $*" >&2
     FAILS=$((FAILS + 1))
