@@ -140,3 +140,15 @@ def test_dlpack_only_producer(cp, rng):
 
     got = pixsum.integral(OnlyDlpack())
     np.testing.assert_array_equal(cp.asnumpy(cp.asarray(got)), ref_integral(img))
+
+
+@pytest.mark.skipif(not pixsum.HAVE_CUDA or pixsum.cuda_device_count() > 0,
+                    reason="needs a CUDA build of pixsum on a machine without a device")
+def test_cuda_build_without_device_reports_unavailable():
+    a = np.ones((4, 5), np.uint8)
+    o = np.zeros((4, 5), np.uint32)
+    with pytest.raises(pixsum.UnavailableError) as e:
+        pixsum._core._cuda_integral(2, (a.ctypes.data, "u8", (4, 5), (5, 1)),
+                                    (o.ctypes.data, "u32", (4, 5), (20, 4)))
+    assert "device" in str(e.value)
+    assert not o.any()
