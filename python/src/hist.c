@@ -90,7 +90,17 @@ static int mask_view(PyObject *mask, const pixsum_view *img, PyArrayObject **kee
     }
     ptrdiff_t rs = nd >= 2 && h > 1 ? (ptrdiff_t)st[nd - 2] : (ptrdiff_t)w;
     ptrdiff_t ss = nd == 3 && dd > 1 ? (ptrdiff_t)st[0] : (ptrdiff_t)h * (rs < 0 ? -rs : rs);
-    *v = pixsum_view_3d(PyArray_DATA(m), PIXSUM_U8, w, h, dd, 1, rs, ss);
+    /* field by field: a broadcast mask's stride 0 must stay 0 (refused by the
+     * library), not become "packed" as pixsum_view_3d() would read it */
+    memset(v, 0, sizeof *v);
+    v->data = PyArray_DATA(m);
+    v->type = PIXSUM_U8;
+    v->width = w;
+    v->height = h;
+    v->depth = dd;
+    v->channels = 1;
+    v->row_stride = rs;
+    v->slice_stride = ss;
     *keep = m;
     return 1;
 }

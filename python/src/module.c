@@ -234,7 +234,17 @@ int psb_view_raw(void *data, pixsum_type t, int nd, const npy_intp *dims,
     ptrdiff_t rs = h > 1 ? (ptrdiff_t)strides[spatial - 2] : row_bytes;
     ptrdiff_t ss = (spatial == 3 && d > 1) ? (ptrdiff_t)strides[0]
                                            : (ptrdiff_t)h * (rs < 0 ? -rs : rs);
-    *v = pixsum_view_3d(data, t, w, h, d, ch, rs, ss);
+    /* Filled field by field: pixsum_view_3d() reads a stride of 0 as "packed",
+     * but a NumPy stride of 0 (a broadcast view) must reach the library as 0,
+     * which it refuses, instead of being read as a packed buffer it is not. */
+    v->data = data;
+    v->type = t;
+    v->width = w;
+    v->height = h;
+    v->depth = d;
+    v->channels = ch;
+    v->row_stride = rs;
+    v->slice_stride = ss;
     return 1;
 }
 

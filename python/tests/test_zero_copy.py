@@ -125,3 +125,22 @@ def test_threads_compute_concurrently_and_correctly():
         t.join()
     for img, r in zip(imgs, results):
         np.testing.assert_array_equal(r, ref_integral(img))
+
+
+def test_broadcast_views_are_refused_not_read_out_of_bounds():
+    """A NumPy stride of 0 (np.broadcast_to) must reach the library as 0 and be
+    refused; read as "packed" it would walk past the end of the buffer."""
+    row = np.zeros((1, 1000), np.uint8)
+    rows = np.broadcast_to(row, (50, 1000))
+    with pytest.raises(pixsum.BadStrideError):
+        pixsum.integral(rows)
+    with pytest.raises(pixsum.BadStrideError):
+        pixsum.integral3d(np.broadcast_to(np.zeros((1, 4, 5), np.uint8), (3, 4, 5)))
+    with pytest.raises(pixsum.BadStrideError):
+        pixsum.box_filter(rows, 3)
+    if hasattr(pixsum, "histogram"):
+        with pytest.raises(pixsum.BadStrideError):
+            pixsum.histogram(rows)
+        mask = np.broadcast_to(np.ones((1, 1000), bool), (50, 1000))
+        with pytest.raises(pixsum.BadStrideError):
+            pixsum.histogram(np.zeros((50, 1000), np.uint8), mask=mask)
