@@ -6,8 +6,10 @@
  *
  * psi_hist_count_rows_isa() is the fast portable path (method hist.sub):
  *  - u8, u16, i16: each sample's raw value indexes a table of 2^8 or 2^16 u32
- *    counters (several sub-tables, so that runs of one value - constant
- *    images - do not serialise on one counter); the counters are flushed into
+ *    counters (4 sub-tables for u8, so that runs of one value - constant
+ *    images - do not serialise on one counter; one table for 16-bit values,
+ *    whose 256 KiB table would not fit L2 twice and which measured faster
+ *    with one table on random and constant images); the counters are flushed into
  *    u64 before they can wrap, and the raw-value counts are folded into bins
  *    with the bin formula once at the end (so any bins and range cost nothing
  *    per pixel);
@@ -164,7 +166,7 @@ static int count_small(const pixsum_view *in, const psi_hist_params *p, size_t r
         }
     } else {
         counter k;
-        int tables = in->type == PIXSUM_U8 ? SUB_TABLES : 2;
+        int tables = in->type == PIXSUM_U8 ? SUB_TABLES : 1;
         int st = counter_init(&k, tables, stride, raw);
         if (st != PIXSUM_OK) {
             free(raw);
@@ -199,7 +201,7 @@ static int count_small(const pixsum_view *in, const psi_hist_params *p, size_t r
                     for (size_t x = 0; x < in->width; x++) {
                         if (m && !m[x])
                             continue;
-                        uint32_t *t = k.t[x & 1];
+                        uint32_t *t = k.t[(x & 1) % (size_t)k.tables];
                         for (size_t c = 0; c < ch; c++)
                             t[c * levels + (in->type == PIXSUM_U8
                                                 ? ((const uint8_t *)row)[x * ch + c]

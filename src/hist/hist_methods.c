@@ -140,7 +140,7 @@ const psi_method psi_methods_hist[] = {
      "reference histogram: bin formula per sample, one u64 table (paper 002 CPU method)", 1,
      NULL, NULL, psi_hist_run_scalar},
     {"hist.sub", PIXSUM_BACKEND_CPU, PIXSUM_OP_HISTOGRAM,
-     "raw-value / classified counting into 2-4 u32 sub-tables merged at the end (portable C)",
+     "raw-value / classified counting into 1-4 u32 sub-tables merged at the end (portable C)",
      10, NULL, NULL, run_sub},
     {"hist.avx512", PIXSUM_BACKEND_CPU, PIXSUM_OP_HISTOGRAM,
      "u8: uniform-block skip, VPCOMPRESSB buckets, bit-sliced VPOPCNTQ counts; AVX-512 float bins",
