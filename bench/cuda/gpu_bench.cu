@@ -384,10 +384,13 @@ static void section_tune(void)
         for (size_t n : sizes) {
             size_t px = n * n;
             bufset b = make_bufs(px * pixsum_type_size(tin), px * pixsum_type_size(tout), tin);
-            for (int rows = 4; rows <= 8; rows += 4)
+            for (int rows : {4, 8, 16})
                 for (int hints : {0, 3, 7}) {
                     char env[64];
-                    snprintf(env, sizeof env, "rows=%d,hints=%d", rows, hints);
+                    if (rows == 16) /* 16 warps of 4 rows */
+                        snprintf(env, sizeof env, "rows=4,warps=16,hints=%d", hints);
+                    else
+                        snprintf(env, sizeof env, "rows=%d,hints=%d", rows, hints);
                     setenv("PIXSUM_CUDA_LB", env, 1);
                     double t = time_method("cuda.lookback", tin, tout, n, n, b, NULL);
                     printf("%s->%s %5zu %-16s %9.4f ms\n", pixsum_type_name(tin),

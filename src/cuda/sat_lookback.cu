@@ -2,7 +2,7 @@
  * sat_lookback.cu - cuda.lookback: the integral image in one kernel that
  * reads every input element once and writes every output element once.
  *
- * Tiles of TW = 256 columns x TH = 8 * R rows; one block of 8 warps per tile,
+ * Tiles of TW = 256 columns x TH = NW * R rows; one block of NW warps per tile,
  * each lane holding 8 consecutive pixels of R rows in registers. A block
  *   1. takes its tile number from the workspace ticket (so every tile it waits
  *      for belongs to a block that already runs) and loads its pixels;
@@ -47,7 +47,7 @@ constexpr int LB_TW = 256;
 /* Launch choices: rows per warp R (tile height 8R) and cache hints. Defaults
  * below; PIXSUM_CUDA_LB="rows=4,hints=0" overrides them (for tuning runs). */
 struct lb_choice {
-    int rows, hints;
+    int rows, warps, hints; /* tile height = rows x warps */
 };
 
 static lb_choice lb_choose(const psi_cu_plan *p)
@@ -58,12 +58,14 @@ static lb_choice lb_choose(const psi_cu_plan *p)
      * then 32-row tiles. */
     long long rows = p->y1 - p->y0, planes = p->depth * p->channels;
     long long tiles64 = (p->width + 255) / 256 * ((rows + 63) / 64) * planes;
-    lb_choice c = {acc_size == 4 && tiles64 >= 264 ? 8 : 4, 3};
+    lb_choice c = {acc_size == 4 && tiles64 >= 264 ? 8 : 4, 8, 3};
     const char *e = getenv("PIXSUM_CUDA_LB");
     if (e) {
-        const char *r = strstr(e, "rows="), *h = strstr(e, "hints=");
+        const char *r = strstr(e, "rows="), *h = strstr(e, "hints="), *wp = strstr(e, "warps=");
         if (r && acc_size == 4 && (atoi(r + 5) == 4 || atoi(r + 5) == 8))
             c.rows = atoi(r + 5);
+        if (wp && acc_size == 4 && c.rows == 4 && atoi(wp + 6) == 16)
+            c.warps = 16;
         if (h)
             c.hints = atoi(h + 6) & 7;
     }
@@ -158,11 +160,11 @@ __device__ __forceinline__ int warp_flag(const u64 *f, u64 epoch, bool wait)
     return st;
 }
 
-template <typename TIn, typename TAcc, int R, int MINB>
-__global__ void __launch_bounds__(256, MINB) lookback_kernel(psi_cu_plan p, lb_geom g)
+template <typename TIn, typename TAcc, int R, int NW, int MINB>
+__global__ void __launch_bounds__(32 * NW, MINB) lookback_kernel(psi_cu_plan p, lb_geom g)
 {
-    constexpr int TW = LB_TW, TH = 8 * R, HR = TH / 32;
-    __shared__ __align__(16) TAcc s_col[8][TW];
+    constexpr int TW = LB_TW, TH = NW * R, HR = TH / 32;
+    __shared__ __align__(16) TAcc s_col[NW][TW];
     __shared__ __align__(16) TAcc s_top[TW];
     __shared__ __align__(16) TAcc s_bottom[TW];
     __shared__ TAcc s_rowcum[TH];
@@ -221,10 +223,10 @@ __global__ void __launch_bounds__(256, MINB) lookback_kernel(psi_cu_plan p, lb_g
     for (int k = 0; k < 8; k++)
         s_col[warp][lane * 8 + k] = v[R - 1][k];
     __syncthreads();
-    {
+    if (tid < TW) { /* one thread per column: offsets between the warps' rows */
         TAcc run = (TAcc)0;
 #pragma unroll
-        for (int wq = 0; wq < 8; wq++) {
+        for (int wq = 0; wq < NW; wq++) {
             TAcc c = s_col[wq][tid];
             s_col[wq][tid] = run;
             run += c;
@@ -399,10 +401,10 @@ __global__ void __launch_bounds__(256, MINB) lookback_kernel(psi_cu_plan p, lb_g
 
 /* Workspace layout after the header: vflags[T], hflags[T] (u64), then
  * vagg[T][TW], vinc[T][TW], hagg[T][TH], hinc[T][TH] of the accumulator. */
-static void lb_layout(const psi_cu_plan *p, size_t acc_size, int rows_per_warp,
+static void lb_layout(const psi_cu_plan *p, size_t acc_size, int tile_height,
                       u64 *tiles_x, u64 *tiles_y, u64 *total, size_t *bytes)
 {
-    const u64 th = 8u * (u64)rows_per_warp;
+    const u64 th = (u64)tile_height;
     const u64 rows = (u64)(p->y1 - p->y0);
     *tiles_x = ((u64)p->width + LB_TW - 1) / LB_TW;
     *tiles_y = (rows + th - 1) / th;
@@ -416,17 +418,18 @@ size_t lookback_workspace(const psi_cu_plan *p)
     u64 tx, ty, total;
     size_t bytes;
     size_t as = psi_cu_acc_size(p->acc);
-    lb_layout(p, as, lb_choose(p).rows, &tx, &ty, &total, &bytes);
+    lb_choice c = lb_choose(p);
+    lb_layout(p, as, c.rows * c.warps, &tx, &ty, &total, &bytes);
     return bytes;
 }
 
-template <typename TIn, typename TAcc, int R, int MINB>
+template <typename TIn, typename TAcc, int R, int NW, int MINB>
 static int lookback_launch(const psi_cu_plan *p, int hints)
 {
     lb_geom g;
     g.hints = hints;
     size_t bytes;
-    lb_layout(p, sizeof(TAcc), R, &g.tiles_x, &g.tiles_y, &g.total, &bytes);
+    lb_layout(p, sizeof(TAcc), R * NW, &g.tiles_x, &g.tiles_y, &g.total, &bytes);
     if (g.total == 0)
         return 0;
     char *base = (char *)p->ws + sizeof(psi_cu_header);
@@ -436,7 +439,7 @@ static int lookback_launch(const psi_cu_plan *p, int hints)
     g.vagg = vals;
     g.vinc = vals + g.total * LB_TW;
     g.hagg = vals + 2 * g.total * LB_TW;
-    g.hinc = vals + 2 * g.total * LB_TW + g.total * 8 * R;
+    g.hinc = vals + 2 * g.total * LB_TW + g.total * NW * R;
     /* Vector accesses need channel step 1 and aligned rows and planes. */
     const size_t ain = 8 * sizeof(TIn) >= 16 ? 16 : 8 * sizeof(TIn);
     g.vec_in = p->channels == 1 && (uintptr_t)p->in % ain == 0 && p->in_row % (i64)ain == 0 &&
@@ -445,8 +448,8 @@ static int lookback_launch(const psi_cu_plan *p, int hints)
                 (p->depth == 1 || p->out_slice % 16 == 0);
     if (g.total > 0x7fffffffull)
         return (int)cudaErrorInvalidConfiguration;
-    lookback_kernel<TIn, TAcc, R, MINB>
-        <<<(unsigned)g.total, 256, 0, (cudaStream_t)p->stream>>>(*p, g);
+    lookback_kernel<TIn, TAcc, R, NW, MINB>
+        <<<(unsigned)g.total, 32 * NW, 0, (cudaStream_t)p->stream>>>(*p, g);
     return (int)cudaGetLastError();
 }
 
@@ -456,10 +459,12 @@ static int lookback_pick(const psi_cu_plan *p)
     lb_choice c = lb_choose(p);
     if constexpr (sizeof(TAcc) == 4) {
         if (c.rows == 8)
-            return lookback_launch<TIn, TAcc, 8, 2>(p, c.hints);
-        return lookback_launch<TIn, TAcc, 4, 4>(p, c.hints);
+            return lookback_launch<TIn, TAcc, 8, 8, 2>(p, c.hints);
+        if (c.warps == 16)
+            return lookback_launch<TIn, TAcc, 4, 16, 2>(p, c.hints);
+        return lookback_launch<TIn, TAcc, 4, 8, 4>(p, c.hints);
     } else {
-        return lookback_launch<TIn, TAcc, 4, 2>(p, c.hints);
+        return lookback_launch<TIn, TAcc, 4, 8, 2>(p, c.hints);
     }
 }
 
