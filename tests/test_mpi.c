@@ -175,6 +175,7 @@ struct config {
     size_t width, height, channels;
     size_t stride_pad;            /* extra bytes per input and output row */
     int padded, wrap, small;
+    int bottom_up;                /* input rows stored last-first (negative stride) */
     const char *method;
     enum split_mode mode;
 };
@@ -194,6 +195,10 @@ static int run_config(uint64_t *s, const struct config *c)
     for (size_t y = 0; y < H; y++)
         fill(s, whole + y * in_row, c->in, W * C, c->small);
     pixsum_view in = pixsum_view_2d(whole, c->in, W, H, C, (ptrdiff_t)in_row);
+    if (c->bottom_up) {
+        in.data = whole + (H - 1) * in_row;
+        in.row_stride = -(ptrdiff_t)in_row;
+    }
 
     pixsum_ctx *ctx = pixsum_ctx_new();
     pixsum_ctx_set(ctx, PIXSUM_PARAM_PADDED, c->padded);
@@ -249,7 +254,7 @@ static int run_config(uint64_t *s, const struct config *c)
     size_t h = rows[g_rank];
     pixsum_view strip = in;
     strip.height = h;
-    strip.data = h ? whole + first * in_row : NULL;
+    strip.data = h ? (unsigned char *)in.data + (ptrdiff_t)first * in.row_stride : NULL;
     size_t out_first = first + (c->padded && g_rank > 0 ? 1 : 0);
     size_t out_h = h + (c->padded && g_rank == 0 ? 1 : 0);
     for (int t = 0; t < 2; t++) {
@@ -348,6 +353,7 @@ static void test_integral_matches_single_process(void **state)
                                          : rng_dim(&s, 150);
         c.channels = 1 + rng_below(&s, 4);
         c.stride_pad = rng_below(&s, 2) ? 0 : 8 * (1 + rng_below(&s, 3));
+        c.bottom_up = rng_below(&s, 4) == 0;
         c.padded = (int)rng_below(&s, 2);
         c.wrap = pixsum_integral_check(c.in, c.out, c.width * c.height, 0) != PIXSUM_OK ||
                  rng_below(&s, 2);
