@@ -139,6 +139,57 @@ PSI_FAST_ALWAYS_INLINE void u8u32_pair_body(const uint8_t *in0, const uint8_t *i
     const __m512i low16 = _mm512_set1_epi32(0xFFFF);
     __m512i ca = _mm512_setzero_si512(), cb = _mm512_setzero_si512();
     size_t i = 0;
+    if (ch == 1) {
+        /* two vectors per step with their ladders interleaved (the ladder is a
+         * chain of dependent shuffles; two chains keep the shuffle unit busy);
+         * the second vector takes the first one's totals before the carry
+         * (at most 32 x 255 per half, still below 2^16) */
+        const __m512i z = _mm512_setzero_si512(), last = _mm512_set1_epi32(15);
+        for (; i + 32 <= n; i += 32) {
+            __m512i p = _mm512_or_si512(_mm512_cvtepu8_epi32(L128(in0 + i)),
+                                        _mm512_slli_epi32(_mm512_cvtepu8_epi32(L128(in1 + i)), 16));
+            __m512i q = _mm512_or_si512(
+                _mm512_cvtepu8_epi32(L128(in0 + i + 16)),
+                _mm512_slli_epi32(_mm512_cvtepu8_epi32(L128(in1 + i + 16)), 16));
+            p = _mm512_add_epi32(p, _mm512_alignr_epi32(p, z, 15));
+            q = _mm512_add_epi32(q, _mm512_alignr_epi32(q, z, 15));
+            p = _mm512_add_epi32(p, _mm512_alignr_epi32(p, z, 14));
+            q = _mm512_add_epi32(q, _mm512_alignr_epi32(q, z, 14));
+            p = _mm512_add_epi32(p, _mm512_alignr_epi32(p, z, 12));
+            q = _mm512_add_epi32(q, _mm512_alignr_epi32(q, z, 12));
+            p = _mm512_add_epi32(p, _mm512_alignr_epi32(p, z, 8));
+            q = _mm512_add_epi32(q, _mm512_alignr_epi32(q, z, 8));
+            q = _mm512_add_epi32(q, _mm512_permutexvar_epi32(last, p));
+            __m512i tq = _mm512_permutexvar_epi32(last, q);
+            __m512i r0 = _mm512_add_epi32(_mm512_and_si512(p, low16), ca);
+            __m512i r1 = _mm512_add_epi32(_mm512_srli_epi32(p, 16), cb);
+            __m512i s0 = _mm512_add_epi32(_mm512_and_si512(q, low16), ca);
+            __m512i s1 = _mm512_add_epi32(_mm512_srli_epi32(q, 16), cb);
+            ca = _mm512_add_epi32(ca, _mm512_and_si512(tq, low16));
+            cb = _mm512_add_epi32(cb, _mm512_srli_epi32(tq, 16));
+            if (has_prev) {
+                r0 = _mm512_add_epi32(r0, _mm512_loadu_si512((const void *)(prev + i)));
+                s0 = _mm512_add_epi32(s0, _mm512_loadu_si512((const void *)(prev + i + 16)));
+            }
+            r1 = _mm512_add_epi32(r1, r0);
+            s1 = _mm512_add_epi32(s1, s0);
+            if (stream) {
+                _mm512_stream_si512((void *)(out0 + i), r0);
+                _mm512_stream_si512((void *)(out0 + i + 16), s0);
+                _mm512_stream_si512((void *)(out1 + i), r1);
+                _mm512_stream_si512((void *)(out1 + i + 16), s1);
+            } else {
+                _mm512_storeu_si512((void *)(out0 + i), r0);
+                _mm512_storeu_si512((void *)(out0 + i + 16), s0);
+                _mm512_storeu_si512((void *)(out1 + i), r1);
+                _mm512_storeu_si512((void *)(out1 + i + 16), s1);
+            }
+            if (has_acc) {
+                _mm512_storeu_si512((void *)(acc + i), r1);
+                _mm512_storeu_si512((void *)(acc + i + 16), s1);
+            }
+        }
+    }
     for (; i + 16 <= n; i += 16) {
         __m512i a = _mm512_cvtepu8_epi32(L128(in0 + i));
         __m512i b = _mm512_cvtepu8_epi32(L128(in1 + i));
