@@ -454,6 +454,12 @@ static void test_overflow_is_global(void **state)
     pixsum_ctx_set(ctx, PIXSUM_PARAM_WRAP, 1);
     st = pixsum_mpi_integral(ctx, &in, &out, MPI_COMM_WORLD);
     assert_true(same_status(st, PIXSUM_OK));
+    /* What this rank put into the scan: one u32 row; at least one block of
+     * local table where it holds rows. */
+    pixsum_mpi_stats stats;
+    pixsum_mpi_last_stats(&stats);
+    assert_true(all_ranks(stats.bytes_scanned == W * 4 && (h == 0) == (stats.blocks == 0) &&
+                          stats.wall[2] >= 0 && stats.cpu[0] >= 0));
     int ok = 1;
     for (size_t y = 0; y < h && ok; y++)
         for (size_t x = 0; x < W; x++)

@@ -49,6 +49,7 @@ int cmd_integral_mpi(int argc, char **argv)
 #include <stdint.h>
 #include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
 
 static const char *const CMD = "integral";
 
@@ -78,7 +79,8 @@ static void mpi_usage(FILE *f)
             "  --squared SQOUT      also write the squared table (.npy)\n"
             "  --sq-type T          type of the squared table (default by rule)\n"
             "  --method NAME        method for each rank's local table (default auto)\n"
-            "  --threads N          threads per rank for threaded methods\n"
+            "  --threads N          threads per rank for threaded methods (default: the\n"
+            "                       node's cores divided by the ranks on the node)\n"
             "  --device N           CUDA device for CUDA methods\n"
             "  --gpu-per-rank       CUDA device = the rank's index on its node\n"
             "  -v, --verbose        timings (slowest rank) and bytes exchanged\n"
@@ -244,6 +246,15 @@ static int make_ctx(const mpi_args *a, pixsum_ctx **out)
 {
     pixsum_ctx *ctx = pixsum_ctx_new();
     int rc = ctx ? cli_apply_common(CMD, &a->common, ctx) : CLI_EXIT_RUNTIME;
+    if (rc == 0 && a->common.threads < 0) {
+        /* Ranks on one node share its cores: by default each takes its share. */
+        int local_size = 1;
+        long cores = sysconf(_SC_NPROCESSORS_ONLN);
+        if (pixsum_mpi_local_rank(MPI_COMM_WORLD, NULL, &local_size) == PIXSUM_OK) {
+            long share = (cores > 0 ? cores : 1) / (local_size > 0 ? local_size : 1);
+            pixsum_ctx_set(ctx, PIXSUM_PARAM_THREADS, share > 0 ? (intptr_t)share : 1);
+        }
+    }
     if (rc == 0 && a->gpu_per_rank) {
         int local = 0;
         if (pixsum_mpi_local_rank(MPI_COMM_WORLD, &local, NULL) != PIXSUM_OK ||
