@@ -568,13 +568,16 @@ static int integral_mpi(pixsum_ctx *ctx, const pixsum_view *in, const pixsum_vie
     else if (squared)
         memset(send_s, 0, bytes_s);
     phase_end(0, &t_wall, &t_cpu);
+    /* MPI leaves rank 0's result undefined; rank 0 never reads it. */
     if (plain) {
         st = exscan(send_p, recv_p, n, kp, comm);
-        offset_row(recv_p, n, plain->type);
+        if (rank > 0)
+            offset_row(recv_p, n, plain->type);
     }
     if (squared && st == PIXSUM_OK) {
         st = exscan(send_s, recv_s, n, ks, comm);
-        offset_row(recv_s, n, squared->type);
+        if (rank > 0)
+            offset_row(recv_s, n, squared->type);
     }
     last_stats.bytes_scanned = bytes_p + bytes_s;
     phase_end(1, &t_wall, &t_cpu);
@@ -584,8 +587,7 @@ static int integral_mpi(pixsum_ctx *ctx, const pixsum_view *in, const pixsum_vie
     }
 
     /* Pass 2: the local tables with the offsets added, in the inner (inclusive)
-     * region of each output strip. MPI leaves rank 0's scan result undefined:
-     * it has no offset. */
+     * region of each output strip; rank 0 has no offset. */
     local = PIXSUM_OK;
     if (rows > 0) {
         pixsum_view roi_plain, roi_sq;
