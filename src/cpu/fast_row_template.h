@@ -71,6 +71,33 @@
             carry = PSI_LOADU(tcar);                                                        \
             i = part;                                                                       \
         }                                                                                   \
+        if (!rotating) { /* two vectors per step, ladders interleaved */                   \
+            for (; i + 2 * (LANES) <= n; i += 2 * (LANES)) {                                \
+                PSI_VI x = SQ(LOADW(in + i)), y = SQ(LOADW(in + i + (LANES)));              \
+                for (int k = 0; k < nsteps; k++) {                                          \
+                    x = ADD(x, psi_shift(x, sh[k]));                                        \
+                    y = ADD(y, psi_shift(y, sh[k]));                                        \
+                }                                                                           \
+                PSI_VI r = ADD(x, carry);                                                   \
+                PSI_VI q = ADD(y, ADD(carry, psi_perm(x, perm)));                           \
+                carry = psi_perm(q, perm);                                                  \
+                if (has_prev) {                                                             \
+                    r = ADD(r, PSI_LOADU(prev + i));                                        \
+                    q = ADD(q, PSI_LOADU(prev + i + (LANES)));                              \
+                }                                                                           \
+                if (stream) {                                                               \
+                    PSI_STREAM(out + i, r);                                                 \
+                    PSI_STREAM(out + i + (LANES), q);                                       \
+                } else {                                                                    \
+                    PSI_STOREU(out + i, r);                                                 \
+                    PSI_STOREU(out + i + (LANES), q);                                       \
+                }                                                                           \
+                if (has_acc) {                                                              \
+                    PSI_STOREU(acc + i, r);                                                 \
+                    PSI_STOREU(acc + i + (LANES), q);                                       \
+                }                                                                           \
+            }                                                                               \
+        }                                                                                   \
         for (; i + (LANES) <= n; i += (LANES)) {                                            \
             PSI_VI x = LOADW(in + i);                                                       \
             x = SQ(x);                                                                      \
