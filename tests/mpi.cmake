@@ -15,6 +15,9 @@ if(PIXSUM_HAVE_MPI)
     get_filename_component(name ${src} NAME_WE)
     # The plain ctest entry (one process, MPI singleton) gets the same environment.
     set_tests_properties(${name} PROPERTIES ENVIRONMENT "${_pixsum_mpi_env}" LABELS mpi)
+    if(NOT MPIEXEC_EXECUTABLE)
+      continue() # no launcher: the one-process (singleton) entry still runs
+    endif()
     foreach(np 1 2 3 4)
       add_test(NAME ${name}_np${np}
                COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${np} --oversubscribe

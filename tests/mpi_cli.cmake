@@ -88,7 +88,7 @@ if(CMAKE_SCRIPT_MODE_FILE)
   return()
 endif()
 
-if(PIXSUM_HAVE_MPI AND TARGET pixsum_cli)
+if(PIXSUM_HAVE_MPI AND MPIEXEC_EXECUTABLE AND TARGET pixsum_cli)
   foreach(np 1 2 3 4)
     add_test(NAME mpi_cli_np${np}
              COMMAND ${CMAKE_COMMAND} -DPIXSUM=$<TARGET_FILE:pixsum_cli>
