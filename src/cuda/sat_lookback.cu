@@ -53,17 +53,17 @@ struct lb_choice {
 static lb_choice lb_choose(const psi_cu_plan *p)
 {
     size_t acc_size = psi_cu_acc_size(p->acc);
-    /* Measured on an H100 (docs/benchmarks.md): streaming hints on; 64-row
-     * tiles for 4-byte tables unless that leaves fewer than ~2 tiles per SM,
-     * then 32-row tiles. */
-    long long rows = p->y1 - p->y0, planes = p->depth * p->channels;
-    long long tiles64 = (p->width + 255) / 256 * ((rows + 63) / 64) * planes;
-    lb_choice c = {acc_size == 4 && tiles64 >= 264 ? 8 : 4, 8, 3};
+    /* Measured on an H100 (docs/benchmarks.md): streaming hints on; for
+     * 4-byte tables 16 warps of 4 rows (64-row tiles, 64 registers) beat 8
+     * warps of 8 rows and 8 warps of 4 rows at 1024^2 and 8192^2. */
+    lb_choice c = {4, acc_size == 4 ? 16 : 8, 3};
     const char *e = getenv("PIXSUM_CUDA_LB");
     if (e) {
         const char *r = strstr(e, "rows="), *h = strstr(e, "hints="), *wp = strstr(e, "warps=");
-        if (r && acc_size == 4 && (atoi(r + 5) == 4 || atoi(r + 5) == 8))
+        if (r && acc_size == 4 && (atoi(r + 5) == 4 || atoi(r + 5) == 8)) {
             c.rows = atoi(r + 5);
+            c.warps = 8;
+        }
         if (wp && acc_size == 4 && c.rows == 4 && atoi(wp + 6) == 16)
             c.warps = 16;
         if (h)
