@@ -71,7 +71,7 @@ if has test; then
     $BUILD/tests/test_cuda 2>&1 | tee "$OUT/test.log" | tail -25
     [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
     # The other cuda.lookback launch shapes (PIXSUM_CUDA_LB) must be exact too.
-    for v in ${LB_VARIANTS:-rows=4,warps=16,hints=3 rows=8,hints=0}; do
+    for v in ${LB_VARIANTS:-rows=4,hints=3 rows=8,hints=0}; do
         step "test_cuda with PIXSUM_CUDA_LB=$v (no large case)"
         PIXSUM_CUDA_LB=$v PIXSUM_TEST_NO_LARGE=1 $BUILD/tests/test_cuda >"$OUT/test-variants.log" 2>&1
         rc=$?
