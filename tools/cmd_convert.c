@@ -53,11 +53,12 @@ int cmd_convert(int argc, char **argv)
     pxio_options opt = {0};
     for (int i = 1; i < argc; i++) {
         if (cli_is_help(argv[i])) {
-            printf("usage: pixsum convert IN OUT [--volume] [--bigtiff] [--tile N]\n\n"
+            printf("usage: pixsum convert IN OUT [--volume] [--bigtiff] [--tile N] [--compress C]\n\n"
                    "Copies IN into the format of OUT's extension (.npy .pgm .ppm .pnm .pfm\n"
                    ".png .jpg .tif .tiff .btf), keeping the pixel type and channels,\n"
                    "strip by strip. --volume reads a 3-D .npy as (D,H,W); --bigtiff\n"
-                   "writes BigTIFF; --tile N writes a tiled TIFF of N x N tiles.\n");
+                   "writes BigTIFF; --tile N writes a tiled TIFF of N x N tiles;\n"
+                   "--compress none|deflate|lzw|zstd compresses a TIFF output.\n");
             return CLI_EXIT_OK;
         }
         const char *v;
@@ -69,6 +70,10 @@ int cmd_convert(int argc, char **argv)
             if (cli_parse_size(v, &t) != 0 || t == 0 || t % 16 || t > 65536)
                 return cli_usage_error(CMD, "--tile takes a multiple of 16, not '%s'", v);
             s.wopt.tile = (unsigned)t;
+        } else if ((m = cli_match(CMD, argc, argv, &i, "--compress", &v)) != 0) {
+            if (m < 0)
+                return CLI_EXIT_USAGE;
+            s.wopt.compression = v;
         } else if (!strcmp(argv[i], "--volume"))
             opt.volume = 1;
         else if (!strcmp(argv[i], "--bigtiff"))

@@ -44,6 +44,7 @@ static void integral_usage(FILE *f)
             "  --max-memory SIZE    stream when the in-memory work would need more than\n"
             "                       SIZE bytes (suffix K, M, G; default 2G)\n"
             "  --bigtiff            write BigTIFF even for small .tif outputs\n"
+            "  --compress C         TIFF outputs: none (default), deflate, lzw, zstd\n"
             "  --method NAME        integral method (see 'pixsum methods'; default auto)\n"
             "  --threads N          threads for threaded methods (0 = all cores)\n"
             "  --device N           CUDA device for CUDA methods\n"
@@ -121,6 +122,10 @@ static int parse_args(int argc, char **argv, integral_args *a)
             if (parse_bytes(v, &a->max_memory) != 0)
                 return cli_usage_error(CMD, "--max-memory takes a size like 512M or 4G, not '%s'",
                                        v);
+        } else if ((m = cli_match(CMD, argc, argv, &i, "--compress", &v)) != 0) {
+            if (m < 0)
+                return CLI_EXIT_USAGE;
+            a->wopt.compression = v;
         } else if ((m = cli_match(CMD, argc, argv, &i, "--strip-rows", &v)) != 0) {
             if (m < 0)
                 return CLI_EXIT_USAGE;

@@ -33,7 +33,8 @@
  *   .tif .tiff     (libtiff) classic TIFF and BigTIFF, striped or tiled,
  *                  contiguous samples, unsigned 8/16/32/64, signed 16/32/64 and
  *                  float 32/64 bits, 1..4 samples per pixel. Written striped
- *                  (or tiled, pxio_write_options.tile) and uncompressed; BigTIFF when the file could pass 4 GiB or
+ *                  (or tiled, pxio_write_options.tile), uncompressed unless
+ *                  pxio_write_options.compression names a codec; BigTIFF when the file could pass 4 GiB or
  *                  the name ends in .btf/.tf8 or pxio_write_options.bigtiff.
  *                  Multi-page files: the first page is read.
  *
@@ -68,6 +69,7 @@ typedef struct pxio_write_options {
     int bigtiff;   /* 1: write BigTIFF whatever the size */
     unsigned tile; /* TIFF: > 0 writes square tiles of this size (a multiple of
                       16) instead of strips */
+    const char *compression; /* TIFF: NULL or "none", "deflate", "lzw", "zstd" */
 } pxio_write_options;
 
 /* An image read whole: `view` is packed and points into `data`, which the

@@ -370,7 +370,23 @@ int pxio_tiff_create(pxio_writer *w, char *err, size_t errlen)
     TIFFSetField(s->tif, TIFFTAG_SAMPLEFORMAT, format);
     TIFFSetField(s->tif, TIFFTAG_PLANARCONFIG, PLANARCONFIG_CONTIG);
     TIFFSetField(s->tif, TIFFTAG_PHOTOMETRIC, rgb ? PHOTOMETRIC_RGB : PHOTOMETRIC_MINISBLACK);
-    TIFFSetField(s->tif, TIFFTAG_COMPRESSION, COMPRESSION_NONE);
+    uint16_t codec = COMPRESSION_NONE;
+    const char *cname = w->opt.compression;
+    if (cname && *cname && strcmp(cname, "none") != 0) {
+        if (!strcmp(cname, "deflate"))
+            codec = COMPRESSION_ADOBE_DEFLATE;
+        else if (!strcmp(cname, "lzw"))
+            codec = COMPRESSION_LZW;
+        else if (!strcmp(cname, "zstd"))
+            codec = COMPRESSION_ZSTD;
+        else
+            return pxio_fail(err, errlen, w->path,
+                             "unknown TIFF compression '%s' (none, deflate, lzw, zstd)", cname);
+        if (!TIFFIsCODECConfigured(codec))
+            return pxio_fail(err, errlen, w->path,
+                             "this libtiff cannot write %s-compressed TIFF", cname);
+    }
+    TIFFSetField(s->tif, TIFFTAG_COMPRESSION, codec);
     if (w->opt.tile) {
         if (w->opt.tile % 16 || w->opt.tile > 65536)
             return pxio_fail(err, errlen, w->path,

@@ -48,6 +48,25 @@ for expect in "$G"/*.expect.npy; do
     done
 done
 
+# Compressed TIFF outputs, striped and tiled, round-trip exactly.
+if has_format tiff; then
+    for c in deflate lzw zstd; do
+        for e in npy_u2.npy npy_f8.npy ppm_p6_16.ppm png_rgba8.png tiff_deflate.tif; do
+            for t in "" "--tile 16"; do
+                # shellcheck disable=SC2086
+                "$PIXSUM" convert "$G/$e.expect.npy" c.tif --compress $c $t 2>err.txt || {
+                    grep -q "cannot write" err.txt || fail "--compress $c $t: $(cat err.txt)"
+                    continue
+                }
+                run "$PIXSUM" convert c.tif back.npy
+                cmp -s back.npy "$G/$e.expect.npy" || fail "$e through $c TIFF $t changed"
+            done
+        done
+    done
+    expect_error 1 "unknown TIFF compression 'bogus'" \
+        "$PIXSUM" convert "$G/npy_u1.npy.expect.npy" c.tif --compress bogus
+fi
+
 # The refusals are specific.
 has_format png && expect_error 1 "rt.png: PNG holds u8 or u16 samples, not f64" \
     "$PIXSUM" convert "$G/npy_f8.npy.expect.npy" rt.png

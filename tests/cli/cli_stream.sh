@@ -108,6 +108,16 @@ cmp -s auto.npy mem.npy || fail "automatic streaming differs"
 expect_error 2 "--tilted goes with neither" "$PIXSUM" integral s_u1.npy -o t.npy --tilted --stream
 "$PY" -c "import numpy as np; np.save('v.npy', np.ones((3, 4, 9), np.uint8))"
 expect_error 1 "streaming handles 2-D images" "$PIXSUM" integral v.npy -o t.npy --stream
+# a compressed TIFF table, streamed
+if has_format tiff; then
+    run "$PIXSUM" integral s_u2c3.npy -o mem.npy --no-stream --squared mem_sq.npy
+    run "$PIXSUM" integral s_u2c3.tif -o z.tif --stream --strip-rows 9 --compress deflate \
+        --squared z_sq.tif
+    run "$PIXSUM" convert z.tif z.npy
+    run "$PIXSUM" convert z_sq.tif z_sq.npy
+    cmp -s z.npy mem.npy && cmp -s z_sq.npy mem_sq.npy || fail "deflate TIFF streaming differs"
+fi
+
 # the progress bar: drawn when stderr is a terminal (script(1) gives one),
 # silent otherwise
 "$PIXSUM" integral s_u1.npy -o p.npy --stream --strip-rows 3 2>err.txt
