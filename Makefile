@@ -3,13 +3,14 @@
 #   make test           install what is missing, build, run every test (ctest)
 #   make test-sanitize  the same under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make test-tsan      the threaded tests under ThreadSanitizer
+#   make fuzz           libFuzzer targets (clang), each for FUZZ_SECONDS from its seed corpus
 #   make install        install into PREFIX (default /usr/local)
 BUILD ?= build
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
 PREFIX ?= /usr/local
 
-.PHONY: all deps configure build run test test-sanitize test-tsan install clean
+.PHONY: all deps configure build run test test-sanitize test-tsan fuzz install clean
 
 all: build
 
@@ -41,8 +42,24 @@ test-tsan: deps
 	cmake --build build-tsan -j $(JOBS)
 	ctest --test-dir build-tsan --output-on-failure -j $(JOBS) -L threads
 
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS ?= fuzz_api fuzz_image
+fuzz: deps
+	CC=clang cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPIXSUM_FUZZ=ON \
+	      -DPIXSUM_SANITIZE=ON -DCMAKE_C_FLAGS=-fsanitize=fuzzer-no-link \
+	      -DPIXSUM_CUDA=OFF -DPIXSUM_PYTHON=OFF -DPIXSUM_MPI=OFF $(CMAKE_FLAGS)
+	cmake --build build-fuzz -j $(JOBS) $(addprefix --target ,$(addsuffix _fuzzer,$(FUZZ_TARGETS)))
+	set -e; for t in $(FUZZ_TARGETS); do \
+	    mkdir -p build-fuzz/corpus/$$t build-fuzz/crashes/$$t; \
+	    echo "== $$t: $(FUZZ_SECONDS) s"; \
+	    OMP_WAIT_POLICY=passive ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 \
+	    build-fuzz/tests/$${t}_fuzzer -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=2048 \
+	        -artifact_prefix=build-fuzz/crashes/$$t/ -print_final_stats=1 \
+	        build-fuzz/corpus/$$t tests/fuzz/corpus/$$t; \
+	done
+
 install: build
 	cmake --install $(BUILD)
 
 clean:
-	rm -rf build build-sanitize build-tsan
+	rm -rf build build-sanitize build-tsan build-fuzz

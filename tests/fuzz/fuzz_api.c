@@ -1,0 +1,418 @@
+/*
+ * fuzz_api.c - libFuzzer target for the public C API of libpixsum.
+ *
+ * The fuzz input is read as a little program: a header of parameter bytes
+ * (operation, input type, sizes, channels, strides and their signs, a
+ * misalignment, output type, shape error, method, threads, wrap, padded,
+ * histogram bins/range/mask, boxes) followed by the pixel bytes, which are
+ * repeated to fill the image. Sizes are small (at most 48 x 48 x 3), so every
+ * allocation stays bounded whatever the input.
+ *
+ * Properties checked (abort() = a finding):
+ *   - no crash, leak, out-of-bounds access or UB (ASan/UBSan);
+ *   - a failed call leaves its output untouched (documented for
+ *     pixsum_integral*, pixsum_histogram*, pixsum_equalize);
+ *   - a successful integer integral equals the scalar reference method
+ *     serial.2wh bit for bit (same wrap/padded settings);
+ *   - a successful histogram agrees with hist.scalar, and its in-range,
+ *     below, above and NaN counts add up to the pixels considered;
+ *   - box sums on a successful table succeed or fail with a status, and
+ *     box statistics never give a negative variance.
+ */
+#include "pixsum.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* A cursor over the fuzz input; reads past the end give zeros. */
+typedef struct reader {
+    const uint8_t *p;
+    size_t n, pos;
+} reader;
+
+static unsigned take_u8(reader *r)
+{
+    return r->pos < r->n ? r->p[r->pos++] : 0;
+}
+
+static uint64_t take_u64(reader *r)
+{
+    uint64_t v = 0;
+    for (int i = 0; i < 8; i++)
+        v |= (uint64_t)take_u8(r) << (8 * i);
+    return v;
+}
+
+static double take_f64(reader *r)
+{
+    uint64_t bits = take_u64(r);
+    double d;
+    memcpy(&d, &bits, sizeof d);
+    return d;
+}
+
+#define FILL 0xA5
+
+/* True if every byte of buf equals FILL. */
+static int untouched(const unsigned char *buf, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (buf[i] != FILL)
+            return 0;
+    return 1;
+}
+
+static int is_integer_type(pixsum_type t)
+{
+    return t != PIXSUM_F32 && t != PIXSUM_F64;
+}
+
+/* A strided image in an owned buffer. */
+typedef struct image {
+    unsigned char *mem; /* what to free */
+    size_t mem_bytes;
+    pixsum_view view;
+} image;
+
+/* Builds a view of the given shape with row/slice gaps (in elements), stride
+ * signs and a byte misalignment; fills the samples from the pixel bytes.
+ * Returns 0, or -1 when the shape is out of the fuzzer's bounds. */
+static int make_image(image *img, pixsum_type type, size_t w, size_t h, size_t d,
+                      size_t c, size_t row_gap, size_t slice_gap, int neg_rows,
+                      int neg_slices, size_t misalign, const uint8_t *pixels,
+                      size_t npixels)
+{
+    memset(img, 0, sizeof *img);
+    size_t es = pixsum_type_size(type);
+    if (es == 0)
+        es = 1; /* an invalid type: still give the library some memory */
+    size_t row = w * c * es;
+    size_t rs = row + row_gap * es;
+    size_t ss = rs * h + slice_gap * es;
+    size_t span = ss * (d ? d - 1 : 0) + rs * (h ? h - 1 : 0) + row;
+    img->mem_bytes = span + misalign + 16;
+    img->mem = malloc(img->mem_bytes);
+    if (!img->mem)
+        return -1;
+    for (size_t i = 0; i < img->mem_bytes; i++)
+        img->mem[i] = npixels ? pixels[i % npixels] : (unsigned char)i;
+    unsigned char *base = img->mem + misalign;
+    if (neg_rows && h > 1)
+        base += rs * (h - 1);
+    if (neg_slices && d > 1)
+        base += ss * (d - 1);
+    img->view = pixsum_view_3d(base, type, w, h, d, c,
+                               neg_rows ? -(ptrdiff_t)rs : (ptrdiff_t)rs,
+                               neg_slices ? -(ptrdiff_t)ss : (ptrdiff_t)ss);
+    return 0;
+}
+
+static void free_image(image *img)
+{
+    free(img->mem);
+    memset(img, 0, sizeof *img);
+}
+
+static const pixsum_type output_types[] = {PIXSUM_U32, PIXSUM_U64, PIXSUM_I64, PIXSUM_F32,
+                                           PIXSUM_F64, PIXSUM_U8,  PIXSUM_I32, PIXSUM_TYPE_NONE};
+
+/* Integral, squared or tilted table, checked against serial.2wh, then boxes. */
+static void fuzz_integral(reader *r, pixsum_ctx *ctx, const image *in, int which)
+{
+    unsigned sel = take_u8(r);
+    pixsum_type ot = output_types[sel % (sizeof output_types / sizeof output_types[0])];
+    size_t count = in->view.width * in->view.height * in->view.depth;
+    if (ot == PIXSUM_TYPE_NONE)
+        ot = pixsum_integral_type(in->view.type, count, which == 1);
+    int shape_err = (int)(take_u8(r) % 8) - 1; /* mostly 0, sometimes off by one */
+    if (shape_err > 1 || shape_err < -1)
+        shape_err = 0;
+    size_t w, h, d;
+    pixsum_integral_shape(ctx, &in->view, &w, &h, &d);
+    if (which == 2) {
+        w = in->view.width + 1;
+        h = in->view.height + 1;
+        d = 1;
+    }
+    w = (size_t)((ptrdiff_t)w + shape_err);
+    if (w == 0 || w > 64 || h > 64 || d > 8)
+        return;
+    size_t es = pixsum_type_size(ot) ? pixsum_type_size(ot) : 8;
+    size_t bytes = w * h * d * in->view.channels * es;
+    if (bytes == 0)
+        return;
+    unsigned char *out = malloc(bytes), *sq = malloc(bytes), *ref = malloc(bytes);
+    if (!out || !sq || !ref)
+        goto done;
+    memset(out, FILL, bytes);
+    memset(sq, FILL, bytes);
+    pixsum_view ov = pixsum_view_3d(out, ot, w, h, d, in->view.channels, 0, 0);
+    pixsum_view sv = pixsum_view_3d(sq, ot, w, h, d, in->view.channels, 0, 0);
+    int st;
+    if (which == 0)
+        st = pixsum_integral(ctx, &in->view, &ov);
+    else if (which == 1)
+        st = pixsum_integral_sq(ctx, &in->view, (take_u8(r) & 1) ? &ov : NULL, &sv);
+    else
+        st = pixsum_integral_tilted(ctx, &in->view, &ov);
+    if (st != PIXSUM_OK) {
+        if (!untouched(out, bytes) || !untouched(sq, bytes))
+            abort(); /* documented: on error the output is left untouched */
+        goto done;
+    }
+    /* the scalar reference must agree bit for bit on integer outputs */
+    if (is_integer_type(ot)) {
+        pixsum_ctx *rc = pixsum_ctx_new();
+        intptr_t wrap = 0, padded = 0;
+        pixsum_ctx_get(ctx, PIXSUM_PARAM_WRAP, &wrap);
+        pixsum_ctx_get(ctx, PIXSUM_PARAM_PADDED, &padded);
+        if (!rc || pixsum_ctx_set_method(rc, "serial.2wh") != PIXSUM_OK ||
+            pixsum_ctx_set(rc, PIXSUM_PARAM_WRAP, wrap) != PIXSUM_OK ||
+            pixsum_ctx_set(rc, PIXSUM_PARAM_PADDED, padded) != PIXSUM_OK)
+            abort();
+        memset(ref, FILL, bytes);
+        pixsum_view rv = pixsum_view_3d(ref, ot, w, h, d, in->view.channels, 0, 0);
+        int rst;
+        const unsigned char *got = out;
+        if (which == 0)
+            rst = pixsum_integral(rc, &in->view, &rv);
+        else if (which == 1) {
+            rst = pixsum_integral_sq(rc, &in->view, NULL, &rv);
+            got = sq;
+        } else
+            rst = pixsum_integral_tilted(rc, &in->view, &rv);
+        pixsum_ctx_free(rc);
+        if (rst != PIXSUM_OK || memcmp(got, ref, bytes) != 0)
+            abort(); /* a method disagrees with the reference */
+    }
+    if (which == 2)
+        goto done;
+    /* box queries on the table (and the squared one for stats) */
+    pixsum_box boxes[4];
+    size_t nb = 1 + take_u8(r) % 4;
+    for (size_t i = 0; i < nb; i++) {
+        unsigned bits = take_u8(r);
+        boxes[i].x = (bits & 1) ? take_u64(r) : take_u8(r) % (in->view.width + 1);
+        boxes[i].y = (bits & 2) ? take_u64(r) : take_u8(r) % (in->view.height + 1);
+        boxes[i].z = take_u8(r) % (in->view.depth + 1);
+        boxes[i].w = (bits & 4) ? take_u64(r) : take_u8(r) % (in->view.width + 1);
+        boxes[i].h = (bits & 8) ? take_u64(r) : take_u8(r) % (in->view.height + 1);
+        boxes[i].d = take_u8(r) % (in->view.depth + 1);
+    }
+    const pixsum_view *table = which == 1 ? &sv : &ov;
+    unsigned char sums[4 * 4 * 8];
+    (void)pixsum_box_sums(ctx, table, boxes, nb, sums);
+    if (which == 1 && (take_u8(r) & 1)) {
+        /* stats need a plain table of the same shape and type: compute it */
+        memset(out, FILL, bytes);
+        if (pixsum_integral(ctx, &in->view, &ov) == PIXSUM_OK) {
+            double mean[16], var[16];
+            if (pixsum_box_stats(ctx, &ov, &sv, boxes, nb, mean, var) == PIXSUM_OK)
+                for (size_t i = 0; i < nb * in->view.channels; i++)
+                    if (var[i] < 0)
+                        abort(); /* documented: never negative */
+        }
+    }
+done:
+    free(out);
+    free(sq);
+    free(ref);
+}
+
+/* Histogram with fuzzed bins, range and mask, checked against hist.scalar. */
+static void fuzz_histogram(reader *r, pixsum_ctx *ctx, const image *in, const uint8_t *px,
+                           size_t npx)
+{
+    pixsum_hist_spec spec;
+    memset(&spec, 0, sizeof spec);
+    unsigned mode = take_u8(r);
+    if (mode & 1)
+        spec.bins = take_u8(r) | (size_t)take_u8(r) << 8 | (size_t)(take_u8(r) & 1) << 16;
+    if (mode & 2) {
+        spec.lo = take_f64(r);
+        spec.hi = take_f64(r);
+    } else if (mode & 4) {
+        spec.lo = (double)(int8_t)take_u8(r);
+        spec.hi = spec.lo + 1 + take_u8(r);
+    }
+    image mask;
+    memset(&mask, 0, sizeof mask);
+    if (mode & 8) {
+        size_t mw = in->view.width + ((mode & 16) ? 1 : 0);
+        if (make_image(&mask, PIXSUM_U8, mw, in->view.height, in->view.depth, 1,
+                       take_u8(r) % 3, 0, 0, 0, 0, px, npx) != 0)
+            return;
+        spec.mask = &mask.view;
+    }
+    pixsum_hist_info info;
+    if (pixsum_hist_resolve(&in->view, &spec, &info) != PIXSUM_OK || info.bins > 70000) {
+        free_image(&mask);
+        return;
+    }
+    size_t n = info.bins * info.channels;
+    if (take_u8(r) % 8 == 0 && n > 0)
+        n--; /* a counts buffer one too short must be refused */
+    size_t bytes = (n ? n : 1) * sizeof(uint64_t);
+    uint64_t *counts = malloc(bytes), *ref = malloc(bytes);
+    if (!counts || !ref)
+        goto done;
+    memset(counts, FILL, bytes);
+    int st = pixsum_histogram(ctx, &in->view, &spec, counts, n, &info);
+    if (st != PIXSUM_OK) {
+        if (!untouched((unsigned char *)counts, bytes))
+            abort();
+        goto done;
+    }
+    for (size_t c = 0; c < info.channels; c++) {
+        uint64_t in_bins = 0;
+        for (size_t i = 0; i < info.bins; i++)
+            in_bins += counts[c * info.bins + i];
+        if (in_bins != info.in_range[c] ||
+            info.in_range[c] + info.below[c] + info.above[c] + info.nan[c] != info.pixels)
+            abort();
+    }
+    pixsum_ctx *rc = pixsum_ctx_new();
+    if (!rc || pixsum_ctx_set_method(rc, "hist.scalar") != PIXSUM_OK)
+        abort();
+    pixsum_hist_info rinfo;
+    int rst = pixsum_histogram(rc, &in->view, &spec, ref, n, &rinfo);
+    pixsum_ctx_free(rc);
+    if (rst != PIXSUM_OK || memcmp(ref, counts, n * sizeof *counts) != 0)
+        abort(); /* every method gives bit-identical counts */
+    /* derived histograms */
+    double *rel = malloc(n * sizeof *rel);
+    if (rel) {
+        (void)pixsum_hist_relative(&info, counts, take_u8(r) & 3, rel);
+        free(rel);
+    }
+    (void)pixsum_hist_cumulative(&info, counts, ref);
+done:
+    free(counts);
+    free(ref);
+    free_image(&mask);
+}
+
+/* Integral histogram with a small memory limit, and a few queries. */
+static void fuzz_ihist(reader *r, pixsum_ctx *ctx, const image *in)
+{
+    pixsum_hist_spec spec;
+    memset(&spec, 0, sizeof spec);
+    spec.bins = take_u8(r);
+    pixsum_ihist *ih = NULL;
+    int st = pixsum_ihist_new(ctx, &in->view, &spec, (size_t)1 << 22, &ih);
+    if (st != PIXSUM_OK) {
+        if (ih)
+            abort(); /* documented: *out is NULL on error */
+        return;
+    }
+    pixsum_hist_info info;
+    if (pixsum_ihist_info(ih, &info) != PIXSUM_OK)
+        abort();
+    uint64_t *counts = malloc(info.bins * info.channels * sizeof *counts);
+    for (int q = 0; counts && q < 3; q++) {
+        size_t x = take_u8(r) % (in->view.width + 2), y = take_u8(r) % (in->view.height + 2);
+        size_t w = take_u8(r) % (in->view.width + 2), h = take_u8(r) % (in->view.height + 2);
+        (void)pixsum_ihist_query(ih, x, y, w, h, counts);
+    }
+    free(counts);
+    pixsum_ihist_free(ih);
+}
+
+/* Equalisation in place or out of place. */
+static void fuzz_equalize(reader *r, pixsum_ctx *ctx, const image *in)
+{
+    if (take_u8(r) & 1) {
+        (void)pixsum_equalize(ctx, &in->view, &in->view, NULL);
+        return;
+    }
+    size_t bytes = pixsum_packed_bytes(in->view.type, in->view.width, in->view.height,
+                                       in->view.depth, in->view.channels);
+    if (bytes == 0)
+        return;
+    unsigned char *out = malloc(bytes);
+    if (!out)
+        return;
+    memset(out, FILL, bytes);
+    pixsum_view ov = pixsum_view_3d(out, in->view.type, in->view.width, in->view.height,
+                                    in->view.depth, in->view.channels, 0, 0);
+    if (pixsum_equalize(ctx, &in->view, &ov, NULL) != PIXSUM_OK && !untouched(out, bytes))
+        abort();
+    free(out);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    reader r = {data, size, 0};
+    unsigned op = take_u8(&r);
+    pixsum_type type = (pixsum_type)(take_u8(&r) % 11); /* 0 and 10 are invalid */
+    size_t w = take_u8(&r) % 49, h = take_u8(&r) % 49;
+    size_t d = 1 + take_u8(&r) % 3;
+    size_t c = take_u8(&r) % 6; /* 0 and 5 are invalid */
+    unsigned layout = take_u8(&r);
+    size_t row_gap = (layout & 3) ? take_u8(&r) % 9 : 0;
+    size_t slice_gap = (layout & 4) ? take_u8(&r) % 9 : 0;
+    size_t misalign = (layout & 8) ? take_u8(&r) % 8 : 0;
+    int neg_rows = (layout >> 4) & 1, neg_slices = (layout >> 5) & 1;
+    if (d > 1 && (op & 0x80) == 0)
+        d = 1; /* mostly 2-D */
+
+    pixsum_ctx *ctx = pixsum_ctx_new();
+    if (!ctx)
+        return 0;
+    unsigned method_sel = take_u8(&r);
+    size_t nmethods = 0;
+    const pixsum_method_info *methods = pixsum_methods(&nmethods);
+    if (method_sel == 255) {
+        char name[16];
+        for (size_t i = 0; i < sizeof name; i++)
+            name[i] = (char)take_u8(&r);
+        name[sizeof name - 1] = '\0';
+        (void)pixsum_ctx_set_method(ctx, name); /* mostly unknown names */
+    } else if (methods && nmethods && method_sel % (nmethods + 1) != 0) {
+        if (pixsum_ctx_set_method(ctx, methods[method_sel % (nmethods + 1) - 1].name) !=
+            PIXSUM_OK)
+            abort(); /* every listed name must be accepted */
+    }
+    unsigned flags = take_u8(&r);
+    (void)pixsum_ctx_set(ctx, PIXSUM_PARAM_THREADS, (intptr_t)(flags & 3));
+    (void)pixsum_ctx_set(ctx, PIXSUM_PARAM_WRAP, (flags >> 2) & 1);
+    (void)pixsum_ctx_set(ctx, PIXSUM_PARAM_PADDED, (flags >> 3) & 1);
+    if (flags & 0x80) /* out-of-range parameter values */
+        (void)pixsum_ctx_set(ctx, (pixsum_param)(take_u8(&r) % 9), (intptr_t)take_u64(&r));
+
+    const uint8_t *pixels = data + (r.pos < size ? r.pos : size);
+    size_t npixels = size - (r.pos < size ? r.pos : size);
+    /* the tail is both the pixels and the remaining parameters: a second
+     * cursor keeps the two from being the same bytes in the same order */
+    reader pr = {pixels, npixels, npixels / 2};
+
+    image in;
+    if (make_image(&in, type, w, h, d, c, row_gap, slice_gap, neg_rows, neg_slices,
+                   misalign, pixels, npixels) != 0) {
+        pixsum_ctx_free(ctx);
+        return 0;
+    }
+    (void)pixsum_view_check(&in.view);
+    switch (op % 7) {
+    case 0: fuzz_integral(&pr, ctx, &in, 0); break;
+    case 1: fuzz_integral(&pr, ctx, &in, 1); break;
+    case 2: fuzz_integral(&pr, ctx, &in, 2); break;
+    case 3: fuzz_histogram(&pr, ctx, &in, pixels, npixels); break;
+    case 4: fuzz_ihist(&pr, ctx, &in); break;
+    case 5: fuzz_equalize(&pr, ctx, &in); break;
+    default: {
+        pixsum_view roi;
+        size_t x = take_u8(&pr), y = take_u8(&pr);
+        if (pixsum_view_roi(&in.view, x % (w + 1), y % (h + 1), take_u8(&pr) % (w + 1),
+                            take_u8(&pr) % (h + 1), &roi) == PIXSUM_OK)
+            fuzz_integral(&pr, ctx, &(image){NULL, 0, roi}, 0);
+        break;
+    }
+    }
+    free_image(&in);
+    pixsum_ctx_free(ctx);
+    return 0;
+}
