@@ -270,18 +270,24 @@ static int run_transpose(const psi_job *job)
     int nt = job_tables(job, tables, squared);
     int t = job->threads < 1 ? 1 : job->threads;
     size_t w = in->width, h = in->height, ch = in->channels;
+    /* one scratch buffer for every table, allocated before any output is
+     * written (a failed allocation leaves the outputs untouched); rows padded
+     * by a cache line so that a tile's column does not map to one cache set */
+    size_t max_es = 0;
+    for (int k = 0; k < nt; k++)
+        if (ch * pixsum_type_size(tables[k]->type) > max_es)
+            max_es = ch * pixsum_type_size(tables[k]->type);
+    size_t max_srow = h * max_es + 64;
+    if (max_srow / max_es < h || w > SIZE_MAX / max_srow)
+        return psi_fail(PIXSUM_ERR_TOO_LARGE, "omp.transpose: scratch size overflows");
+    unsigned char *scratch = malloc(w * max_srow);
+    if (!scratch)
+        return psi_fail(PIXSUM_ERR_NO_MEMORY, "omp.transpose: no memory for a %zu-byte "
+                        "transposed copy", w * max_srow);
     for (int k = 0; k < nt; k++) {
         const pixsum_view *tb = tables[k];
         size_t es = ch * pixsum_type_size(tb->type);
-        /* scratch rows padded by a cache line so that a tile's column does not
-         * map to one cache set */
         size_t srow = h * es + 64;
-        if (srow / es < h || w > SIZE_MAX / srow)
-            return psi_fail(PIXSUM_ERR_TOO_LARGE, "omp.transpose: scratch size overflows");
-        unsigned char *scratch = malloc(w * srow);
-        if (!scratch)
-            return psi_fail(PIXSUM_ERR_NO_MEMORY, "omp.transpose: no memory for a %zu-byte "
-                            "transposed copy", w * srow);
         const psi_row_kernels *rk = psi_scalar_kernels(in->type, tb->type);
         psi_row_fn row = squared[k] ? rk->row_sq : rk->row_sum;
         running_fn run = running_for(tb->type);
@@ -297,8 +303,8 @@ static int run_transpose(const psi_job *job)
             run(scratch + (size_t)x * srow, h, ch);
         /* 4: transpose back */
         transpose(scratch, (ptrdiff_t)srow, tb->data, tb->row_stride, h, w, es, t);
-        free(scratch);
     }
+    free(scratch);
     return PIXSUM_OK;
 }
 
