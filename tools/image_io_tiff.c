@@ -80,6 +80,9 @@ static void tiff_reader_close(pxio_reader *r)
 static int tiff_load_band(pxio_reader *r, size_t y, char *err, size_t errlen)
 {
     tiff_rstate *s = r->state;
+    if (!s->band && !(s->band = malloc((size_t)s->band_h * r->row_bytes)))
+        return pxio_fail(err, errlen, r->path, "out of memory for a band of %zu rows",
+                         (size_t)s->band_h);
     size_t first = y / s->band_h * s->band_h;
     size_t rows = r->total_rows - first < s->band_h ? r->total_rows - first : s->band_h;
     tiff_message[0] = '\0';
@@ -214,9 +217,11 @@ int pxio_tiff_open(pxio_reader *r, char *err, size_t errlen)
         s->band_h = rps == 0 || rps > h ? h : rps;
     }
     size_t band_bytes = (size_t)s->band_h * r->row_bytes;
-    if (band_bytes / s->band_h != r->row_bytes || !(s->band = malloc(band_bytes)))
-        return pxio_fail(err, errlen, r->path, "out of memory for a band of %u rows",
-                         s->band_h);
+    /* the band is allocated by the first read (tiff_load_band): probing a tiny
+     * file whose header claims a huge image must not allocate that size */
+    if (band_bytes / s->band_h != r->row_bytes)
+        return pxio_fail(err, errlen, r->path, "corrupt TIFF: a band of %u rows of %u "
+                         "pixels overflows", s->band_h, w);
     r->strip_rows = s->band_h;
     snprintf(r->info.format, sizeof r->info.format, "tiff");
     char comp[32];
