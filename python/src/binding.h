@@ -18,7 +18,7 @@
 #include <numpy/arrayobject.h>
 
 /* NumPy 2 hides the descriptor's fields behind accessors; NumPy 1 has none. */
-#ifndef PyDataType_ELSIZE
+#if !defined(PyDataType_ELSIZE) && NPY_ABI_VERSION < 0x02000000
 #define PyDataType_ELSIZE(descr) ((descr)->elsize)
 #endif
 
