@@ -33,7 +33,7 @@ test-sanitize: deps
 	cmake -S . -B build-sanitize -DCMAKE_BUILD_TYPE=Debug -DPIXSUM_SANITIZE=ON \
 	      -DPIXSUM_CUDA=OFF -DPIXSUM_PYTHON=OFF $(CMAKE_FLAGS)
 	cmake --build build-sanitize -j $(JOBS)
-	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	    ctest --test-dir build-sanitize --output-on-failure -j $(JOBS) -LE nosanitize
 
 test-tsan: deps
