@@ -10,6 +10,7 @@
 #include "cli_util.h"
 #include "commands.h"
 #include "image_io.h"
+#include "text_out.h"
 
 #include <errno.h>
 #include <math.h>
@@ -93,29 +94,6 @@ static int make_dirs(const char *path)
     }
     struct stat st;
     return stat(path, &st) == 0 && S_ISDIR(st.st_mode) ? 0 : -1;
-}
-
-/* Finds gnuplot: the build-time path, else "gnuplot" on PATH. NULL if none. */
-static const char *find_gnuplot(void)
-{
-#ifdef PIXSUM_GNUPLOT
-    if (access(PIXSUM_GNUPLOT, X_OK) == 0)
-        return PIXSUM_GNUPLOT;
-#endif
-    const char *path = getenv("PATH");
-    static char found[4096];
-    while (path && *path) {
-        const char *colon = strchr(path, ':');
-        size_t len = colon ? (size_t)(colon - path) : strlen(path);
-        if (len && len + sizeof "/gnuplot" < sizeof found) {
-            memcpy(found, path, len);
-            memcpy(found + len, "/gnuplot", sizeof "/gnuplot");
-            if (access(found, X_OK) == 0)
-                return found;
-        }
-        path = colon ? colon + 1 : NULL;
-    }
-    return NULL;
 }
 
 /* Direct double-loop sum of a box of a 1-channel u8 image. */
@@ -367,43 +345,6 @@ static int write_csv(const char *path, const uint64_t *counts)
     return 0;
 }
 
-/* Plots the CSV with gnuplot into png_path. Returns 0, or 1 when gnuplot is
- * missing (reported, not an error), or an exit status. */
-static int plot_histogram(const char *csv, const char *png_path, size_t n)
-{
-    const char *gp = find_gnuplot();
-    if (!gp) {
-        printf("  gnuplot not found: no plot (install gnuplot-nox)\n");
-        return 1;
-    }
-    char tmp[4200], cmd[4400];
-    snprintf(tmp, sizeof tmp, "%s.tmp.png", png_path);
-    snprintf(cmd, sizeof cmd, "'%s'", gp);
-    FILE *p = popen(cmd, "w");
-    if (!p)
-        return cli_error(CMD, "cannot run %s: %s", gp, strerror(errno));
-    fprintf(p,
-            "set terminal pngcairo size 900,500 font 'sans,10'\n"
-            "set output '%s'\n"
-            "set datafile separator ','\n"
-            "set title 'pixsum demo: histogram of the %zux%zu sample (256 bins)'\n"
-            "set xlabel 'pixel value'\nset ylabel 'pixels'\n"
-            "set xrange [0:256]\nset style fill solid 0.8 noborder\nset boxwidth 1\n"
-            "set grid ytics\n"
-            "plot '%s' using 2:4 skip 1 with boxes lc rgb '#3465a4' title 'count'\n",
-            tmp, n, n, csv);
-    int status = pclose(p);
-    if (status != 0) {
-        remove(tmp);
-        return cli_error(CMD, "gnuplot failed (status %d) drawing %s", status, png_path);
-    }
-    if (rename(tmp, png_path) != 0) {
-        remove(tmp);
-        return cli_error(CMD, "%s: cannot rename: %s", png_path, strerror(errno));
-    }
-    return 0;
-}
-
 static void demo_usage(FILE *f)
 {
     fprintf(f,
@@ -540,7 +481,10 @@ int cmd_demo(int argc, char **argv)
             goto done;
         printf("  %s  its histogram\n", csv);
         snprintf(path, sizeof path, "%s/histogram.png", a.out_dir);
-        int prc = plot_histogram(csv, path, n);
+        char title[128];
+        snprintf(title, sizeof title, "pixsum demo: histogram of the %zux%zu sample (256 bins)",
+                 n, n);
+        int prc = plot_histogram_csv(CMD, csv, path, title, "pixels", 2, 4, 0, 256);
         if (prc == 0)
             printf("  %s  the histogram plotted by gnuplot\n", path);
         else if (prc != 1) {

@@ -11,6 +11,7 @@
 #include "cli_util.h"
 #include "commands.h"
 #include "image_io.h"
+#include "text_out.h"
 
 #include <errno.h>
 #include <math.h>
@@ -25,7 +26,7 @@ static void hist_usage(FILE *f)
     fprintf(f,
             "usage: pixsum hist IN [--bins N] [--range LO:HI] [--cumulative] [--relative]\n"
             "                   [--channel C] [--mask FILE] [--format csv|json] [-o FILE]\n"
-            "                   [--method NAME] [--threads N]\n"
+            "                   [--plot FILE.png|FILE.svg] [--method NAME] [--threads N]\n"
             "\n"
             "Histogram of every channel of IN (u8 u16 i16 i32 f32 f64 images).\n"
             "\n"
@@ -37,7 +38,9 @@ static void hist_usage(FILE *f)
             "  --channel C     print channel C only (0-based)\n"
             "  --mask FILE     count only pixels where this 8-bit 1-channel image is != 0\n"
             "  --format F      csv (default) or json\n"
-            "  -o FILE         write to FILE instead of stdout\n"
+            "  -o FILE         write to FILE instead of stdout (through a temporary)\n"
+            "  --plot FILE     also draw the histogram (first printed channel) with gnuplot\n"
+            "                  as .png or .svg\n"
             "A value v goes to bin floor((v - LO) * bins / (HI - LO)); values below LO,\n"
             "at or above HI and NaN are counted apart (see the JSON totals).\n");
 }
@@ -67,9 +70,32 @@ static void print_u64_list(FILE *f, const uint64_t *v, size_t n)
     fputc(']', f);
 }
 
+/* Writes the CSV form ("bin,lower,upper,c<k>...") of channels [c0, c1). */
+static void write_csv(FILE *f, const pixsum_hist_info *info, size_t bins, size_t c0, size_t c1,
+                      int relative, const double *rel, const uint64_t *ivals)
+{
+    double width = (info->hi - info->lo) / (double)bins;
+    fprintf(f, "bin,lower,upper");
+    for (size_t c = c0; c < c1; c++)
+        fprintf(f, ",c%zu", c);
+    fputc('\n', f);
+    for (size_t i = 0; i < bins; i++) {
+        double lower = info->lo + (double)i * width;
+        double upper = i + 1 == bins ? info->hi : info->lo + (double)(i + 1) * width;
+        fprintf(f, "%zu,%.17g,%.17g", i, lower, upper);
+        for (size_t c = c0; c < c1; c++) {
+            if (relative)
+                fprintf(f, ",%.17g", rel[c * bins + i]);
+            else
+                fprintf(f, ",%llu", (unsigned long long)ivals[c * bins + i]);
+        }
+        fputc('\n', f);
+    }
+}
+
 int cmd_hist(int argc, char **argv)
 {
-    const char *in_path = NULL, *out_path = NULL, *mask_path = NULL;
+    const char *in_path = NULL, *out_path = NULL, *mask_path = NULL, *plot_path = NULL;
     pixsum_hist_spec spec = {0};
     int cumulative = 0, relative = 0, json = 0;
     long channel = -1;
@@ -90,6 +116,12 @@ int cmd_hist(int argc, char **argv)
             if (m < 0)
                 return CLI_EXIT_USAGE;
             out_path = v;
+        } else if ((m = cli_match(CMD, argc, argv, &i, "--plot", &v)) != 0) {
+            if (m < 0)
+                return CLI_EXIT_USAGE;
+            plot_path = v;
+            if (!plot_path_ok(plot_path))
+                return cli_usage_error(CMD, "--plot writes .png or .svg, not '%s'", v);
         } else if ((m = cli_match(CMD, argc, argv, &i, "--bins", &v)) != 0) {
             if (m < 0)
                 return CLI_EXIT_USAGE;
@@ -151,7 +183,7 @@ int cmd_hist(int argc, char **argv)
     memset(&mask, 0, sizeof mask);
     uint64_t *counts = NULL, *cum = NULL;
     double *rel = NULL;
-    FILE *out = NULL;
+    text_out out = {0}, plot_data = {0};
     if (pxio_read(in_path, NULL, &img, err, sizeof err) != 0) {
         pixsum_ctx_free(ctx);
         return cli_error(CMD, "%s", err);
@@ -202,69 +234,70 @@ int cmd_hist(int argc, char **argv)
     }
     if (relative)
         pixsum_hist_relative(&info, counts, cumulative ? PIXSUM_HIST_CUMULATIVE : 0, rel);
-    out = out_path ? fopen(out_path, "w") : stdout;
-    if (!out) {
-        rc = cli_error(CMD, "%s: cannot open for writing: %s", out_path, strerror(errno));
+    if ((rc = text_out_open(&out, CMD, out_path)) != 0)
         goto done;
-    }
     size_t c0 = channel >= 0 ? (size_t)channel : 0, c1 = channel >= 0 ? c0 + 1 : nch;
-    double width = (info.hi - info.lo) / (double)bins;
     const char *form = relative ? (cumulative ? "cumulative_relative" : "relative")
                                 : (cumulative ? "cumulative" : "absolute");
     if (json) {
-        fprintf(out, "{\n  \"file\": \"");
+        fprintf(out.file, "{\n  \"file\": \"");
         for (const char *p = in_path; *p; p++)
-            fprintf(out, (*p == '"' || *p == '\\') ? "\\%c" : "%c", *p);
-        fprintf(out, "\",\n  \"type\": \"%s\",\n  \"bins\": %zu,\n  \"range\": [%.17g, %.17g],\n",
+            fprintf(out.file, (*p == '"' || *p == '\\') ? "\\%c" : "%c", *p);
+        fprintf(out.file, "\",\n  \"type\": \"%s\",\n  \"bins\": %zu,\n  \"range\": [%.17g, %.17g],\n",
                 pixsum_type_name(img.view.type), bins, info.lo, info.hi);
-        fprintf(out, "  \"form\": \"%s\",\n  \"channels\": [", form);
+        fprintf(out.file, "  \"form\": \"%s\",\n  \"channels\": [", form);
         for (size_t c = c0; c < c1; c++)
-            fprintf(out, "%s%zu", c > c0 ? ", " : "", c);
-        fprintf(out, "],\n  \"pixels\": %llu,\n", (unsigned long long)info.pixels);
+            fprintf(out.file, "%s%zu", c > c0 ? ", " : "", c);
+        fprintf(out.file, "],\n  \"pixels\": %llu,\n", (unsigned long long)info.pixels);
         const char *names[] = {"in_range", "below", "above", "nan"};
         const uint64_t *arrays[] = {info.in_range, info.below, info.above, info.nan};
         for (int k = 0; k < 4; k++) {
-            fprintf(out, "  \"%s\": ", names[k]);
-            print_u64_list(out, arrays[k] + c0, c1 - c0);
-            fprintf(out, ",\n");
+            fprintf(out.file, "  \"%s\": ", names[k]);
+            print_u64_list(out.file, arrays[k] + c0, c1 - c0);
+            fprintf(out.file, ",\n");
         }
-        fprintf(out, "  \"values\": [");
+        fprintf(out.file, "  \"values\": [");
         for (size_t c = c0; c < c1; c++) {
-            fprintf(out, "%s\n    [", c > c0 ? "," : "");
+            fprintf(out.file, "%s\n    [", c > c0 ? "," : "");
             for (size_t i = 0; i < bins; i++) {
                 if (relative)
-                    fprintf(out, "%s%.17g", i ? ", " : "", rel[c * bins + i]);
+                    fprintf(out.file, "%s%.17g", i ? ", " : "", rel[c * bins + i]);
                 else
-                    fprintf(out, "%s%llu", i ? ", " : "",
+                    fprintf(out.file, "%s%llu", i ? ", " : "",
                             (unsigned long long)ivals[c * bins + i]);
             }
-            fprintf(out, "]");
+            fprintf(out.file, "]");
         }
-        fprintf(out, "\n  ]\n}\n");
+        fprintf(out.file, "\n  ]\n}\n");
     } else {
-        fprintf(out, "bin,lower,upper");
-        for (size_t c = c0; c < c1; c++)
-            fprintf(out, ",c%zu", c);
-        fputc('\n', out);
-        for (size_t i = 0; i < bins; i++) {
-            double lower = info.lo + (double)i * width;
-            double upper = i + 1 == bins ? info.hi : info.lo + (double)(i + 1) * width;
-            fprintf(out, "%zu,%.17g,%.17g", i, lower, upper);
-            for (size_t c = c0; c < c1; c++) {
-                if (relative)
-                    fprintf(out, ",%.17g", rel[c * bins + i]);
-                else
-                    fprintf(out, ",%llu", (unsigned long long)ivals[c * bins + i]);
-            }
-            fputc('\n', out);
-        }
+        write_csv(out.file, &info, bins, c0, c1, relative, rel, ivals);
     }
-    if (fflush(out) != 0 || ferror(out))
-        rc = cli_error(CMD, "%s: write failed: %s", out_path ? out_path : "stdout",
-                       strerror(errno));
-    if (out_path && fclose(out) != 0 && rc == 0)
-        rc = cli_error(CMD, "%s: write failed: %s", out_path, strerror(errno));
+    rc = text_out_commit(&out, CMD);
+    if (rc == 0 && plot_path) {
+        /* The plot reads a CSV of the same values from a temporary next to it. */
+        char data_path[4200];
+        snprintf(data_path, sizeof data_path, "%s.data", plot_path);
+        if ((rc = text_out_open(&plot_data, CMD, data_path)) != 0)
+            goto done;
+        write_csv(plot_data.file, &info, bins, c0, c0 + 1, relative, rel, ivals);
+        int bad = fflush(plot_data.file) != 0 || ferror(plot_data.file);
+        fclose(plot_data.file);
+        plot_data.file = NULL;
+        if (bad) {
+            remove(plot_data.tmp);
+            rc = cli_error(CMD, "%s: cannot write the plot data", plot_path);
+            goto done;
+        }
+        char title[512];
+        snprintf(title, sizeof title, "%s histogram of %s, channel %zu (%zu bins)", form,
+                 in_path, c0, bins);
+        int prc = plot_histogram_csv(CMD, plot_data.tmp, plot_path, title,
+                                     relative ? "fraction" : "pixels", 2, 4, info.lo, info.hi);
+        remove(plot_data.tmp);
+        rc = prc == 1 ? CLI_EXIT_RUNTIME : prc;
+    }
 done:
+    text_out_abort(&out);
     free(counts);
     free(cum);
     free(rel);
