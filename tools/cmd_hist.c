@@ -11,6 +11,7 @@
 #include "cli_util.h"
 #include "commands.h"
 #include "image_io.h"
+#include "stream.h"
 #include "text_out.h"
 
 #include <errno.h>
@@ -39,6 +40,9 @@ static void hist_usage(FILE *f)
             "  --mask FILE     count only pixels where this 8-bit 1-channel image is != 0\n"
             "  --format F      csv (default) or json\n"
             "  -o FILE         write to FILE instead of stdout (through a temporary)\n"
+            "  --stream        read the image strip by strip (bounded memory; no --mask;\n"
+            "                  i32/f32/f64 need --range). Images over 1 GiB stream by\n"
+            "                  themselves when no mask or data range is needed\n"
             "  --plot FILE     also draw the histogram (first printed channel) with gnuplot\n"
             "                  as .png or .svg\n"
             "A value v goes to bin floor((v - LO) * bins / (HI - LO)); values below LO,\n"
@@ -70,6 +74,80 @@ static void print_u64_list(FILE *f, const uint64_t *v, size_t n)
     fputc(']', f);
 }
 
+/* Images larger than this are counted strip by strip when possible. */
+#define HIST_STREAM_BYTES ((size_t)1 << 30)
+
+/* True when the default range of `type` comes from the data (it then needs the
+ * whole image before counting). */
+static int range_from_data(pixsum_type type)
+{
+    return type == PIXSUM_I32 || type == PIXSUM_F32 || type == PIXSUM_F64;
+}
+
+/* State of a streamed histogram: the resolved spec and the running totals. */
+typedef struct hist_stream {
+    pixsum_ctx *ctx;
+    pixsum_hist_spec spec;
+    const char *path;
+    long channel;
+    pixsum_type type;
+    uint64_t *counts, *strip_counts;
+    size_t n;
+    pixsum_hist_info total;
+} hist_stream;
+
+/* Resolves bins and range from the file's header alone and allocates. */
+static int hist_stream_header(const pxio_info *header, void *user)
+{
+    hist_stream *h = user;
+    if (h->channel >= 0 && (size_t)h->channel >= header->channels)
+        return cli_usage_error(CMD, "--channel %ld: %s has %zu channel(s)", h->channel, h->path,
+                               header->channels);
+    if (h->spec.lo == h->spec.hi && range_from_data(header->type))
+        return cli_usage_error(CMD, "%s: streaming %s data needs --range LO:HI (its default "
+                               "range comes from the data)", h->path,
+                               pixsum_type_name(header->type));
+    /* A 1-pixel stand-in of the file's type: with a fixed range the resolution
+     * reads no pixels. */
+    double zeros[4] = {0, 0, 0, 0};
+    pixsum_view probe = pixsum_view_2d(zeros, header->type, 1, 1, header->channels, 0);
+    int st = pixsum_hist_resolve(&probe, &h->spec, &h->total);
+    if (st != PIXSUM_OK)
+        return cli_lib_error(CMD, h->path, st);
+    h->spec.bins = h->total.bins;
+    h->spec.lo = h->total.lo;
+    h->spec.hi = h->total.hi;
+    h->type = header->type;
+    h->n = h->total.bins * header->channels;
+    h->counts = calloc(h->n, sizeof *h->counts);
+    h->strip_counts = malloc(h->n * sizeof *h->strip_counts);
+    if (!h->counts || !h->strip_counts)
+        return cli_error(CMD, "out of memory for %zu x %zu bins", header->channels,
+                         h->total.bins);
+    return 0;
+}
+
+/* Counts one strip and adds it to the totals (u64: no wrap). */
+static int hist_stream_strip(const pixsum_view *strip, size_t first_row, void *user)
+{
+    (void)first_row;
+    hist_stream *h = user;
+    pixsum_hist_info li;
+    int st = pixsum_histogram(h->ctx, strip, &h->spec, h->strip_counts, h->n, &li);
+    if (st != PIXSUM_OK)
+        return cli_lib_error(CMD, h->path, st);
+    for (size_t i = 0; i < h->n; i++)
+        h->counts[i] += h->strip_counts[i];
+    h->total.pixels += li.pixels;
+    for (size_t c = 0; c < li.channels; c++) {
+        h->total.in_range[c] += li.in_range[c];
+        h->total.below[c] += li.below[c];
+        h->total.above[c] += li.above[c];
+        h->total.nan[c] += li.nan[c];
+    }
+    return 0;
+}
+
 /* Writes the CSV form ("bin,lower,upper,c<k>...") of channels [c0, c1). */
 static void write_csv(FILE *f, const pixsum_hist_info *info, size_t bins, size_t c0, size_t c1,
                       int relative, const double *rel, const uint64_t *ivals)
@@ -97,7 +175,7 @@ int cmd_hist(int argc, char **argv)
 {
     const char *in_path = NULL, *out_path = NULL, *mask_path = NULL, *plot_path = NULL;
     pixsum_hist_spec spec = {0};
-    int cumulative = 0, relative = 0, json = 0;
+    int cumulative = 0, relative = 0, json = 0, stream = 0;
     long channel = -1;
     cli_common common;
     cli_common_init(&common);
@@ -155,6 +233,8 @@ int cmd_hist(int argc, char **argv)
                 json = 1;
             else
                 return cli_usage_error(CMD, "--format is csv or json, not '%s'", v);
+        } else if (!strcmp(arg, "--stream")) {
+            stream = 1;
         } else if (!strcmp(arg, "--cumulative")) {
             cumulative = 1;
         } else if (!strcmp(arg, "--relative")) {
@@ -180,51 +260,90 @@ int cmd_hist(int argc, char **argv)
     }
     char err[512];
     pxio_image img, mask;
+    memset(&img, 0, sizeof img);
     memset(&mask, 0, sizeof mask);
     uint64_t *counts = NULL, *cum = NULL;
     double *rel = NULL;
     text_out out = {0}, plot_data = {0};
-    if (pxio_read(in_path, NULL, &img, err, sizeof err) != 0) {
-        pixsum_ctx_free(ctx);
-        return cli_error(CMD, "%s", err);
-    }
-    if (channel >= 0 && (size_t)channel >= img.view.channels) {
-        rc = cli_usage_error(CMD, "--channel %ld: %s has %zu channel(s)", channel, in_path,
-                             img.view.channels);
-        goto done;
-    }
-    if (mask_path) {
-        if (pxio_read(mask_path, NULL, &mask, err, sizeof err) != 0) {
+    pixsum_hist_info info;
+    pixsum_type in_type;
+    size_t nch, bins, n;
+    int st;
+    if (!stream) {
+        pxio_info header;
+        if (pxio_probe(in_path, NULL, &header, err, sizeof err) != 0) {
             rc = cli_error(CMD, "%s", err);
             goto done;
         }
-        if (mask.view.type != PIXSUM_U8 || mask.view.channels != 1) {
-            rc = cli_error(CMD, "%s: the mask must be an 8-bit 1-channel image, not %s x%zu",
-                           mask_path, pixsum_type_name(mask.view.type), mask.view.channels);
+        size_t bytes = pixsum_packed_bytes(header.type, header.width, header.height,
+                                           header.depth, header.channels);
+        /* Large images stream by themselves when nothing needs the whole image. */
+        stream = !mask_path && (bytes == 0 || bytes > HIST_STREAM_BYTES) &&
+                 (spec.lo != spec.hi || !range_from_data(header.type));
+    }
+    if (stream) {
+        if (mask_path) {
+            rc = cli_usage_error(CMD, "--mask cannot be combined with --stream");
             goto done;
         }
-        spec.mask = &mask.view;
+        hist_stream st_state = {.ctx = ctx, .spec = spec, .path = in_path, .channel = channel};
+        rc = cli_stream_strips(CMD, in_path, NULL, (size_t)16 << 20, hist_stream_header,
+                               hist_stream_strip, &st_state);
+        free(st_state.strip_counts);
+        counts = st_state.counts;
+        if (rc != 0)
+            goto done;
+        info = st_state.total;
+        in_type = st_state.type;
+    } else {
+        if (pxio_read(in_path, NULL, &img, err, sizeof err) != 0) {
+            rc = cli_error(CMD, "%s", err);
+            goto done;
+        }
+        if (channel >= 0 && (size_t)channel >= img.view.channels) {
+            rc = cli_usage_error(CMD, "--channel %ld: %s has %zu channel(s)", channel, in_path,
+                                 img.view.channels);
+            goto done;
+        }
+        if (mask_path) {
+            if (pxio_read(mask_path, NULL, &mask, err, sizeof err) != 0) {
+                rc = cli_error(CMD, "%s", err);
+                goto done;
+            }
+            if (mask.view.type != PIXSUM_U8 || mask.view.channels != 1) {
+                rc = cli_error(CMD, "%s: the mask must be an 8-bit 1-channel image, not %s x%zu",
+                               mask_path, pixsum_type_name(mask.view.type), mask.view.channels);
+                goto done;
+            }
+            spec.mask = &mask.view;
+        }
+        if ((st = pixsum_hist_resolve(&img.view, &spec, &info)) != PIXSUM_OK) {
+            rc = cli_lib_error(CMD, in_path, st);
+            goto done;
+        }
+        /* pin the resolved range (the data range is read once) */
+        spec.bins = info.bins;
+        spec.lo = info.lo;
+        spec.hi = info.hi;
+        n = info.bins * img.view.channels;
+        if (!(counts = malloc(n * sizeof *counts))) {
+            rc = cli_error(CMD, "out of memory for %zu x %zu bins", img.view.channels,
+                           info.bins);
+            goto done;
+        }
+        if ((st = pixsum_histogram(ctx, &img.view, &spec, counts, n, &info)) != PIXSUM_OK) {
+            rc = cli_lib_error(CMD, in_path, st);
+            goto done;
+        }
+        in_type = img.view.type;
     }
-    pixsum_hist_info info;
-    int st = pixsum_hist_resolve(&img.view, &spec, &info);
-    if (st != PIXSUM_OK) {
-        rc = cli_lib_error(CMD, in_path, st);
-        goto done;
-    }
-    size_t bins = info.bins, nch = img.view.channels, n = bins * nch;
-    /* pin the resolved range (the data range is read once) */
-    spec.bins = info.bins;
-    spec.lo = info.lo;
-    spec.hi = info.hi;
-    counts = malloc(n * sizeof *counts);
+    bins = info.bins;
+    nch = info.channels;
+    n = bins * nch;
     cum = malloc(n * sizeof *cum);
     rel = malloc(n * sizeof *rel);
-    if (!counts || !cum || !rel) {
+    if (!cum || !rel) {
         rc = cli_error(CMD, "out of memory for %zu x %zu bins", nch, bins);
-        goto done;
-    }
-    if ((st = pixsum_histogram(ctx, &img.view, &spec, counts, n, &info)) != PIXSUM_OK) {
-        rc = cli_lib_error(CMD, in_path, st);
         goto done;
     }
     const uint64_t *ivals = counts;
@@ -244,7 +363,7 @@ int cmd_hist(int argc, char **argv)
         for (const char *p = in_path; *p; p++)
             fprintf(out.file, (*p == '"' || *p == '\\') ? "\\%c" : "%c", *p);
         fprintf(out.file, "\",\n  \"type\": \"%s\",\n  \"bins\": %zu,\n  \"range\": [%.17g, %.17g],\n",
-                pixsum_type_name(img.view.type), bins, info.lo, info.hi);
+                pixsum_type_name(in_type), bins, info.lo, info.hi);
         fprintf(out.file, "  \"form\": \"%s\",\n  \"channels\": [", form);
         for (size_t c = c0; c < c1; c++)
             fprintf(out.file, "%s%zu", c > c0 ? ", " : "", c);

@@ -1,6 +1,7 @@
-# cli_hist_files.sh - `pixsum hist` output files: -o writes through a
-# temporary (same bytes as stdout, usual permissions, nothing left on failure),
-# --plot draws .png/.svg with gnuplot and refuses other extensions up front.
+# cli_hist_files.sh - `pixsum hist` output files and streaming: -o writes
+# through a temporary (same bytes as stdout, usual permissions, nothing left on
+# failure), --plot draws .png/.svg with gnuplot and refuses other extensions up
+# front, and --stream (strip by strip) gives the same output as in memory.
 . "$(dirname "$0")/lib.sh"
 
 printf 'P2\n4 2\n255\n0 1 2 255\n7 7 7 128\n' >img.pgm
@@ -25,5 +26,31 @@ elif grep -q "gnuplot not found" plot_err.txt; then
 else
     fail "--plot failed: $(cat plot_err.txt)"
 fi
+# Streaming: the same histogram, in every form, from .npy and PGM files whose
+# strips are many (16-bit 3-channel image of 5000 x 700 = 21 MB, > one strip).
+need_numpy
+"$PY" - <<'PY' || fail "cannot make the streaming inputs"
+import numpy as np
+rng = np.random.default_rng(7)
+np.save("rgb16.npy", rng.integers(0, 65536, size=(700, 5000, 3), dtype=np.uint16))
+a = rng.normal(0.0, 3.0, size=(900, 3001)).astype(np.float32)
+a[0, 0] = np.nan; a[1, 1] = np.inf; a[2, 2] = -np.inf
+np.save("f32.npy", a)
+PY
+for args in "" "--bins 1000 --range 100:60000" "--cumulative" "--relative --channel 2" \
+            "--format json"; do
+    # shellcheck disable=SC2086
+    run "$PIXSUM" hist rgb16.npy $args && cp run_out.txt mem.txt
+    # shellcheck disable=SC2086
+    run "$PIXSUM" hist rgb16.npy --stream $args && cp run_out.txt str.txt
+    cmp -s mem.txt str.txt || fail "streamed histogram differs from in-memory ($args)"
+done
+run "$PIXSUM" hist f32.npy --range -8:8 --bins 333 --format json && cp run_out.txt mem.txt
+run "$PIXSUM" hist f32.npy --range -8:8 --bins 333 --format json --stream && cp run_out.txt str.txt
+cmp -s mem.txt str.txt || fail "streamed f32 histogram differs from in-memory"
+grep -q '"nan": \[1\]' str.txt || fail "the NaN sample was not counted apart: $(cat str.txt | head -20)"
+expect_error 2 "needs --range" "$PIXSUM" hist f32.npy --stream
+expect_error 2 "--mask cannot be combined with --stream" "$PIXSUM" hist img.pgm --stream --mask img.pgm
+
 ls | grep -q 'tmp' && fail "temporaries left: $(ls)"
 finish
