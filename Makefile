@@ -53,6 +53,7 @@ fuzz: deps
 	    mkdir -p build-fuzz/corpus/$$t build-fuzz/crashes/$$t; \
 	    echo "== $$t: $(FUZZ_SECONDS) s"; \
 	    OMP_WAIT_POLICY=passive ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 \
+	    LSAN_OPTIONS=suppressions=$(CURDIR)/tests/fuzz/lsan.supp \
 	    build-fuzz/tests/$${t}_fuzzer -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=2048 \
 	        -artifact_prefix=build-fuzz/crashes/$$t/ -print_final_stats=1 \
 	        build-fuzz/corpus/$$t tests/fuzz/corpus/$$t; \
