@@ -138,6 +138,9 @@ static void run_rows_3d(const psi_job *job, table_pass *p, size_t y, size_t z)
                                    psi_row_samples(p->t));
 }
 
+/* Longest output row (bytes) written with non-temporal stores. */
+#define PSI_STREAM_MAX_ROW_BYTES ((size_t)4 << 20)
+
 int psi_fast_rows(const psi_job *job, size_t y0, size_t y1, const void *init,
                   const void *init_sq, int stream)
 {
@@ -164,6 +167,13 @@ int psi_fast_rows(const psi_job *job, size_t y0, size_t y1, const void *init,
                     run_rows_3d(job, &passes[i], y, z);
         return PIXSUM_OK;
     }
+    /* Streaming keeps the running row in a cached accumulator; a row too long
+     * to stay in the cache gains nothing from it and would cost a row-sized
+     * allocation (8.6 GB for one row of 2^31 u8 pixels), so such rows use
+     * normal stores. */
+    for (int i = 0; i < np && stream; i++)
+        if (psi_row_samples(&job->in) * passes[i].k.out_size > PSI_STREAM_MAX_ROW_BYTES)
+            stream = 0;
     if (stream) {
         for (int i = 0; i < np; i++) {
             size_t bytes = psi_row_samples(&job->in) * passes[i].k.out_size;
