@@ -234,3 +234,16 @@ void cli_progress_end(cli_progress *p)
     fputc('\n', stderr);
     p->active = 0;
 }
+
+int cli_new_ctx(const char *cmd, const cli_common *c, pixsum_ctx **ctx)
+{
+    *ctx = pixsum_ctx_new();
+    if (!*ctx)
+        return cli_error(cmd, "out of memory");
+    int rc = cli_apply_common(cmd, c, *ctx);
+    if (rc != CLI_EXIT_OK) {
+        pixsum_ctx_free(*ctx);
+        *ctx = NULL;
+    }
+    return rc;
+}

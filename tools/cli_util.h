@@ -66,6 +66,11 @@ int cli_parse_common(const char *cmd, int argc, char **argv, int *i, cli_common 
  * available is a runtime error. Returns CLI_EXIT_OK or the exit status. */
 int cli_apply_common(const char *cmd, const cli_common *c, pixsum_ctx *ctx);
 
+/* Creates a context with the common flags of *c applied (cli_apply_common).
+ * Returns CLI_EXIT_OK with *ctx set, or an exit status (message printed) with
+ * *ctx NULL. */
+int cli_new_ctx(const char *cmd, const cli_common *c, pixsum_ctx **ctx);
+
 /* Parses a decimal size (no sign, no junk). Returns 0 or -1. */
 int cli_parse_size(const char *s, size_t *out);
 

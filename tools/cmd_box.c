@@ -142,14 +142,10 @@ int cmd_box(int argc, char **argv)
         return cli_usage_error(CMD, "--stat mean/var write f32 or f64, not %s",
                                pixsum_type_name(common.type));
 
-    pixsum_ctx *ctx = pixsum_ctx_new();
-    if (!ctx)
-        return cli_error(CMD, "out of memory");
-    int rc = cli_apply_common(CMD, &common, ctx);
-    if (rc != 0) {
-        pixsum_ctx_free(ctx);
+    pixsum_ctx *ctx;
+    int rc = cli_new_ctx(CMD, &common, &ctx);
+    if (rc != 0)
         return rc;
-    }
     char err[512];
     pxio_image img;
     if (pxio_read(in_path, NULL, &img, err, sizeof err) != 0) {

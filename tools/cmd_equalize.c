@@ -58,14 +58,10 @@ int cmd_equalize(int argc, char **argv)
         return cli_usage_error(CMD, "no input file");
     if (!out_path)
         return cli_usage_error(CMD, "no output file (-o OUT)");
-    pixsum_ctx *ctx = pixsum_ctx_new();
-    if (!ctx)
-        return cli_error(CMD, "out of memory");
-    int rc = cli_apply_common(CMD, &common, ctx);
-    if (rc != 0) {
-        pixsum_ctx_free(ctx);
+    pixsum_ctx *ctx;
+    int rc = cli_new_ctx(CMD, &common, &ctx);
+    if (rc != 0)
         return rc;
-    }
     char err[512];
     pxio_image img, mask;
     memset(&mask, 0, sizeof mask);

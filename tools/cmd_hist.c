@@ -250,14 +250,10 @@ int cmd_hist(int argc, char **argv)
     if (!in_path)
         return cli_usage_error(CMD, "no input file");
 
-    pixsum_ctx *ctx = pixsum_ctx_new();
-    if (!ctx)
-        return cli_error(CMD, "out of memory");
-    int rc = cli_apply_common(CMD, &common, ctx);
-    if (rc != 0) {
-        pixsum_ctx_free(ctx);
+    pixsum_ctx *ctx;
+    int rc = cli_new_ctx(CMD, &common, &ctx);
+    if (rc != 0)
         return rc;
-    }
     char err[512];
     pxio_image img, mask;
     memset(&img, 0, sizeof img);

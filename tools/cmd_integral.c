@@ -264,13 +264,9 @@ int cmd_integral(int argc, char **argv)
     if (rc != 0)
         return rc < 0 ? CLI_EXIT_OK : rc;
 
-    pixsum_ctx *ctx = pixsum_ctx_new();
-    if (!ctx)
-        return cli_error(CMD, "out of memory");
-    if ((rc = cli_apply_common(CMD, &a.common, ctx)) != 0) {
-        pixsum_ctx_free(ctx);
+    pixsum_ctx *ctx;
+    if ((rc = cli_new_ctx(CMD, &a.common, &ctx)) != 0)
         return rc;
-    }
     pixsum_ctx_set(ctx, PIXSUM_PARAM_WRAP, a.wrap);
     pixsum_ctx_set(ctx, PIXSUM_PARAM_PADDED, a.padded);
 
