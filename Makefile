@@ -27,6 +27,7 @@ run: build
 	$(BUILD)/tools/pixsum demo
 
 test: build
+	@PIXSUM_TEST_PROBE=1 $(BUILD)/tests/test_cuda || true
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
 
 test-sanitize: deps

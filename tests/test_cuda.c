@@ -12,7 +12,7 @@
  * Without a CUDA device (or in a build without CUDA) the program prints
  * "skipped: no CUDA device" and exits with 77, which ctest reports as skipped.
  * PIXSUM_TEST_SEED=N replays a run; PIXSUM_TEST_NO_LARGE=1 skips the > 2 GiB
- * case.
+ * case; PIXSUM_TEST_PROBE=1 only says whether the GPU tests would run.
  */
 #include "pixsum.h"
 
@@ -22,7 +22,7 @@
 #ifndef PIXSUM_TEST_HAVE_CUDA
 int main(void)
 {
-    printf("skipped: no CUDA device (library built without CUDA)\n");
+    printf("test_cuda: skipped: no CUDA device (library built without CUDA)\n");
     return 77;
 }
 #else
@@ -535,8 +535,12 @@ static void test_tuning(void **state)
 int main(void)
 {
     if (pixsum_cuda_device_count() == 0) {
-        printf("skipped: no CUDA device\n");
+        printf("test_cuda: skipped: no CUDA device\n");
         return 77;
+    }
+    if (getenv("PIXSUM_TEST_PROBE")) { /* `make test` announces what will run */
+        printf("test_cuda: %d CUDA device(s): the GPU tests run\n", pixsum_cuda_device_count());
+        return 0;
     }
     const char *seed = getenv("PIXSUM_TEST_SEED");
     rng_state = seed ? strtoull(seed, NULL, 10) : (uint64_t)time(NULL);
