@@ -118,8 +118,12 @@ def test_torch_integral(torch, rng):
     default = pixsum.integral(u8)  # uint32 where PyTorch has it, else int64
     assert default.dtype in (getattr(torch, "uint32", torch.int64), torch.int64)
     r = pixsum.integral(u8, dtype=np.int64, padded=True)
-    out = torch.empty((100, 120), dtype=torch.float64, device="cuda")
+    out = torch.empty((100, 120), dtype=torch.int64, device="cuda")
     assert pixsum.integral(u8, out=out) is out
+    # The CUDA methods compute integer images into integer tables only: a float
+    # table of u8 input is refused with a clear error, never computed on the host.
+    with pytest.raises(pixsum.UnsupportedError):
+        pixsum.integral(u8, out=torch.empty((100, 120), dtype=torch.float64, device="cuda"))
     torch.cuda.synchronize()
     ref = ref_integral(u8.cpu().numpy())
     np.testing.assert_array_equal(r.cpu().numpy(), np.pad(ref, ((1, 0), (1, 0))))
