@@ -13,7 +13,12 @@ cmake --install "$build" --prefix "$prefix" >"$work/install.log"
 test -f "$prefix/include/pixsum.h"
 ls "$prefix"/lib*/libpixsum.so.0 >/dev/null
 ls "$prefix"/lib*/libpixsum.a >/dev/null
-cmake -S "$src/consumer" -B "$work/consumer" -DCMAKE_PREFIX_PATH="$prefix" >"$work/configure.log"
+# The consumer uses the library's compiler: a static libpixsum built with OpenMP
+# needs that compiler's OpenMP runtime (libgomp for gcc, libomp for clang).
+cc=$(sed -n 's/^CMAKE_C_COMPILER:[A-Z]*=//p' "$build/CMakeCache.txt")
+cc=${cc:-cc}
+cmake -S "$src/consumer" -B "$work/consumer" -DCMAKE_PREFIX_PATH="$prefix" \
+    -DCMAKE_C_COMPILER="$cc" >"$work/configure.log"
 cmake --build "$work/consumer" >"$work/build.log"
 "$work/consumer/consumer_shared"
 "$work/consumer/consumer_static"
@@ -21,6 +26,6 @@ pc_dir=$(dirname "$(ls "$prefix"/lib*/pkgconfig/pixsum.pc)")
 flags=$(PKG_CONFIG_PATH="$pc_dir" pkg-config --cflags --libs pixsum)
 libdir=$(dirname "$pc_dir")
 # shellcheck disable=SC2086
-cc -o "$work/consumer_pc" "$src/consumer/consumer.c" $flags
+"$cc" -o "$work/consumer_pc" "$src/consumer/consumer.c" $flags
 LD_LIBRARY_PATH="$libdir" "$work/consumer_pc"
 echo "install check passed"
