@@ -322,27 +322,17 @@ static int histogram_section(const demo_args *a, const pixsum_view *in, uint64_t
     return 0;
 }
 
-/* Writes the histogram as CSV (bin,value,count) through a temporary. */
+/* Writes the histogram as CSV (bin,lo,hi,count) through a temporary. */
 static int write_csv(const char *path, const uint64_t *counts)
 {
-    char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    FILE *f = fopen(tmp, "w");
-    if (!f)
-        return cli_error(CMD, "%s: cannot create: %s", path, strerror(errno));
-    fprintf(f, "bin,lo,hi,count\n");
+    text_out t;
+    int rc = text_out_open(&t, CMD, path);
+    if (rc != 0)
+        return rc;
+    fprintf(t.file, "bin,lo,hi,count\n");
     for (size_t i = 0; i < 256; i++)
-        fprintf(f, "%zu,%zu,%zu,%llu\n", i, i, i + 1, (unsigned long long)counts[i]);
-    int bad = ferror(f);
-    if (fclose(f) != 0 || bad) {
-        remove(tmp);
-        return cli_error(CMD, "%s: write failed", path);
-    }
-    if (rename(tmp, path) != 0) {
-        remove(tmp);
-        return cli_error(CMD, "%s: cannot rename: %s", path, strerror(errno));
-    }
-    return 0;
+        fprintf(t.file, "%zu,%zu,%zu,%llu\n", i, i, i + 1, (unsigned long long)counts[i]);
+    return text_out_commit(&t, CMD);
 }
 
 static void demo_usage(FILE *f)

@@ -312,15 +312,26 @@ static int pnm_write(pxio_writer *w, size_t rows, const unsigned char *buf, ptrd
 
 static const pxio_writer_ops pnm_writer_ops = {pnm_write, pnm_finish, pnm_discard};
 
-int pxio_pnm_create(pxio_writer *w, char *err, size_t errlen)
+/* Gives the writer its state (a row buffer for byte swapping) and its ops.
+ * Returns the state, or NULL after reporting "out of memory". */
+static pnm_wstate *writer_state(pxio_writer *w, const pxio_writer_ops *ops, char *err,
+                                size_t errlen)
 {
     pnm_wstate *s = calloc(1, sizeof *s);
     if (!s || !(s->row = malloc(w->row_bytes))) {
         free(s);
-        return pxio_fail(err, errlen, w->path, "out of memory");
+        pxio_fail(err, errlen, w->path, "out of memory");
+        return NULL;
     }
     w->state = s;
-    w->ops = &pnm_writer_ops;
+    w->ops = ops;
+    return s;
+}
+
+int pxio_pnm_create(pxio_writer *w, char *err, size_t errlen)
+{
+    if (!writer_state(w, &pnm_writer_ops, err, errlen))
+        return -1;
     char hdr[96];
     int n = snprintf(hdr, sizeof hdr, "P%c\n%zu %zu\n%u\n", w->shape.channels == 3 ? '6' : '5',
                      w->shape.width, w->shape.height,
@@ -353,13 +364,9 @@ static const pxio_writer_ops pfm_writer_ops = {pfm_write, pnm_finish, pnm_discar
 
 int pxio_pfm_create(pxio_writer *w, char *err, size_t errlen)
 {
-    pnm_wstate *s = calloc(1, sizeof *s);
-    if (!s || !(s->row = malloc(w->row_bytes))) {
-        free(s);
-        return pxio_fail(err, errlen, w->path, "out of memory");
-    }
-    w->state = s;
-    w->ops = &pfm_writer_ops;
+    pnm_wstate *s = writer_state(w, &pfm_writer_ops, err, errlen);
+    if (!s)
+        return -1;
     char hdr[96];
     int n = snprintf(hdr, sizeof hdr, "P%c\n%zu %zu\n-1.0\n", w->shape.channels == 3 ? 'F' : 'f',
                      w->shape.width, w->shape.height);
