@@ -122,11 +122,8 @@ static void describe_bound(char *buf, size_t size, uint64_t count, uint64_t m, i
     long double v = (long double)count * (long double)m;
     if (squared)
         v *= (long double)m;
-    uint64_t exact = 0;
-    bool fits = !squared ? (m == 0 || count <= UINT64_MAX / m)
-                         : (m == 0 || (m <= UINT64_MAX / m && count <= UINT64_MAX / (m * m)));
-    if (fits) {
-        exact = count * m * (squared ? m : 1u);
+    if (bound_fits(count, m, squared, UINT64_MAX)) {
+        uint64_t exact = count * m * (squared ? m : 1u);
         snprintf(buf, size, "%llu (2^%.2Lf)", (unsigned long long)exact,
                  exact ? log2l((long double)exact) : 0.0L);
     } else {
