@@ -12,26 +12,31 @@
 #include "kernels.h"
 #include "tilted.h"
 
+/* The scalar kernels of the plain and squared tables (NULL where the job does
+ * not ask for that table). */
+static void job_kernels(const psi_job *job, const psi_row_kernels **ks,
+                        const psi_row_kernels **kq)
+{
+    *ks = job->out.data ? psi_scalar_kernels(job->in.type, job->out.type) : NULL;
+    *kq = job->out_sq.data ? psi_scalar_kernels(job->in.type, job->out_sq.type) : NULL;
+}
+
 static int run_2wh(const psi_job *job)
 {
     if (job->op == PIXSUM_OP_TILTED)
         return psi_tilted_reference(job);
-    const psi_row_kernels *ks = psi_scalar_kernels(job->in.type, job->out.data
-                                                                     ? job->out.type
-                                                                     : job->out_sq.type);
-    const psi_row_kernels *kq =
-        job->out_sq.data ? psi_scalar_kernels(job->in.type, job->out_sq.type) : NULL;
-    return psi_rows_driver(job, ks->row_sum, kq ? kq->row_sq : NULL, 0, job->in.height);
+    const psi_row_kernels *ks, *kq;
+    job_kernels(job, &ks, &kq);
+    return psi_rows_driver(job, ks ? ks->row_sum : NULL, kq ? kq->row_sq : NULL, 0,
+                           job->in.height);
 }
 
 static int run_3wh(const psi_job *job)
 {
-    const psi_row_kernels *ks = psi_scalar_kernels(job->in.type, job->out.data
-                                                                     ? job->out.type
-                                                                     : job->out_sq.type);
-    const psi_row_kernels *kq =
-        job->out_sq.data ? psi_scalar_kernels(job->in.type, job->out_sq.type) : NULL;
-    return psi_rows_driver(job, ks->cell3_sum, kq ? kq->cell3_sq : NULL, 0, job->in.height);
+    const psi_row_kernels *ks, *kq;
+    job_kernels(job, &ks, &kq);
+    return psi_rows_driver(job, ks ? ks->cell3_sum : NULL, kq ? kq->cell3_sq : NULL, 0,
+                           job->in.height);
 }
 
 /* Row pass into t (prefix sums only), then a column pass adding each row to the
