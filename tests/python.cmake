@@ -16,5 +16,11 @@ if(PIXSUM_HAVE_PYTHON)
     set_tests_properties(python_pytest PROPERTIES
         ENVIRONMENT "PYTHONPATH=${PROJECT_BINARY_DIR}/python;PYTHONDONTWRITEBYTECODE=1"
         LABELS "python;nosanitize" TIMEOUT 600 SKIP_RETURN_CODE 5)
+    # `pip install .` from a copy of the checkout, then the same suite against it
+    add_test(NAME python_pip_install
+             COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/python_pip.sh ${Python3_EXECUTABLE}
+                     ${PROJECT_SOURCE_DIR} ${PROJECT_BINARY_DIR}/pip-install)
+    set_tests_properties(python_pip_install PROPERTIES
+        LABELS "python;nosanitize" TIMEOUT 900 SKIP_RETURN_CODE 77)
   endif()
 endif()

@@ -1,7 +1,7 @@
-"""setup.py - builds pixsum._core for `pip install ./python`.
+"""setup.py - builds pixsum._core for `pip install .` (run at the checkout's root).
 
-The extension is compiled together with the C library's sources (src/, one
-directory up, or $PIXSUM_SOURCE_DIR): the same files the CMake build compiles,
+The extension (python/src) is compiled together with the C library's sources
+(src/, or $PIXSUM_SOURCE_DIR): the same files the CMake build compiles,
 with the same rules - files named *_sse2.c, *_sse41.c, *_avx2.c, *_avx512.c get
 their ISA flags (x86 only; the library picks the ISA at run time), *_neon.c are
 built on ARM only, OpenMP is used when the compiler has it. The CUDA, OpenGL and
@@ -14,13 +14,15 @@ import os
 import platform
 import shutil
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.environ.get("PIXSUM_SOURCE_DIR", os.path.dirname(HERE))
+PYDIR = os.path.join(HERE, "python")
+ROOT = os.environ.get("PIXSUM_SOURCE_DIR", HERE)
 SRC = os.path.join(ROOT, "src")
 
 ISA_FLAGS = {
@@ -45,7 +47,7 @@ def isa_of(path):
 def library_sources():
     if not os.path.isfile(os.path.join(ROOT, "include", "pixsum.h")):
         raise SystemExit(f"pixsum's C sources were not found under {ROOT}; build from a "
-                         "checkout (pip install ./python) or set PIXSUM_SOURCE_DIR")
+                         "checkout (pip install .) or set PIXSUM_SOURCE_DIR")
     files = []
     for pattern in ("*.c", "cpu/*.c", "hist/*.c"):
         files += sorted(glob.glob(os.path.join(SRC, pattern)))
@@ -89,16 +91,20 @@ class BuildExt(build_ext):
             macros.append(("PIXSUM_HAVE_OPENMP", "1"))
         # the library's sources, compiled here (outside the Extension's own
         # list); their "../src" paths put objects under build_temp/lib/src
-        objects = []
-        out_dir = os.path.join(self.build_temp, "lib", "x")
+        out_dir = os.path.join(self.build_temp, "lib")
         os.makedirs(out_dir, exist_ok=True)
-        for src in library_sources():
+
+        def compile_one(src):
             rel = os.path.relpath(src, HERE)
             for obj in self.compiler.object_filenames([rel], output_dir=out_dir):
                 os.makedirs(os.path.dirname(os.path.normpath(obj)), exist_ok=True)
-            objects += self.compiler.compile(
+            return self.compiler.compile(
                 [rel], output_dir=out_dir, macros=macros, include_dirs=ext.include_dirs,
                 extra_postargs=common + ISA_FLAGS.get(isa_of(src), []))
+
+        # one compiler process per core: the library is ~60 files
+        with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+            objects = [o for objs in pool.map(compile_one, library_sources()) for o in objs]
         ext.extra_objects = objects + list(ext.extra_objects or [])
         ext.define_macros = list(ext.define_macros or []) + macros
         ext.extra_compile_args = list(ext.extra_compile_args or []) + common
@@ -107,11 +113,15 @@ class BuildExt(build_ext):
 
 ext = Extension(
     "pixsum._core",
-    sources=[os.path.relpath(p, HERE) for p in sorted(glob.glob(os.path.join(HERE, "src", "*.c")))],
-    include_dirs=[os.path.join(ROOT, "include"), SRC, os.path.join(HERE, "src"),
+    sources=[os.path.relpath(p, HERE) for p in sorted(glob.glob(os.path.join(PYDIR, "src", "*.c")))],
+    include_dirs=[os.path.join(ROOT, "include"), SRC, os.path.join(PYDIR, "src"),
                   numpy.get_include()],
     libraries=["m"],
     extra_link_args=["-pthread"],
 )
 
-setup(ext_modules=[ext], cmdclass={"build_ext": BuildExt})
+# build-python/, not build/: build/ is the CMake build directory of `make`
+os.makedirs(os.path.join(HERE, "build-python"), exist_ok=True)
+setup(ext_modules=[ext], cmdclass={"build_ext": BuildExt},
+      options={"build": {"build_base": "build-python"},
+               "egg_info": {"egg_base": "build-python"}})
