@@ -7,10 +7,15 @@
  * half-open edges [lower, upper) and the value per channel. JSON: one object
  * with the type, bins, range, form, totals (pixels, in range, below, above,
  * NaN per channel) and "values" as one array per channel.
+ *
+ * With --mpi (mpirun -np N pixsum hist ... --mpi) the ranks each read and
+ * count a strip of rows (tools/cmd_hist_mpi.c) and rank 0 writes the totals
+ * here, with the same writers: the output is the single-process one.
  */
 #include "cli_util.h"
 #include "commands.h"
 #include "image_io.h"
+#include "mpi_cli.h"
 #include "stream.h"
 #include "text_out.h"
 
@@ -43,6 +48,9 @@ static void hist_usage(FILE *f)
             "  --stream        read the image strip by strip (bounded memory; no --mask;\n"
             "                  i32/f32/f64 need --range). Images over 1 GiB stream by\n"
             "                  themselves when no mask or data range is needed\n"
+            "  --mpi           distributed: mpirun -np N pixsum hist IN ... --mpi; each\n"
+            "                  rank reads and counts its strip of rows, rank 0 writes\n"
+            "                  the same output (-v: times and bytes on stderr)\n"
             "  --plot FILE     also draw the histogram (first printed channel) with gnuplot\n"
             "                  as .png or .svg\n"
             "A value v goes to bin floor((v - LO) * bins / (HI - LO)); values below LO,\n"
@@ -171,11 +179,11 @@ static void write_csv(FILE *f, const pixsum_hist_info *info, size_t bins, size_t
     }
 }
 
-int cmd_hist(int argc, char **argv)
+static int hist_main(int argc, char **argv, int mpi)
 {
     const char *in_path = NULL, *out_path = NULL, *mask_path = NULL, *plot_path = NULL;
     pixsum_hist_spec spec = {0};
-    int cumulative = 0, relative = 0, json = 0, stream = 0;
+    int cumulative = 0, relative = 0, json = 0, stream = 0, verbose = 0;
     long channel = -1;
     cli_common common;
     cli_common_init(&common);
@@ -233,7 +241,14 @@ int cmd_hist(int argc, char **argv)
                 json = 1;
             else
                 return cli_usage_error(CMD, "--format is csv or json, not '%s'", v);
+        } else if (mpi && !strcmp(arg, "--mpi")) {
+            continue;
+        } else if (mpi && (!strcmp(arg, "-v") || !strcmp(arg, "--verbose"))) {
+            verbose = 1;
         } else if (!strcmp(arg, "--stream")) {
+            if (mpi)
+                return cli_usage_error(CMD, "--stream: with --mpi each rank holds its strip "
+                                            "of rows");
             stream = 1;
         } else if (!strcmp(arg, "--cumulative")) {
             cumulative = 1;
@@ -252,8 +267,8 @@ int cmd_hist(int argc, char **argv)
 
     pixsum_ctx *ctx;
     int rc = cli_new_ctx(CMD, &common, &ctx);
-    if (rc != 0)
-        return rc;
+    if (rc != 0 && !mpi)
+        return rc; /* with --mpi, mpi_hist_count() agrees on it first */
     char err[512];
     pxio_image img, mask;
     memset(&img, 0, sizeof img);
@@ -265,6 +280,20 @@ int cmd_hist(int argc, char **argv)
     pixsum_type in_type;
     size_t nch, bins, n;
     int st;
+    if (mpi) {
+        /* Every rank counts its strip; the totals come to rank 0, which writes. */
+        mpi_hist_job job = {.cmd = CMD, .in_path = in_path, .mask_path = mask_path,
+                            .spec = spec, .channel = channel, .verbose = verbose,
+                            .common = &common};
+        mpi_hist_result res;
+        rc = mpi_hist_count(rc, &job, ctx, &res);
+        counts = res.counts;
+        if (rc != 0 || !res.writer)
+            goto done;
+        info = res.info;
+        in_type = res.type;
+        goto counted;
+    }
     if (!stream) {
         pxio_info header;
         if (pxio_probe(in_path, NULL, &header, err, sizeof err) != 0) {
@@ -333,6 +362,7 @@ int cmd_hist(int argc, char **argv)
         }
         in_type = img.view.type;
     }
+counted:
     bins = info.bins;
     nch = info.channels;
     n = bins * nch;
@@ -420,4 +450,14 @@ done:
     pxio_free(&mask);
     pixsum_ctx_free(ctx);
     return rc;
+}
+
+int cmd_hist(int argc, char **argv)
+{
+    if (!mpi_cli_wanted(argc, argv))
+        return hist_main(argc, argv, 0);
+    int owner = 0; /* distributed: tools/cmd_hist_mpi.c */
+    if (mpi_hist_start(CMD, &argc, &argv, &owner) != 0)
+        return CLI_EXIT_RUNTIME;
+    return mpi_hist_stop(hist_main(argc, argv, 1), owner);
 }

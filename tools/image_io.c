@@ -211,6 +211,38 @@ int pxio_read_rows(pxio_reader *r, size_t rows, void *buf, ptrdiff_t row_stride,
     return 0;
 }
 
+int pxio_reader_seek(pxio_reader *r, size_t row, char *err, size_t errlen)
+{
+    if (!r)
+        return pxio_fail(err, errlen, NULL, "internal error: no reader");
+    if (row > r->total_rows)
+        return pxio_fail(err, errlen, r->path, "internal error: row %zu asked, %zu in the file",
+                         row, r->total_rows);
+    if (r->random_access || row == r->next_row) {
+        r->next_row = row;
+        return 0;
+    }
+    if (row < r->next_row)
+        return pxio_fail(err, errlen, r->path,
+                         "cannot go back to row %zu (a %s file is read in order)", row,
+                         r->info.format);
+    /* Read forward and drop, a bounded band at a time. */
+    size_t band = r->strip_rows ? r->strip_rows : 1;
+    size_t most = ((size_t)4 << 20) / (r->row_bytes ? r->row_bytes : 1);
+    if (band > most)
+        band = most ? most : 1;
+    void *buf = malloc(band * r->row_bytes);
+    if (!buf)
+        return pxio_fail(err, errlen, r->path, "out of memory for %zu rows", band);
+    int st = 0;
+    while (st == 0 && r->next_row < row) {
+        size_t n = row - r->next_row < band ? row - r->next_row : band;
+        st = pxio_read_rows(r, n, buf, 0, err, errlen);
+    }
+    free(buf);
+    return st;
+}
+
 size_t pxio_reader_strip_rows(const pxio_reader *r)
 {
     return r && r->strip_rows ? r->strip_rows : 1;

@@ -120,6 +120,12 @@ int pxio_reader_open(const char *path, const pxio_options *opt, pxio_reader **re
 int pxio_read_rows(pxio_reader *reader, size_t rows, void *buf, ptrdiff_t row_stride,
                    char *err, size_t errlen);
 
+/* Moves the reader to row `row` (0..depth x height): the next read starts
+ * there. TIFF/BigTIFF readers jump straight to the strip or tile row holding
+ * it; the other formats read forward and drop the rows in between (they
+ * cannot go back). Returns 0 or -1 (err filled). */
+int pxio_reader_seek(pxio_reader *reader, size_t row, char *err, size_t errlen);
+
 /* Suggested number of rows per read (a strip or tile row of the file, or a
  * few MiB worth); >= 1. */
 size_t pxio_reader_strip_rows(const pxio_reader *reader);

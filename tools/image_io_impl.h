@@ -29,6 +29,7 @@ struct pxio_reader {
     size_t total_rows;  /* depth x height */
     size_t next_row;    /* rows handed out so far */
     size_t strip_rows;  /* suggested rows per read */
+    int random_access;  /* 1: read() takes any next_row (pxio_reader_seek jumps) */
     void *state;        /* format-specific */
 };
 

@@ -6,7 +6,9 @@
  * pixel, unsigned 8/16/32/64-bit, signed 16/32/64-bit and IEEE float 32/64-bit
  * samples, any compression libtiff decodes. Rows are handed out from a band
  * buffer holding one strip (or one row of tiles), so memory stays bounded by
- * a strip whatever the image size. The first page of a multi-page file is read.
+ * a strip whatever the image size. Any row can be read first (the reader is
+ * random access: pxio_reader_seek jumps to its band). The first page of a
+ * multi-page file is read.
  * Writing: striped, uncompressed, about 1 MiB per strip, row by row through
  * TIFFWriteScanline; BigTIFF when asked or when the file could pass 4 GiB.
  * libtiff reports errors through a global handler; we keep the last message
@@ -155,6 +157,7 @@ int pxio_tiff_open(pxio_reader *r, char *err, size_t errlen)
     r->state = s;
     r->ops = &tiff_reader_ops;
     s->band_first = SIZE_MAX;
+    r->random_access = 1; /* tiff_reader_read() loads the band of any row */
     s->tif = TIFFOpen(r->path, "rm");
     if (!s->tif)
         return pxio_fail(err, errlen, r->path, "not a readable TIFF: %s", tiff_last());
