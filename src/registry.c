@@ -7,6 +7,7 @@
 #include "internal.h"
 
 #include <pthread.h>
+#include <stdio.h>
 #include <string.h>
 
 #define PSI_MAX_METHODS 128
@@ -135,12 +136,17 @@ int psi_choose_method(const psi_job *job, const psi_method **chosen)
         const psi_method *m = psi_method_by_id(id);
         if (!m)
             return psi_fail(PIXSUM_ERR_UNKNOWN_METHOD, "no method with id %d", id);
-        if (!method_handles(m, job))
+        psi_clear_error(); /* a supports() may explain its refusal in the detail */
+        if (!method_handles(m, job)) {
+            char why[320];
+            snprintf(why, sizeof why, "%s", pixsum_last_error());
             return psi_fail(PIXSUM_ERR_UNSUPPORTED,
                             "method %s does not support this operation for %s input "
-                            "(%zu channels, %zux%zux%zu)",
+                            "(%zu channels, %zux%zux%zu)%s%s",
                             m->name, pixsum_type_name(job->in.type), job->in.channels,
-                            job->in.width, job->in.height, job->in.depth);
+                            job->in.width, job->in.height, job->in.depth, why[0] ? ": " : "",
+                            why);
+        }
         if (!method_available(m))
             return psi_fail(PIXSUM_ERR_UNAVAILABLE,
                             "method %s is not available on this machine or build", m->name);
