@@ -1,0 +1,7 @@
+# Properties of the histogram concurrency test: it runs under ThreadSanitizer
+# with `make test-tsan` (ctest -L threads), and with passive OpenMP waiting
+# (hist.omp is called many times on small images on a shared 2-core machine).
+if(TEST test_hist_threads)
+  set_tests_properties(test_hist_threads PROPERTIES
+      LABELS threads ENVIRONMENT "OMP_WAIT_POLICY=passive")
+endif()
