@@ -113,6 +113,83 @@ PIXSUM_API int pixsum_cuda_last_transfer_ms(const pixsum_ctx *ctx, double *h2d_m
                                             double *kernel_ms, double *d2h_ms,
                                             double *total_ms);
 
+/* ---- Histograms of device data ---------------------------------------------------- */
+
+/* Largest bin count of the device histograms. */
+#define PIXSUM_CUDA_HIST_MAX_BINS ((size_t)65536)
+
+/* What a device histogram counted, per channel (fields as pixsum_hist_info),
+ * written to DEVICE memory by the kernels: 17 u64, no padding. */
+typedef struct pixsum_cuda_hist_totals {
+    uint64_t pixels;       /* pixels the mask selects (all without a mask) */
+    uint64_t in_range[4];  /* samples counted in bins */
+    uint64_t below[4];     /* samples < lo (-inf included) */
+    uint64_t above[4];     /* samples >= hi (+inf included) */
+    uint64_t nan[4];       /* NaN samples */
+} pixsum_cuda_hist_totals;
+
+/* Histogram of a device image (2-D or 3-D, u8 u16 i16 i32 f32 f64, 1-4
+ * interleaved channels, any row/slice stride that is a multiple of the sample
+ * size) into the device array `counts` (u64, channel c's bin i at
+ * counts[c * bins + i], overwritten), with the bins, range, mask and bin
+ * formula of pixsum_histogram(): the counts equal the CPU's bit for bit.
+ * spec->mask, if any, is a u8 view in device memory. Bins: 1 ..
+ * PIXSUM_CUDA_HIST_MAX_BINS; the range may be left to its default for u8, u16
+ * and i16; i32, f32 and f64 need spec->lo < spec->hi (their default reads the
+ * data, which would need a synchronisation). `totals` (device memory, may be
+ * NULL) receives the per-channel totals. Runs on `stream` (NULL: the
+ * context's) without synchronising; scratch comes from the context (grown on
+ * first use, or reserved with pixsum_cuda_hist_reserve()). ctx NULL: default
+ * settings, scratch for this call only (the call then waits for its work).
+ * Counts are 64-bit and never wrap, whatever the image size.
+ * Returns PIXSUM_OK, the codes of pixsum_hist_resolve(), PIXSUM_ERR_NULL,
+ * PIXSUM_ERR_BAD_SHAPE (counts_len below channels x bins), PIXSUM_ERR_ALIASING
+ * (counts overlaps the image), PIXSUM_ERR_UNSUPPORTED (more than 65536 bins,
+ * samples not aligned to their size), PIXSUM_ERR_INVALID_ARG (no range for a
+ * type that needs one), PIXSUM_ERR_UNAVAILABLE (no device), PIXSUM_ERR_CUDA. */
+PIXSUM_API int pixsum_cuda_histogram(pixsum_ctx *ctx, const pixsum_view *in,
+                                     const pixsum_hist_spec *spec, uint64_t *counts,
+                                     size_t counts_len, pixsum_cuda_hist_totals *totals,
+                                     void *stream);
+
+/* Makes sure ctx holds the device scratch a pixsum_cuda_histogram() of this
+ * image and spec needs (no data is read), so later calls allocate nothing.
+ * May allocate and synchronise. Returns PIXSUM_OK or the codes of
+ * pixsum_cuda_histogram(). */
+PIXSUM_API int pixsum_cuda_hist_reserve(pixsum_ctx *ctx, const pixsum_view *in,
+                                        const pixsum_hist_spec *spec);
+
+/* Cumulative histogram on the device: out[c * bins + k] = sum of
+ * counts[c * bins + i] for i <= k, for each of `channels` (1-4) rows of `bins`
+ * u64 (device arrays; out == counts allowed). Returns PIXSUM_OK,
+ * PIXSUM_ERR_NULL, PIXSUM_ERR_INVALID_ARG (channels not 1-4, bins 0 or above
+ * PIXSUM_HIST_MAX_BINS), PIXSUM_ERR_UNAVAILABLE, PIXSUM_ERR_CUDA. */
+PIXSUM_API int pixsum_cuda_hist_cumulative(const uint64_t *counts, size_t channels, size_t bins,
+                                           uint64_t *out, void *stream);
+
+/* Relative histogram on the device, as pixsum_hist_relative(): out (device
+ * doubles) = h_i / n, or H_k / n with PIXSUM_HIST_CUMULATIVE; n = in_range[c]
+ * of the device `totals` (NULL: the sum of the channel's bins), or
+ * totals->pixels with PIXSUM_HIST_OF_ALL_SAMPLES (totals then required). A
+ * channel with n = 0 gives zeros. Same values as the CPU function, bit for bit.
+ * Returns PIXSUM_OK, PIXSUM_ERR_NULL, PIXSUM_ERR_INVALID_ARG (flags, channels,
+ * bins), PIXSUM_ERR_UNAVAILABLE, PIXSUM_ERR_CUDA. */
+PIXSUM_API int pixsum_cuda_hist_relative(const uint64_t *counts, size_t channels, size_t bins,
+                                         const pixsum_cuda_hist_totals *totals, unsigned flags,
+                                         double *out, void *stream);
+
+/* Joint histogram of two 1-channel device images, as pixsum_histogram_joint()
+ * (same defaults, masks, cell rule, bit-identical counts) into the device
+ * array counts (bins_a x bins_b u64, overwritten). i32/f32/f64 images need a
+ * given range. `pairs` (device, may be NULL) receives 2 u64: the pairs counted
+ * and the pairs excluded. Bins per axis at most PIXSUM_CUDA_HIST_MAX_BINS,
+ * cells at most 2^26. Runs on `stream` like pixsum_cuda_histogram().
+ * Returns the codes of pixsum_histogram_joint() and pixsum_cuda_histogram(). */
+PIXSUM_API int pixsum_cuda_histogram_joint(pixsum_ctx *ctx, const pixsum_view *a,
+                                           const pixsum_view *b, const pixsum_hist_spec *spec_a,
+                                           const pixsum_hist_spec *spec_b, uint64_t *counts,
+                                           size_t counts_len, uint64_t *pairs, void *stream);
+
 /* Number of CUDA devices usable by this process (0 when none). Without a
  * device the functions above return PIXSUM_ERR_UNAVAILABLE. These functions
  * exist only in a library built with CUDA (PIXSUM_HAVE_CUDA). */

@@ -12,6 +12,7 @@
 #include "../internal.h"
 #include "pixsum_cuda.h"
 
+#include "cuda_hist.h"
 #include "cuda_plan.h"
 
 #include <cuda_runtime_api.h>
@@ -40,6 +41,7 @@ typedef struct psi_cuda_state {
     int have_streams;
     double last_ms[4];
     int have_last;
+    psi_cuda_hist_slot hist;    /* histogram buffers (cuda_hist_host.c) */
 } psi_cuda_state;
 
 static int cuda_fail(cudaError_t e, const char *what)
@@ -79,6 +81,8 @@ static void state_free(psi_cuda_state *s)
             for (int j = 0; j < 6; j++)
                 cudaEventDestroy(s->ev[i][j]);
     }
+    if (s->hist.release)
+        s->hist.release(s->hist.state);
     if (prev >= 0 && prev != s->device)
         cudaSetDevice(prev);
     free(s);
@@ -103,6 +107,15 @@ static psi_cuda_state *state_of(pixsum_ctx *ctx)
         ctx->cuda_release = ctx_release;
     }
     return (psi_cuda_state *)ctx->cuda_scratch;
+}
+
+psi_cuda_hist_slot *psi_cuda_hist_slot_of(struct pixsum_ctx *ctx)
+{
+    psi_cuda_state *s = state_of(ctx);
+    if (!s)
+        return NULL;
+    s->hist.device = s->device;
+    return &s->hist;
 }
 
 static pthread_once_t count_once = PTHREAD_ONCE_INIT;
@@ -1011,5 +1024,9 @@ const psi_method psi_methods_cuda[] = {
     {"cuda.single004", PIXSUM_BACKEND_CUDA, PSI_CU_OPS,
      "GPU single-pass row scan, dynamic block ids, flag sync + transpose (paper 004)", 0,
      cuda_available, supports_single004, run_single004},
+    {"cuda.hist", PIXSUM_BACKEND_CUDA, PIXSUM_OP_HISTOGRAM,
+     "GPU histogram: lane-replicated u32 tables (u8, few bins) or 16-bit tables with spill "
+     "(u16/i16, many bins); host data copied in and counts out",
+     0, psi_cuda_hist_available, psi_cuda_hist_supports, psi_cuda_hist_run},
     {NULL, 0, 0, NULL, 0, NULL, NULL, NULL},
 };

@@ -1,0 +1,139 @@
+/*
+ * cuda_hist.h - what the host side of the CUDA histograms (cuda_hist_host.c,
+ * C) hands to the kernel launchers (hist_count.cu, hist_post.cu, CUDA C), and
+ * the per-context state slot that cuda_host.c keeps for it.
+ *
+ * A count request (psi_ch_plan) is one validated image on the device with its
+ * resolved bins. The launcher picks one of two counting schemes:
+ *   narrow  a u32 table per block in shared memory, replicated so that lane l
+ *           of a warp always hits copy l (no bank conflict whatever the
+ *           content); u8 counts raw values (256 per channel), the other types
+ *           count classes (bins + below/above/NaN) when the table fits;
+ *   wide    one table of up to 65536 16-bit counters (two per word) per block
+ *           for one channel at a time: u16/i16 count raw values, the other
+ *           types bins. Blocks count in rounds of at most 2^15 samples; a
+ *           counter that passes 2^15 in a round is marked and moved to a u64
+ *           table in global memory at the round's end, so no counter can wrap.
+ *           Each block writes its table to the workspace; a reduce kernel adds
+ *           the tables and the u64 spill and folds raw values into bins.
+ * Both schemes fold into the caller's u64 counts with atomics, so counts never
+ * wrap. Class numbers follow hist.h: bin, then bins + 0 (below), + 1 (above),
+ * + 2 (NaN).
+ *
+ * Totals (pixsum_cuda_hist_totals in pixsum_cuda.h) are 17 u64: pixels,
+ * in_range[4], below[4], above[4], nan[4].
+ */
+#ifndef PIXSUM_CUDA_HIST_H
+#define PIXSUM_CUDA_HIST_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Input kinds of the histogram kernels. */
+typedef enum psi_ch_type {
+    PSI_CH_U8 = 0,
+    PSI_CH_U16 = 1,
+    PSI_CH_I16 = 2,
+    PSI_CH_I32 = 3,
+    PSI_CH_F32 = 4,
+    PSI_CH_F64 = 5
+} psi_ch_type;
+
+/* Offsets (in u64) of the fields of the totals record. */
+enum { PSI_CH_T_PIXELS = 0, PSI_CH_T_IN_RANGE = 1, PSI_CH_T_BELOW = 5, PSI_CH_T_ABOVE = 9,
+       PSI_CH_T_NAN = 13, PSI_CH_T_COUNT = 17 };
+
+/* One image in device memory (byte strides; a slice stride is only read when
+ * depth > 1). mask: u8, one sample per pixel, or NULL. */
+typedef struct psi_ch_image {
+    const void *data;
+    psi_ch_type type;
+    long long width, height, depth, channels;
+    long long row_stride, slice_stride;
+    const unsigned char *mask;
+    long long mask_row, mask_slice;
+} psi_ch_image;
+
+/* The bins of pixsum.h: class of v = NaN / below / above / bin
+ * min(bins - 1, (size_t)((v - lo) * scale)), double, no FMA. */
+typedef struct psi_ch_bins {
+    long long bins; /* 1 .. 65536 */
+    double lo, hi, scale;
+} psi_ch_bins;
+
+/* Scheme choices for benchmarks and tests (0 = the launcher decides). */
+typedef struct psi_ch_tuning {
+    int scheme;     /* 0 auto, 1 narrow, 2 wide */
+    int runs;       /* wide: 0 auto, 1 per-thread runs, 2 runs + warp match */
+    int vec_per_thread; /* narrow: vectors per thread per item (0 = 4) */
+} psi_ch_tuning;
+
+typedef struct psi_ch_plan {
+    psi_ch_image img;
+    psi_ch_bins b;
+    unsigned long long *counts; /* channels x bins (device), zeroed by the launcher */
+    unsigned long long *totals; /* PSI_CH_T_COUNT u64 (device), zeroed and filled */
+    void *ws;                   /* workspace of psi_ch_workspace_bytes() */
+    size_t ws_bytes;
+    int sm_count;               /* multiprocessors of the device */
+    psi_ch_tuning tuning;
+    void *stream;               /* cudaStream_t */
+} psi_ch_plan;
+
+/* Bytes of workspace a plan needs (for its image shape and type). */
+size_t psi_ch_workspace_bytes(const psi_ch_plan *p);
+
+/* Zeroes p->counts and p->totals and enqueues the counting on p->stream.
+ * Returns 0 or the cudaError_t of the failing call. */
+int psi_ch_launch(const psi_ch_plan *p);
+
+/* Joint histogram: two 1-channel images of one shape (masks in a and b),
+ * counts[i * bins_b + j] (zeroed here), pair_totals[0] = pairs counted,
+ * [1] = excluded (zeroed here). ws: psi_ch_joint_workspace_bytes(). */
+size_t psi_ch_joint_workspace_bytes(const psi_ch_image *a, const psi_ch_image *b);
+int psi_ch_joint_launch(const psi_ch_image *a, const psi_ch_bins *ba, const psi_ch_image *b,
+                        const psi_ch_bins *bb, unsigned long long *counts,
+                        unsigned long long *pair_totals, void *ws, int sm_count, void *stream);
+
+/* Inclusive scan of each of `channels` rows of `bins` u64 (out may be in). */
+int psi_ch_cumulative(const unsigned long long *in, unsigned long long *out, long long channels,
+                      long long bins, void *stream);
+
+/* out[c * bins + i] = k / n as double with k = h_i (or the running sum when
+ * cumulative) and n = totals in_range[c] (or totals pixels when of_all); a
+ * channel with n = 0 gives zeros. totals NULL: n = sum of the channel's bins. */
+int psi_ch_relative(const unsigned long long *in, double *out, long long channels,
+                    long long bins, const unsigned long long *totals, int cumulative,
+                    int of_all, void *stream);
+
+/* The histogram state slot cuda_host.c keeps in each context's CUDA state
+ * (the hist code owns `state` and frees it with `release`). */
+typedef struct psi_cuda_hist_slot {
+    void *state;
+    void (*release)(void *state);
+    int device;
+} psi_cuda_hist_slot;
+
+/* The slot of ctx (the CUDA state is created on demand); NULL when out of
+ * memory. Defined in cuda_host.c. */
+struct pixsum_ctx;
+psi_cuda_hist_slot *psi_cuda_hist_slot_of(struct pixsum_ctx *ctx);
+
+#ifndef __CUDACC__
+/* The registered method "cuda.hist" (cuda_hist_host.c), listed in
+ * psi_methods_cuda[] of cuda_host.c. */
+struct psi_job;
+_Bool psi_cuda_hist_available(void);
+_Bool psi_cuda_hist_supports(const struct psi_job *job);
+int psi_cuda_hist_run(const struct psi_job *job);
+#endif
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* PIXSUM_CUDA_HIST_H */
