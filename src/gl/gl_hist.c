@@ -542,17 +542,21 @@ static void finish(const gl_run *r)
             continue;
         }
         /* passes: [0] nan plane (f32), then above, below, in-range planes, then
-         * the planes of edges bins-1 .. 1 */
+         * the planes of edges bins-1 .. 1 (mirrored: 1 .. bins-1), which is
+         * back to front */
         size_t j = plan->kind == PSI_GL_KIND_F32 ? 1 : 0;
         uint64_t c_above = acc[j], c_below = acc[j + 1], c_in = acc[j + 2];
         if (j)
             p->nan[ch] += acc[0] - c_above;
         p->above[ch] += c_above - c_below;
         p->below[ch] += c_below - c_in;
-        /* cumulative H_{k-1} = count below edge k; H_{-1} = 0, H_{bins-1} = c_in */
+        /* cumulative H_{k-1} = count below edge k (mirrored planes count the
+         * samples at or above it); H_{-1} = 0, H_{bins-1} = c_in */
+        const uint64_t *planes = acc + j + 3;
         uint64_t upper = c_in;
         for (size_t k = bins - 1; k >= 1; k--) {
-            uint64_t cum = acc[j + 3 + (bins - 1 - k)];
+            size_t pass = plan->down ? k - 1 : bins - 1 - k;
+            uint64_t cum = plan->down ? c_in - planes[pass] : planes[pass];
             h[k] = upper - cum;
             upper = cum;
         }
@@ -592,8 +596,8 @@ static int gl_hist_run(const psi_job *job, bool depth)
         pass_depth[j++] = PSI_GL_PLANE_ABOVE;
         pass_depth[j++] = PSI_GL_PLANE_BELOW;
         pass_depth[j++] = PSI_GL_PLANE_INRANGE;
-        for (size_t k = plan.bins - 1; k >= 1; k--)
-            pass_depth[j++] = plan.planes[k];
+        for (size_t i = 1; i < plan.bins; i++) /* planes of edges bins-1..1 (down: 1..bins-1) */
+            pass_depth[j++] = plan.planes[plan.down ? i : plan.bins - i];
         r.pass_depth = pass_depth;
     }
     const psi_gl_limits *lim;

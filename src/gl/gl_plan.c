@@ -95,30 +95,40 @@ static int plan_depth(const psi_hist_params *p, pixsum_type t, psi_gl_plan *plan
         return psi_fail(PIXSUM_ERR_NO_MEMORY, "cannot allocate %zu plane depths", bins + 1);
     plan->L = 0.0f;
     plan->S = 1.0f;
+    plan->down = false;
     if (k0 >= kb) /* no value of the type lies in [lo, hi): every bin is empty */
         return PIXSUM_OK;
-    plan->L = (float)key_value(t, (uint32_t)k0);
-    /* S: the power of two that maps the largest in-range value to [0.25, 0.5). */
-    float top_lo, top_hi;
-    depth_range((float)key_value(t, (uint32_t)(kb - 1)), plan->L, 1.0f, &top_lo, &top_hi);
-    if (top_hi > 0.0f) {
+    /* Anchor t at the end of the range nearer to 0, where floats are densest:
+     * t(v) = (v - L) * S grows from 0 at L = the lowest in-range value (S > 0)
+     * or, for a range below 0, from 0 at L = the highest one (S < 0). */
+    float first = (float)key_value(t, (uint32_t)k0);
+    float last = (float)key_value(t, (uint32_t)(kb - 1));
+    bool down = t == PIXSUM_F32 && fabsf(last) < fabsf(first);
+    plan->down = down;
+    plan->L = down ? last : first;
+    /* |S|: the power of two that maps the farthest in-range value to [0.25, 0.5). */
+    float far_lo, far_hi;
+    depth_range(down ? first : last, plan->L, down ? -1.0f : 1.0f, &far_lo, &far_hi);
+    if (far_hi > 0.0f) {
         int e;
-        (void)frexpf(top_hi, &e);
+        (void)frexpf(far_hi, &e);
         if (-e - 1 < FLT_MIN_EXP - 1 || -e - 1 > FLT_MAX_EXP - 1)
             return psi_fail(PIXSUM_ERR_UNSUPPORTED,
                             "gl.depth: the f32 range [%g, %g) spans %g, too wide or too narrow "
                             "to scale into a 32-bit depth buffer; use gl.perbin",
-                            p->lo, p->hi, (double)top_hi);
-        plan->S = ldexpf(1.0f, -e - 1);
+                            p->lo, p->hi, (double)far_hi);
+        plan->S = ldexpf(down ? -1.0f : 1.0f, -e - 1);
     }
     for (size_t k = 1; k < bins; k++) {
         uint64_t kk = plan->edges[k];
+        /* planes[k] counts the in-range samples below edge k (S > 0) or at or
+         * above it (S < 0) */
         if (kk <= k0) {
-            plan->planes[k] = 0.0f; /* no in-range sample is below this edge */
+            plan->planes[k] = down ? PSI_GL_PLANE_INRANGE : 0.0f;
             continue;
         }
         if (kk >= kb) {
-            plan->planes[k] = PSI_GL_PLANE_INRANGE; /* every in-range sample is below */
+            plan->planes[k] = down ? 0.0f : PSI_GL_PLANE_INRANGE;
             continue;
         }
         float v = (float)key_value(t, (uint32_t)kk);
@@ -126,7 +136,10 @@ static int plan_depth(const psi_hist_params *p, pixsum_type t, psi_gl_plan *plan
         float at_lo, at_hi, b_lo, b_hi;
         depth_range(v, plan->L, plan->S, &at_lo, &at_hi);
         depth_range(below, plan->L, plan->S, &b_lo, &b_hi);
-        if (!(at_lo >= FLT_MIN) || !(b_hi < at_lo))
+        /* the smaller depths (of v below the edge when S > 0) must all lie
+         * under the plane, the larger ones on or above it */
+        float small_hi = down ? at_hi : b_hi, large_lo = down ? b_lo : at_lo;
+        if (!(large_lo >= FLT_MIN) || !(small_hi < large_lo))
             return psi_fail(PIXSUM_ERR_UNSUPPORTED,
                             "gl.depth: f32 bin edge %zu at %.9g cannot be told apart from the "
                             "float below it (%.9g) in a 32-bit depth buffer (depths %.9g and "
@@ -134,9 +147,9 @@ static int plan_depth(const psi_hist_params *p, pixsum_type t, psi_gl_plan *plan
                             "u8/u16/i16 and for f32 bins on one side of 0 that are wider than "
                             "about 2^-24 of the range; use gl.perbin, fewer bins or another "
                             "range",
-                            k, (double)v, (double)below, (double)at_lo, (double)b_hi,
+                            k, (double)v, (double)below, (double)large_lo, (double)small_hi,
                             (double)plan->L, (double)plan->S);
-        plan->planes[k] = at_lo;
+        plan->planes[k] = large_lo;
     }
     return PIXSUM_OK;
 }

@@ -19,22 +19,29 @@
  *
  * Depth (gl.depth, paper 002). An in-range sample gets the depth
  * t(v) = (v - L) * S in float32, L = the value of K_0, S a power of two that
- * puts t in [0, 0.5]; below / above / NaN samples get the fixed depths 0.625 /
- * 0.75 / 0.875 and unselected (masked) pixels keep the cleared 1.0. A plane at
- * depth P drawn with GL_GREATER counts the pixels whose depth is < P. Plane k
- * (1 <= k < bins) is drawn at P_k = t(K_k): it counts the samples with key
- * < K_k exactly when t separates K_k from the value just below it. For u8,
+ * puts t in [0, 0.5] (for f32 ranges below 0 the mirror image: L = the largest
+ * in-range value, S < 0, so t is anchored at the end nearer 0 where floats are
+ * densest); below / above / NaN samples get the fixed depths 0.625 / 0.75 /
+ * 0.875 and unselected (masked) pixels keep the cleared 1.0. A plane at depth
+ * P drawn with GL_GREATER counts the pixels whose depth is < P. Plane k
+ * (1 <= k < bins) is drawn at P_k = t(K_k) (mirrored: t of the value below
+ * K_k): it counts the samples with key < K_k (mirrored: >= K_k) exactly when t
+ * separates K_k from the value just below it. For u8,
  * u16 and i16 every step of t is exact (integers below 2^24, S a power of
  * two), so every bin count up to PSI_GL_MAX_BINS is honoured. For f32 the
  * 24-bit significand of the depth limits what can be separated; the plan
  * checks every edge (under IEEE rounding and under flush-to-zero, the two ways
- * a GPU may evaluate t) and refuses the request when an edge k has
- * t(value below K_k) >= P_k or P_k is not a normal float. In practice: ranges
- * with lo >= 0 (or hi <= 0 mirrored in value) separate every edge whose bin
- * width is above about 2^-24 of the range's top value; a range that straddles
- * 0 fails when an edge falls within about 2^-24 * max(|lo|, |hi|) of 0 (e.g.
- * [-1, 1) with an even bin count, whose middle edge the double formula puts at
- * -2^-54). gl.perbin has no such limit.
+ * a GPU may evaluate t) and refuses the request when an edge k is not
+ * separated or its plane depth is not a normal float. What that means: for
+ * lo >= 0, fl(v - L) with 0 <= L <= v is strictly increasing (exact where
+ * v <= 2L, and otherwise v - L lies in v's binade or the one below), so every
+ * edge is separated: f32 ranges with lo >= 0, and mirrored those with hi <= 0,
+ * are taken with any bin count up to 65536 (unless edges are denormal floats
+ * that a flush-to-zero GPU would merge). A range that straddles 0 is refused:
+ * near 0 the bin formula tells apart neighbouring floats much finer than the
+ * depth of a value at the range's far end can resolve (e.g. [-1, 1) with 256
+ * bins fails at edge 1, -0.9921875 against the float below it); gl.perbin
+ * has no such limit.
  */
 #ifndef PIXSUM_GL_PLAN_H
 #define PIXSUM_GL_PLAN_H
@@ -67,8 +74,11 @@ typedef struct psi_gl_plan {
     uint32_t kmin, kmax;  /* keys of the non-NaN values, inclusive */
     uint64_t *edges;      /* bins + 1 keys K_0..K_bins; kmax + 1 = past the last */
     /* gl.depth only (depth == true at creation): */
-    float L, S;
-    float *planes;        /* bins + 1 entries; planes[k] = P_k for 1 <= k < bins */
+    float L, S;           /* t(v) = (v - L) * S; S < 0 for f32 ranges below 0 */
+    bool down;            /* S < 0: t decreases with the value */
+    float *planes;        /* bins + 1 entries; planes[k] = P_k for 1 <= k < bins:
+                             counts the in-range samples below edge k (down: at
+                             or above it) */
 } psi_gl_plan;
 
 /* True for the input types the GL methods read (u8 u16 i16 f32). */
