@@ -7,7 +7,8 @@
 # (bench/cuda/torch_peer.py). Logs go to $OUT (default ./gpu-out).
 #
 # usage: scripts/gpu-check.sh [steps]   steps: any of build test sanitize bench
-#                                       python torch (default: all, in that order)
+#                                       histtest histbench python torch (default:
+#                                       all, in that order)
 # Environment: OUT, JOBS, CUDA_ARCH (default 90), PIXSUM_TEST_NO_LARGE=1.
 # Without cmocka installed, .gpu-deps/*.deb (libcmocka0, libcmocka-dev,
 # fetched with `apt-get download`) are unpacked under /tmp/gpu-deps and the
@@ -18,7 +19,7 @@ OUT=${OUT:-$PWD/gpu-out}
 JOBS=${JOBS:-$(nproc)}
 ARCH=${CUDA_ARCH:-90}
 BUILD=build-gpu
-STEPS=${*:-build test sanitize bench python torch}
+STEPS=${*:-build test sanitize bench histtest histbench python torch}
 mkdir -p "$OUT"
 CUDA_HOME=${CUDA_HOME:-$(dirname "$(dirname "$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)")")}
 export PATH="$CUDA_HOME/bin:$PATH"
@@ -51,16 +52,18 @@ if has build; then
     cmake --build $BUILD -j "$JOBS" --target pixsum pixsum_static >>"$OUT/build.log" 2>&1 ||
         { tail -40 "$OUT/build.log"; exit 1; }
     if [ "$TESTING" = ON ]; then
-        cmake --build $BUILD -j "$JOBS" --target test_cuda >>"$OUT/build.log" 2>&1 ||
+        cmake --build $BUILD -j "$JOBS" --target test_cuda test_cuda_hist >>"$OUT/build.log" 2>&1 ||
             { tail -40 "$OUT/build.log"; exit 1; }
     else
         mkdir -p $BUILD/tests
+        for t in test_cuda test_cuda_hist; do
         gcc -O2 -std=c11 -D_GNU_SOURCE -DPIXSUM_TEST_HAVE_CUDA=1 -Iinclude -Isrc -Itests \
-            -I"$CMOCKA_DIR/include" -I"$CUDA_HOME/include" tests/test_cuda.c \
-            -o $BUILD/tests/test_cuda -L$BUILD/src -lpixsum \
+            -I"$CMOCKA_DIR/include" -I"$CUDA_HOME/include" tests/$t.c \
+            -o $BUILD/tests/$t -L$BUILD/src -lpixsum \
             -L"$CMOCKA_DIR/lib/x86_64-linux-gnu" -lcmocka -L"$CUDA_HOME/lib64" -lcudart -lm \
             -Wl,-rpath,"$PWD/$BUILD/src:$CMOCKA_DIR/lib/x86_64-linux-gnu:$CUDA_HOME/lib64" \
             >>"$OUT/build.log" 2>&1 || { tail -40 "$OUT/build.log"; exit 1; }
+        done
     fi
     grep -E "warning" "$OUT/build.log" | head -20
     echo "build ok"
@@ -108,6 +111,34 @@ if has bench; then
         nvcc "${BENCH_COMMON[@]}" >>"$OUT/bench-build.log" 2>&1 || { tail -20 "$OUT/bench-build.log"; exit 1; }
     fi
     $BUILD/gpu_bench ${BENCH_SECTION:-all} ${BENCH_REPS:-15} 2>&1 | tee "$OUT/bench.log"
+fi
+
+if has histtest; then
+    # GPU histograms (issue 6): bit-exact against the CPU, then small under
+    # compute-sanitizer (memcheck, racecheck) unless HIST_SANITIZE=0.
+    step "test_cuda_hist"
+    $BUILD/tests/test_cuda_hist 2>&1 | tee "$OUT/test-hist.log" | tail -12
+    [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+    if [ "${HIST_SANITIZE:-1}" != 0 ]; then
+        CS=$(command -v compute-sanitizer || echo "$CUDA_HOME/bin/compute-sanitizer")
+        for tool in memcheck racecheck; do
+            step "compute-sanitizer --tool $tool test_cuda_hist (PIXSUM_TEST_QUICK=1)"
+            PIXSUM_TEST_QUICK=1 timeout ${SAN_TIMEOUT:-200} "$CS" --tool $tool --report-api-errors no \
+                --error-exitcode 3 $BUILD/tests/test_cuda_hist >"$OUT/sanitize-hist-$tool.log" 2>&1
+            rc=$?
+            tail -3 "$OUT/sanitize-hist-$tool.log"
+            echo "$tool exit code $rc"
+            [ $rc -eq 0 ] || status=1
+        done
+    fi
+fi
+
+if has histbench; then
+    step "hist_bench (cuda.hist vs CUB DeviceHistogram vs read floor)"
+    nvcc -std=c++17 -O3 -arch=sm_$ARCH --extended-lambda bench/cuda/hist_bench.cu -Iinclude \
+        -L$BUILD/src -lpixsum -Xlinker -rpath="$PWD/$BUILD/src" -o $BUILD/hist_bench \
+        >"$OUT/hist-bench-build.log" 2>&1 || { tail -20 "$OUT/hist-bench-build.log"; exit 1; }
+    $BUILD/hist_bench ${BENCH_REPS:-15} ${HIST_BENCH_SECTION:-all} 2>&1 | tee "$OUT/hist-bench.log"
 fi
 
 if has python; then step "python package: CuPy/PyTorch arrays"; bench/python/gpu_check.sh "$OUT" || status=1; fi

@@ -8,6 +8,9 @@
  * copied in, counted, counts copied out).
  *
  * Every CUDA error becomes PIXSUM_ERR_CUDA with CUDA's text as the detail.
+ * For tests and benchmarks, PIXSUM_CUDA_HIST may force the counting scheme
+ * ("narrow" or "wide", where the type allows it) and the wide scheme's warp
+ * match mode ("match"), e.g. PIXSUM_CUDA_HIST=wide,match.
  */
 #include "../hist/hist_classify.h"
 #include "pixsum_cuda.h"
@@ -191,6 +194,22 @@ static int check_counts(const pixsum_view *in, const uint64_t *counts, size_t co
     return PIXSUM_OK;
 }
 
+static psi_ch_tuning env_tuning(void)
+{
+    psi_ch_tuning t;
+    memset(&t, 0, sizeof t);
+    const char *e = getenv("PIXSUM_CUDA_HIST");
+    if (e) {
+        if (strstr(e, "narrow"))
+            t.scheme = 1;
+        if (strstr(e, "wide"))
+            t.scheme = 2;
+        if (strstr(e, "match"))
+            t.runs = 2;
+    }
+    return t;
+}
+
 static void make_plan(const hist_state *h, const pixsum_view *in, const psi_hist_params *p,
                       uint64_t *counts, void *stream, psi_ch_plan *plan)
 {
@@ -200,6 +219,7 @@ static void make_plan(const hist_state *h, const pixsum_view *in, const psi_hist
     plan->counts = (unsigned long long *)counts;
     plan->sm_count = h->sm_count;
     plan->stream = stream;
+    plan->tuning = env_tuning();
 }
 
 static int launch_count(hist_state *h, psi_ch_plan *plan, pixsum_cuda_hist_totals *totals)

@@ -1,0 +1,348 @@
+/*
+ * hist_bench.cu - GPU histogram timings of pixsum's cuda.hist next to its peer
+ * and floor, all measured in this one process (issue 6):
+ *   floor  a read kernel that loads the same bytes with 16-byte loads and
+ *          writes nothing significant (best of two launch shapes);
+ *   cub    cub::DeviceHistogram::HistogramEven (int counters, the toolkit's
+ *          CUB), unit bins over the type's range;
+ *   pixsum pixsum_cuda_histogram() on device data (u64 counts, totals off),
+ *          in its automatic scheme and, for 16-bit images, the warp-match
+ *          variant (PIXSUM_CUDA_HIST=match).
+ * Images: u8 with 256 bins and u16 with 65536 bins at 8192^2 and 16384^2, of
+ * five contents: noise (uniform), natural (smooth field + a little noise),
+ * constant, skewed (90% one value), stripes (a period that puts every lane of a
+ * warp on the same value at each step: the worst case for shared atomics).
+ * Timing: CUDA events around a batch of calls, after warm-up; the median of
+ * `reps` batches divided by the batch length. Calls rotate over enough copies
+ * of the image to span more than 4x the L2 cache (or one copy when it is
+ * larger than 2x L2), so the cache never holds the next call's data. The
+ * counts of pixsum and CUB are compared once per case.
+ * Output: a readable table and CSV rows (prefix "csv,").
+ * usage: hist_bench [reps] [all|main]
+ */
+#include <cuda_runtime.h>
+#include <cub/cub.cuh>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "pixsum.h"
+#include "pixsum_cuda.h"
+
+#define CK(call)                                                                        \
+    do {                                                                                \
+        cudaError_t e_ = (call);                                                        \
+        if (e_ != cudaSuccess) {                                                        \
+            fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #call,                \
+                    cudaGetErrorString(e_));                                            \
+            exit(1);                                                                    \
+        }                                                                               \
+    } while (0)
+
+#define PK(call)                                                                        \
+    do {                                                                                \
+        int st_ = (call);                                                               \
+        if (st_ != PIXSUM_OK) {                                                         \
+            fprintf(stderr, "%s:%d %s: %s: %s\n", __FILE__, __LINE__, #call,           \
+                    pixsum_strerror(st_), pixsum_last_error());                         \
+            exit(1);                                                                    \
+        }                                                                               \
+    } while (0)
+
+static cudaStream_t g_stream;
+static size_t g_l2 = 50u << 20;
+static int g_reps = 15;
+static int g_sms = 132;
+
+/* ---- content ----------------------------------------------------------------------- */
+
+__device__ unsigned hash32(unsigned long long i, unsigned seed)
+{
+    unsigned long long z = i * 0x9e3779b97f4a7c15ull + seed * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return (unsigned)(z ^ (z >> 31));
+}
+
+enum { NOISE, NATURAL, CONSTANT, SKEWED, STRIPES, CONTENTS };
+static const char *const content_name[] = {"noise", "natural", "constant", "skewed", "stripes"};
+
+/* levels = 256 or 65536; stripes period = 16 bytes of samples. */
+template <typename T>
+__global__ void fill(T *p, long long w, long long n, int content, unsigned seed, unsigned levels)
+{
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
+         i += (long long)gridDim.x * blockDim.x) {
+        long long x = i % w, y = i / w;
+        unsigned h = hash32((unsigned long long)i, seed);
+        unsigned v;
+        switch (content) {
+        case NOISE: v = h % levels; break;
+        case NATURAL: {
+            float u = 0.5f + 0.25f * __sinf(x * 0.0021f + seed) * __cosf(y * 0.0017f) +
+                      0.15f * __sinf((x + 2 * y) * 0.011f) +
+                      0.05f * __sinf(x * 0.093f) * __sinf(y * 0.071f);
+            float noise = ((float)(h & 1023) / 1023.0f - 0.5f) * 4.0f / 256.0f;
+            u += noise;
+            u = fminf(fmaxf(u, 0.0f), 1.0f);
+            v = (unsigned)(u * (levels - 1));
+            break;
+        }
+        case CONSTANT: v = levels == 256 ? 77 : 12345; break;
+        case SKEWED: v = h % 10 ? (levels == 256 ? 200 : 40000) : (h >> 8) % levels; break;
+        default: {
+            unsigned period = 16 / sizeof(T);
+            v = (unsigned)(x % period) * (levels / period);
+            break;
+        }
+        }
+        p[i] = (T)v;
+    }
+}
+
+/* ---- floor ------------------------------------------------------------------------- */
+
+template <int U>
+__global__ void read_floor(const uint4 *p, long long n, unsigned *sink)
+{
+    uint4 acc = make_uint4(0, 0, 0, 0);
+    long long stride = (long long)gridDim.x * blockDim.x;
+    long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+    for (; i + (U - 1) * stride < n; i += U * stride) {
+        uint4 v[U];
+#pragma unroll
+        for (int k = 0; k < U; k++)
+            v[k] = __ldcs(p + i + k * stride);
+#pragma unroll
+        for (int k = 0; k < U; k++) {
+            acc.x ^= v[k].x;
+            acc.y ^= v[k].y;
+            acc.z ^= v[k].z;
+            acc.w ^= v[k].w;
+        }
+    }
+    for (; i < n; i += stride) {
+        uint4 v = __ldcs(p + i);
+        acc.x ^= v.x;
+        acc.y ^= v.y;
+        acc.z ^= v.z;
+        acc.w ^= v.w;
+    }
+    if ((acc.x ^ acc.y ^ acc.z ^ acc.w) == 0x9E3779B9u) /* practically never */
+        sink[0] = 1;
+}
+
+/* ---- timing ------------------------------------------------------------------------ */
+
+template <typename F> static double time_ms(int batch, F &&call)
+{
+    cudaEvent_t a, b;
+    CK(cudaEventCreate(&a));
+    CK(cudaEventCreate(&b));
+    for (int i = 0; i < 3; i++)
+        call(i);
+    std::vector<double> t;
+    for (int r = 0; r < g_reps; r++) {
+        CK(cudaEventRecord(a, g_stream));
+        for (int i = 0; i < batch; i++)
+            call(i);
+        CK(cudaEventRecord(b, g_stream));
+        CK(cudaEventSynchronize(b));
+        float ms = 0;
+        CK(cudaEventElapsedTime(&ms, a, b));
+        t.push_back(ms / batch);
+    }
+    CK(cudaGetLastError());
+    cudaEventDestroy(a);
+    cudaEventDestroy(b);
+    std::sort(t.begin(), t.end());
+    return t[t.size() / 2];
+}
+
+struct Case {
+    pixsum_type type;
+    size_t side, channels, bins;
+    double lo, hi;
+    bool with_cub;
+};
+
+static void run_case(const Case &c, int content, pixsum_ctx *ctx, unsigned *sink)
+{
+    size_t es = pixsum_type_size(c.type);
+    size_t w = c.side, h = c.side, n = w * h * c.channels, bytes = n * es;
+    int nbuf = bytes >= 2 * g_l2 ? 1 : (int)((4 * g_l2 + bytes - 1) / bytes);
+    std::vector<void *> buf(nbuf);
+    for (int i = 0; i < nbuf; i++) {
+        CK(cudaMalloc(&buf[i], bytes));
+        unsigned levels = es == 1 ? 256 : 65536;
+        if (es == 1)
+            fill<unsigned char><<<g_sms * 8, 256, 0, g_stream>>>((unsigned char *)buf[i],
+                                                                 (long long)(w * c.channels),
+                                                                 (long long)n, content,
+                                                                 17u + i, levels);
+        else if (c.type == PIXSUM_F32)
+            fill<float><<<g_sms * 8, 256, 0, g_stream>>>((float *)buf[i],
+                                                         (long long)(w * c.channels), (long long)n,
+                                                         content, 17u + i, levels);
+        else
+            fill<unsigned short><<<g_sms * 8, 256, 0, g_stream>>>((unsigned short *)buf[i],
+                                                                  (long long)(w * c.channels),
+                                                                  (long long)n, content, 17u + i,
+                                                                  levels);
+        CK(cudaGetLastError());
+    }
+    CK(cudaStreamSynchronize(g_stream));
+    size_t ncounts = c.bins * c.channels;
+    uint64_t *counts;
+    int *cub_counts;
+    CK(cudaMalloc(&counts, ncounts * 8));
+    CK(cudaMalloc(&cub_counts, c.bins * sizeof(int)));
+    std::vector<pixsum_view> views(nbuf);
+    for (int i = 0; i < nbuf; i++)
+        views[i] = pixsum_view_2d(buf[i], c.type, w, h, c.channels, 0);
+    pixsum_hist_spec spec;
+    memset(&spec, 0, sizeof spec);
+    spec.bins = c.bins;
+    spec.lo = c.lo;
+    spec.hi = c.hi;
+    PK(pixsum_cuda_hist_reserve(ctx, &views[0], &spec));
+    CK(cudaDeviceSynchronize());
+    int batch = nbuf;
+
+    /* floor: best of two launch shapes */
+    long long nvec = (long long)(bytes / 16);
+    double floor_ms = 1e30;
+    floor_ms = std::min(floor_ms, time_ms(batch, [&](int i) {
+        read_floor<4><<<g_sms * 8, 256, 0, g_stream>>>((const uint4 *)buf[i % nbuf], nvec, sink);
+    }));
+    floor_ms = std::min(floor_ms, time_ms(batch, [&](int i) {
+        read_floor<2><<<g_sms * 2, 1024, 0, g_stream>>>((const uint4 *)buf[i % nbuf], nvec, sink);
+    }));
+
+    unsetenv("PIXSUM_CUDA_HIST");
+    double px_ms = time_ms(batch, [&](int i) {
+        PK(pixsum_cuda_histogram(ctx, &views[i % nbuf], &spec, counts, ncounts, NULL, g_stream));
+    });
+    double match_ms = -1;
+    if (es == 2 && c.type != PIXSUM_F32) {
+        setenv("PIXSUM_CUDA_HIST", "match", 1);
+        match_ms = time_ms(batch, [&](int i) {
+            PK(pixsum_cuda_histogram(ctx, &views[i % nbuf], &spec, counts, ncounts, NULL,
+                                     g_stream));
+        });
+        unsetenv("PIXSUM_CUDA_HIST");
+    }
+
+    double cub_ms = -1;
+    const char *check = "-";
+    if (c.with_cub) {
+        void *tmp = nullptr;
+        size_t tmp_bytes = 0;
+        int levels = (int)c.bins + 1;
+        int lo = (int)c.lo, hi = (int)c.hi;
+        if (es == 1)
+            CK(cub::DeviceHistogram::HistogramEven(nullptr, tmp_bytes, (const unsigned char *)buf[0],
+                                                   cub_counts, levels, lo, hi, (long long)n,
+                                                   g_stream));
+        else
+            CK(cub::DeviceHistogram::HistogramEven(nullptr, tmp_bytes,
+                                                   (const unsigned short *)buf[0], cub_counts,
+                                                   levels, lo, hi, (long long)n, g_stream));
+        CK(cudaMalloc(&tmp, tmp_bytes));
+        cub_ms = time_ms(batch, [&](int i) {
+            if (es == 1)
+                CK(cub::DeviceHistogram::HistogramEven(tmp, tmp_bytes,
+                                                       (const unsigned char *)buf[i % nbuf],
+                                                       cub_counts, levels, lo, hi, (long long)n,
+                                                       g_stream));
+            else
+                CK(cub::DeviceHistogram::HistogramEven(tmp, tmp_bytes,
+                                                       (const unsigned short *)buf[i % nbuf],
+                                                       cub_counts, levels, lo, hi, (long long)n,
+                                                       g_stream));
+        });
+        /* Same counts for buffer 0? */
+        PK(pixsum_cuda_histogram(ctx, &views[0], &spec, counts, ncounts, NULL, g_stream));
+        if (es == 1)
+            CK(cub::DeviceHistogram::HistogramEven(tmp, tmp_bytes, (const unsigned char *)buf[0],
+                                                   cub_counts, levels, lo, hi, (long long)n,
+                                                   g_stream));
+        else
+            CK(cub::DeviceHistogram::HistogramEven(tmp, tmp_bytes, (const unsigned short *)buf[0],
+                                                   cub_counts, levels, lo, hi, (long long)n,
+                                                   g_stream));
+        std::vector<uint64_t> a(c.bins);
+        std::vector<int> b(c.bins);
+        CK(cudaMemcpyAsync(a.data(), counts, c.bins * 8, cudaMemcpyDeviceToHost, g_stream));
+        CK(cudaMemcpyAsync(b.data(), cub_counts, c.bins * 4, cudaMemcpyDeviceToHost, g_stream));
+        CK(cudaStreamSynchronize(g_stream));
+        check = "same";
+        for (size_t k = 0; k < c.bins; k++)
+            if (a[k] != (uint64_t)(unsigned)b[k])
+                check = "DIFFER";
+        cudaFree(tmp);
+    }
+    double gbs = (double)bytes / (floor_ms * 1e-3) / 1e9;
+    char name[64];
+    snprintf(name, sizeof name, "%s %zux%zu%s %zu bins", pixsum_type_name(c.type), w, h,
+             c.channels > 1 ? (c.channels == 4 ? " x4ch" : " xch") : "", c.bins);
+    printf("%-28s %-9s floor %8.4f ms (%5.0f GB/s) | pixsum %8.4f ms = %.2f of floor",
+           name, content_name[content], floor_ms, gbs, px_ms, floor_ms / px_ms);
+    if (match_ms > 0)
+        printf(" | match %8.4f ms", match_ms);
+    if (cub_ms > 0)
+        printf(" | CUB %8.4f ms, pixsum %.2fx faster, counts %s", cub_ms, cub_ms / px_ms, check);
+    printf("\n");
+    printf("csv,%s,%zu,%zu,%zu,%zu,%s,%.5f,%.5f,%.5f,%.5f\n", pixsum_type_name(c.type), w, h,
+           c.channels, c.bins, content_name[content], floor_ms, px_ms, match_ms, cub_ms);
+    fflush(stdout);
+    for (int i = 0; i < nbuf; i++)
+        cudaFree(buf[i]);
+    cudaFree(counts);
+    cudaFree(cub_counts);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1)
+        g_reps = std::max(3, atoi(argv[1]));
+    std::string what = argc > 2 ? argv[2] : "all";
+    cudaDeviceProp pr;
+    CK(cudaGetDeviceProperties(&pr, 0));
+    g_l2 = (size_t)pr.l2CacheSize;
+    g_sms = pr.multiProcessorCount;
+    printf("hist_bench: %s, %d SMs, L2 %zu MiB, pixsum %s, CUB %d.%d.%d, %d reps (median)\n",
+           pr.name, g_sms, g_l2 >> 20, pixsum_version(), CUB_MAJOR_VERSION, CUB_MINOR_VERSION,
+           CUB_SUBMINOR_VERSION, g_reps);
+    CK(cudaStreamCreateWithFlags(&g_stream, cudaStreamNonBlocking));
+    unsigned *sink;
+    CK(cudaMalloc(&sink, 16));
+    pixsum_ctx *ctx = pixsum_ctx_new();
+    std::vector<Case> cases = {
+        {PIXSUM_U8, 8192, 1, 256, 0, 256, true},
+        {PIXSUM_U8, 16384, 1, 256, 0, 256, true},
+        {PIXSUM_U16, 8192, 1, 65536, 0, 65536, true},
+        {PIXSUM_U16, 16384, 1, 65536, 0, 65536, true},
+    };
+    if (what == "all") {
+        cases.push_back({PIXSUM_U8, 4096, 4, 256, 0, 256, false});
+        cases.push_back({PIXSUM_U16, 8192, 1, 256, 0, 65536, false});
+        cases.push_back({PIXSUM_F32, 8192, 1, 1000, 0, 65536, false});
+        cases.push_back({PIXSUM_F32, 8192, 1, 65536, 0, 65536, false});
+    }
+    for (const Case &c : cases) {
+        for (int content = 0; content < CONTENTS; content++) {
+            if (!c.with_cub && content != NOISE && content != CONSTANT)
+                continue;
+            run_case(c, content, ctx, sink);
+        }
+    }
+    pixsum_ctx_free(ctx);
+    cudaFree(sink);
+    cudaStreamDestroy(g_stream);
+    return 0;
+}

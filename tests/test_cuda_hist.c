@@ -1,0 +1,656 @@
+/*
+ * test_cuda_hist.c - the CUDA histograms against the CPU reference
+ * (pixsum_histogram with hist.scalar): random shapes (1x1, 1xN, Nx1, odd
+ * widths, 3-D), padded and misaligned rows, 1-4 channels, masks, bins 1..65536,
+ * ranges that cut values off, NaN and infinities, random / natural-like /
+ * constant / skewed / striped content, each counting scheme (narrow, wide, wide
+ * with warp match, forced through PIXSUM_CUDA_HIST), images large enough for
+ * the 16-bit counters to spill, repeated launches, the caller's stream
+ * (captured into a CUDA graph: no synchronisation, no allocation), the
+ * cumulative and relative histograms, the joint histogram and the host-memory
+ * method cuda.hist. Counts and totals must match bit for bit; relative values
+ * too (same division).
+ *
+ * Without a CUDA device (or in a build without CUDA) the program prints
+ * "skipped: no CUDA device" and exits with 77. PIXSUM_TEST_SEED=N replays a
+ * run; PIXSUM_TEST_QUICK=1 runs fewer cases.
+ */
+#include "pixsum.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#ifndef PIXSUM_TEST_HAVE_CUDA
+int main(void)
+{
+    printf("test_cuda_hist: skipped: no CUDA device (library built without CUDA)\n");
+    return 77;
+}
+#else
+
+#include "pixsum_cuda.h"
+
+#include <cuda_runtime_api.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <time.h>
+
+#include <cmocka.h>
+
+static uint64_t rng_state;
+static cudaStream_t g_stream;
+static int g_quick;
+
+static uint64_t rnd(void)
+{
+    uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static size_t rnd_in(size_t lo, size_t hi) /* inclusive */
+{
+    return lo + (size_t)(rnd() % (uint64_t)(hi - lo + 1));
+}
+
+#define CU_OK(call)                                                                    \
+    do {                                                                               \
+        cudaError_t e_ = (call);                                                       \
+        if (e_ != cudaSuccess)                                                         \
+            fail_msg("%s failed: %s", #call, cudaGetErrorString(e_));                  \
+    } while (0)
+
+#define PX_OK(call)                                                                    \
+    do {                                                                               \
+        int st_ = (call);                                                              \
+        if (st_ != PIXSUM_OK)                                                          \
+            fail_msg("%s returned %d (%s): %s", #call, st_, pixsum_strerror(st_),     \
+                     pixsum_last_error());                                            \
+    } while (0)
+
+enum content { C_RANDOM, C_NATURAL, C_CONSTANT, C_SKEWED, C_STRIPES, C_COUNT };
+static const char *const content_names[] = {"random", "natural", "constant", "skewed",
+                                             "stripes"};
+
+/* A value of `content` at (x, y, z, c) as a double in the type's range. */
+static double sample_value(pixsum_type t, int content, size_t x, size_t y, size_t z, size_t c,
+                           double konst)
+{
+    double lo, hi;
+    switch (t) {
+    case PIXSUM_U8: lo = 0, hi = 255; break;
+    case PIXSUM_U16: lo = 0, hi = 65535; break;
+    case PIXSUM_I16: lo = -32768, hi = 32767; break;
+    case PIXSUM_I32: lo = -100000, hi = 100000; break;
+    default: lo = -2, hi = 3; break;
+    }
+    double u; /* in [0, 1] */
+    switch (content) {
+    case C_NATURAL:
+        u = 0.5 + 0.3 * sin((double)x / 9.0 + (double)c) * cos((double)y / 7.0 + (double)z) +
+            0.15 * sin((double)(x + y) / 3.0) + 0.01 * (double)(rnd() % 100) / 100.0;
+        break;
+    case C_CONSTANT: u = konst; break;
+    case C_SKEWED: u = rnd() % 10 ? konst : (double)(rnd() % 1000001) / 1e6; break;
+    case C_STRIPES: u = (double)((x * 3 + c) % 16) / 15.0; break;
+    default: u = (double)(rnd() % 1000001) / 1e6; break;
+    }
+    if (u < 0)
+        u = 0;
+    if (u > 1)
+        u = 1;
+    return lo + u * (hi - lo);
+}
+
+static void store(pixsum_type t, void *row, size_t i, double v)
+{
+    switch (t) {
+    case PIXSUM_U8: ((uint8_t *)row)[i] = (uint8_t)lround(v); break;
+    case PIXSUM_U16: ((uint16_t *)row)[i] = (uint16_t)lround(v); break;
+    case PIXSUM_I16: ((int16_t *)row)[i] = (int16_t)lround(v); break;
+    case PIXSUM_I32: ((int32_t *)row)[i] = (int32_t)lround(v); break;
+    case PIXSUM_F32: ((float *)row)[i] = (float)v; break;
+    case PIXSUM_F64: ((double *)row)[i] = v; break;
+    default: break;
+    }
+}
+
+/* A host image and its device twin (same strides; optional byte offset). */
+typedef struct img {
+    pixsum_view h, d; /* host view, device view */
+    void *hmem, *dmem;
+} img;
+
+static img make_img(pixsum_type t, size_t w, size_t hgt, size_t dep, size_t ch, size_t pad,
+                    size_t offset_elems, int content, int specials)
+{
+    img m;
+    size_t es = pixsum_type_size(t);
+    ptrdiff_t row = (ptrdiff_t)((w * ch + pad) * es);
+    size_t bytes = (size_t)row * hgt * dep + offset_elems * es;
+    m.hmem = malloc(bytes);
+    assert_non_null(m.hmem);
+    memset(m.hmem, 0x5A, bytes);
+    char *base = (char *)m.hmem + offset_elems * es;
+    m.h = pixsum_view_3d(base, t, w, hgt, dep, ch, row, row * (ptrdiff_t)hgt);
+    double konst = (double)(rnd() % 1000) / 999.0;
+    for (size_t z = 0; z < dep; z++)
+        for (size_t y = 0; y < hgt; y++) {
+            char *r = base + (ptrdiff_t)z * m.h.slice_stride + (ptrdiff_t)y * row;
+            for (size_t x = 0; x < w; x++)
+                for (size_t c = 0; c < ch; c++) {
+                    double v = sample_value(t, content, x, y, z, c, konst);
+                    if (specials && (t == PIXSUM_F32 || t == PIXSUM_F64) && rnd() % 13 == 0) {
+                        static const double sp[] = {NAN, INFINITY, -INFINITY, 1e300, -1e300, 0.0};
+                        v = sp[rnd() % 6];
+                        if (t == PIXSUM_F32 && fabs(v) == 1e300)
+                            v = v > 0 ? 3e38 : -3e38;
+                    }
+                    store(t, r, x * ch + c, v);
+                }
+        }
+    CU_OK(cudaMalloc(&m.dmem, bytes));
+    CU_OK(cudaMemcpy(m.dmem, m.hmem, bytes, cudaMemcpyHostToDevice));
+    m.d = m.h;
+    m.d.data = (char *)m.dmem + offset_elems * es;
+    return m;
+}
+
+static void free_img(img *m)
+{
+    free(m->hmem);
+    cudaFree(m->dmem);
+}
+
+static img make_mask(size_t w, size_t hgt, size_t dep, int kind)
+{
+    img m = make_img(PIXSUM_U8, w, hgt, dep, 1, rnd() % 3, 0, C_RANDOM, 0);
+    for (size_t z = 0; z < dep; z++)
+        for (size_t y = 0; y < hgt; y++) {
+            uint8_t *r = (uint8_t *)m.h.data + (ptrdiff_t)z * m.h.slice_stride +
+                         (ptrdiff_t)y * m.h.row_stride;
+            for (size_t x = 0; x < w; x++)
+                r[x] = kind == 0 ? (uint8_t)(rnd() % 2 ? rnd() % 256 : 0) : (uint8_t)1;
+        }
+    size_t bytes = (size_t)m.h.row_stride * hgt * dep;
+    CU_OK(cudaMemcpy(m.dmem, m.hmem, bytes, cudaMemcpyHostToDevice));
+    return m;
+}
+
+/* CPU reference through hist.scalar. */
+static void cpu_hist(const pixsum_view *in, const pixsum_hist_spec *spec, uint64_t *counts,
+                     size_t len, pixsum_hist_info *info)
+{
+    pixsum_ctx *ctx = pixsum_ctx_new();
+    PX_OK(pixsum_ctx_set_method(ctx, "hist.scalar"));
+    PX_OK(pixsum_histogram(ctx, in, spec, counts, len, info));
+    pixsum_ctx_free(ctx);
+}
+
+static void compare_totals(const pixsum_cuda_hist_totals *t, const pixsum_hist_info *info,
+                           const char *what)
+{
+    if (t->pixels != info->pixels)
+        fail_msg("%s: pixels %llu, CPU %llu", what, (unsigned long long)t->pixels,
+                 (unsigned long long)info->pixels);
+    for (size_t c = 0; c < info->channels; c++) {
+        if (t->in_range[c] != info->in_range[c] || t->below[c] != info->below[c] ||
+            t->above[c] != info->above[c] || t->nan[c] != info->nan[c])
+            fail_msg("%s: channel %zu totals in/below/above/nan %llu %llu %llu %llu, CPU %llu "
+                     "%llu %llu %llu",
+                     what, c, (unsigned long long)t->in_range[c],
+                     (unsigned long long)t->below[c], (unsigned long long)t->above[c],
+                     (unsigned long long)t->nan[c], (unsigned long long)info->in_range[c],
+                     (unsigned long long)info->below[c], (unsigned long long)info->above[c],
+                     (unsigned long long)info->nan[c]);
+    }
+}
+
+static void compare_counts(const uint64_t *got, const uint64_t *want, size_t n, size_t bins,
+                           const char *what)
+{
+    for (size_t i = 0; i < n; i++)
+        if (got[i] != want[i])
+            fail_msg("%s: channel %zu bin %zu: GPU %llu, CPU %llu", what, i / bins, i % bins,
+                     (unsigned long long)got[i], (unsigned long long)want[i]);
+}
+
+typedef struct hcase {
+    pixsum_type t;
+    size_t w, h, d, ch, pad, offset;
+    int content, masked, specials;
+    size_t bins;
+    int range; /* 0 default (small types), 1 cutting range, 2 covering range */
+    const char *mode; /* PIXSUM_CUDA_HIST value or "" */
+} hcase;
+
+/* Runs one case through the device API (twice: repeated launches) and, every
+ * few cases, through the host-memory method, against the CPU. */
+static void run_case(const hcase *k, int also_host)
+{
+    char what[320];
+    snprintf(what, sizeof what, "%s %zux%zux%zu ch%zu pad%zu off%zu %s mask%d bins%zu range%d "
+             "mode '%s'", pixsum_type_name(k->t), k->w, k->h, k->d, k->ch, k->pad, k->offset,
+             content_names[k->content], k->masked, k->bins, k->range, k->mode);
+    setenv("PIXSUM_CUDA_HIST", k->mode, 1);
+    img im = make_img(k->t, k->w, k->h, k->d, k->ch, k->pad, k->offset, k->content, k->specials);
+    img mk;
+    memset(&mk, 0, sizeof mk);
+    pixsum_hist_spec hs, ds;
+    memset(&hs, 0, sizeof hs);
+    hs.bins = k->bins;
+    int small = k->t == PIXSUM_U8 || k->t == PIXSUM_U16 || k->t == PIXSUM_I16;
+    if (k->range || !small) {
+        double lo, hi;
+        switch (k->t) {
+        case PIXSUM_U8: lo = -20.0 + (double)(rnd() % 120), hi = lo + 1 + (double)(rnd() % 300); break;
+        case PIXSUM_U16: lo = -500.0 + (double)(rnd() % 30000), hi = lo + 1 + (double)(rnd() % 70000); break;
+        case PIXSUM_I16: lo = -33000.0 + (double)(rnd() % 40000), hi = lo + 1 + (double)(rnd() % 70000); break;
+        case PIXSUM_I32: lo = -120000.0 + (double)(rnd() % 150000), hi = lo + 1 + (double)(rnd() % 250000); break;
+        default: lo = -2.5 + (double)(rnd() % 1000) / 400.0, hi = lo + 0.001 + (double)(rnd() % 1000) / 200.0; break;
+        }
+        if (k->range == 2 || (!small && rnd() % 3 == 0)) {
+            lo = k->t == PIXSUM_U8 ? 0 : k->t == PIXSUM_U16 ? 0 : k->t == PIXSUM_I16 ? -32768 : lo;
+            hi = k->t == PIXSUM_U8 ? 256 : k->t == PIXSUM_U16 ? 65536 : k->t == PIXSUM_I16 ? 32768 : hi;
+        }
+        hs.lo = lo;
+        hs.hi = hi;
+    }
+    ds = hs;
+    pixsum_view hmask, dmask;
+    if (k->masked) {
+        mk = make_mask(k->w, k->h, k->d, k->masked == 2);
+        hmask = mk.h;
+        dmask = mk.d;
+        hs.mask = &hmask;
+        ds.mask = &dmask;
+    }
+    pixsum_hist_info info;
+    PX_OK(pixsum_hist_resolve(&im.h, &hs, &info));
+    size_t n = info.bins * k->ch;
+    uint64_t *want = calloc(n, sizeof *want), *got = calloc(n, sizeof *got);
+    assert_non_null(want);
+    assert_non_null(got);
+    cpu_hist(&im.h, &hs, want, n, &info);
+
+    pixsum_ctx *ctx = pixsum_ctx_new();
+    uint64_t *dcounts;
+    pixsum_cuda_hist_totals *dtot, tot;
+    CU_OK(cudaMalloc((void **)&dcounts, n * 8 + 64));
+    CU_OK(cudaMalloc((void **)&dtot, sizeof *dtot));
+    for (int rep = 0; rep < 2; rep++) {
+        CU_OK(cudaMemsetAsync(dcounts, 0xFF, n * 8, g_stream)); /* the call overwrites */
+        PX_OK(pixsum_cuda_histogram(ctx, &im.d, &ds, dcounts, n, dtot, g_stream));
+        CU_OK(cudaMemcpyAsync(got, dcounts, n * 8, cudaMemcpyDeviceToHost, g_stream));
+        CU_OK(cudaMemcpyAsync(&tot, dtot, sizeof tot, cudaMemcpyDeviceToHost, g_stream));
+        CU_OK(cudaStreamSynchronize(g_stream));
+        compare_counts(got, want, n, info.bins, what);
+        compare_totals(&tot, &info, what);
+    }
+    /* without totals, and without a context */
+    memset(got, 0, n * 8);
+    PX_OK(pixsum_cuda_histogram(NULL, &im.d, &ds, dcounts, n, NULL, g_stream));
+    CU_OK(cudaMemcpyAsync(got, dcounts, n * 8, cudaMemcpyDeviceToHost, g_stream));
+    CU_OK(cudaStreamSynchronize(g_stream));
+    compare_counts(got, want, n, info.bins, what);
+
+    if (also_host) {
+        pixsum_hist_info hinfo;
+        memset(got, 0, n * 8);
+        PX_OK(pixsum_ctx_set_method(ctx, "cuda.hist"));
+        PX_OK(pixsum_histogram(ctx, &im.h, &hs, got, n, &hinfo));
+        compare_counts(got, want, n, info.bins, what);
+        assert_memory_equal(&hinfo, &info, sizeof info);
+    }
+    pixsum_ctx_free(ctx);
+    cudaFree(dcounts);
+    cudaFree(dtot);
+    free(want);
+    free(got);
+    free_img(&im);
+    if (k->masked)
+        free_img(&mk);
+    unsetenv("PIXSUM_CUDA_HIST");
+}
+
+static const pixsum_type types[] = {PIXSUM_U8, PIXSUM_U16, PIXSUM_I16,
+                                    PIXSUM_I32, PIXSUM_F32, PIXSUM_F64};
+static const char *const modes[] = {"", "", "wide", "wide,match", "match", "narrow"};
+
+static size_t pick_bins(void)
+{
+    static const size_t common[] = {1, 2, 3, 7, 64, 100, 255, 256, 257, 1000, 4096,
+                                    12000, 30000, 40000, 65535, 65536};
+    if (rnd() % 4 == 0)
+        return rnd_in(1, 65536);
+    return common[rnd() % (sizeof common / sizeof common[0])];
+}
+
+static void random_case(hcase *k)
+{
+    memset(k, 0, sizeof *k);
+    k->t = types[rnd() % 6];
+    switch (rnd() % 6) {
+    case 0: k->w = 1, k->h = 1; break;
+    case 1: k->w = rnd_in(1, 3000), k->h = 1; break;
+    case 2: k->w = 1, k->h = rnd_in(1, 700); break;
+    default: k->w = rnd_in(1, 400), k->h = rnd_in(1, 300); break;
+    }
+    k->d = rnd() % 5 == 0 ? rnd_in(2, 3) : 1;
+    k->ch = rnd_in(1, 4);
+    k->pad = rnd() % 2 ? 0 : rnd_in(1, 40);
+    k->offset = rnd() % 4 == 0 ? rnd_in(1, 7) : 0;
+    k->content = (int)(rnd() % C_COUNT);
+    k->masked = rnd() % 4 == 0 ? (int)rnd_in(1, 2) : 0;
+    k->specials = rnd() % 2;
+    k->bins = rnd() % 5 == 0 ? 0 : pick_bins();
+    k->range = (int)(rnd() % 3);
+    k->mode = modes[rnd() % 6];
+}
+
+static void test_random(void **state)
+{
+    (void)state;
+    int n = g_quick ? 60 : 400;
+    for (int i = 0; i < n; i++) {
+        hcase k;
+        random_case(&k);
+        run_case(&k, i % 5 == 0);
+    }
+}
+
+/* Images where one value fills more than 2^15 samples per block, so the
+ * 16-bit counters of the wide scheme spill; and large u8 / float images. */
+static void test_large_and_spill(void **state)
+{
+    (void)state;
+    static const hcase cases[] = {
+        {PIXSUM_U16, 3000, 2000, 1, 1, 0, 0, C_CONSTANT, 0, 0, 0, 0, ""},
+        {PIXSUM_U16, 3000, 2000, 1, 1, 0, 0, C_CONSTANT, 0, 0, 0, 0, "match"},
+        {PIXSUM_I16, 2048, 2048, 1, 1, 0, 0, C_SKEWED, 0, 0, 0, 0, ""},
+        {PIXSUM_U16, 2048, 1024, 1, 3, 8, 0, C_CONSTANT, 0, 0, 0, 0, ""},
+        {PIXSUM_U16, 2048, 2048, 1, 1, 0, 0, C_CONSTANT, 2, 0, 0, 0, ""},
+        {PIXSUM_U16, 1999, 1500, 2, 1, 0, 0, C_STRIPES, 0, 0, 1000, 1, ""},
+        {PIXSUM_U16, 4096, 1024, 1, 1, 0, 0, C_NATURAL, 0, 0, 65536, 2, ""},
+        {PIXSUM_F32, 2048, 2048, 1, 1, 0, 0, C_CONSTANT, 0, 0, 65536, 1, ""},
+        {PIXSUM_F32, 2048, 2048, 1, 1, 0, 0, C_SKEWED, 0, 1, 50000, 1, "wide,match"},
+        {PIXSUM_U8, 4096, 4096, 1, 1, 0, 0, C_CONSTANT, 0, 0, 0, 0, ""},
+        {PIXSUM_U8, 4096, 2048, 1, 4, 0, 0, C_NATURAL, 0, 0, 0, 0, ""},
+        {PIXSUM_U8, 4095, 2047, 1, 3, 5, 1, C_SKEWED, 1, 0, 100, 1, ""},
+        {PIXSUM_F64, 1024, 1024, 1, 2, 0, 0, C_RANDOM, 0, 1, 300, 1, ""},
+        {PIXSUM_I32, 1024, 1024, 1, 1, 0, 0, C_CONSTANT, 0, 0, 4096, 1, ""},
+    };
+    size_t n = sizeof cases / sizeof cases[0];
+    for (size_t i = 0; i < n; i++) {
+        if (g_quick && i % 3)
+            continue;
+        run_case(&cases[i], i % 4 == 0);
+    }
+}
+
+static void test_errors(void **state)
+{
+    (void)state;
+    uint8_t *d;
+    uint64_t *c;
+    CU_OK(cudaMalloc((void **)&d, 1024));
+    CU_OK(cudaMalloc((void **)&c, 70000 * 8));
+    pixsum_view v = pixsum_view_2d(d, PIXSUM_U8, 32, 32, 1, 0);
+    pixsum_view f = pixsum_view_2d(d, PIXSUM_F32, 16, 16, 1, 0);
+    pixsum_hist_spec s;
+    memset(&s, 0, sizeof s);
+    assert_int_equal(pixsum_cuda_histogram(NULL, NULL, NULL, c, 256, NULL, NULL), PIXSUM_ERR_NULL);
+    assert_int_equal(pixsum_cuda_histogram(NULL, &v, NULL, NULL, 256, NULL, NULL), PIXSUM_ERR_NULL);
+    assert_int_equal(pixsum_cuda_histogram(NULL, &v, NULL, c, 255, NULL, NULL),
+                     PIXSUM_ERR_BAD_SHAPE);
+    assert_int_equal(pixsum_cuda_histogram(NULL, &f, NULL, c, 256, NULL, NULL),
+                     PIXSUM_ERR_INVALID_ARG);
+    s.bins = 65537;
+    assert_int_equal(pixsum_cuda_histogram(NULL, &v, &s, c, 70000, NULL, NULL),
+                     PIXSUM_ERR_UNSUPPORTED);
+    pixsum_view odd = pixsum_view_2d(d + 1, PIXSUM_U16, 8, 8, 1, 0);
+    assert_int_equal(pixsum_cuda_histogram(NULL, &odd, NULL, c, 65536, NULL, NULL),
+                     PIXSUM_ERR_UNSUPPORTED);
+    pixsum_view alias = pixsum_view_2d(c, PIXSUM_U8, 64, 1, 1, 0);
+    assert_int_equal(pixsum_cuda_histogram(NULL, &alias, NULL, c, 256, NULL, NULL),
+                     PIXSUM_ERR_ALIASING);
+    assert_int_equal(pixsum_cuda_hist_cumulative(c, 5, 10, c, NULL), PIXSUM_ERR_INVALID_ARG);
+    assert_int_equal(pixsum_cuda_hist_relative(c, 1, 10, NULL, 2, (double *)d, NULL),
+                     PIXSUM_ERR_NULL);
+    assert_int_equal(pixsum_cuda_hist_relative(c, 1, 10, NULL, 8, (double *)d, NULL),
+                     PIXSUM_ERR_INVALID_ARG);
+    pixsum_view two = pixsum_view_2d(d, PIXSUM_U8, 16, 16, 2, 0);
+    assert_int_equal(pixsum_cuda_histogram_joint(NULL, &two, &two, NULL, NULL, c, 65536, NULL,
+                                                 NULL),
+                     PIXSUM_ERR_BAD_SHAPE);
+    cudaFree(d);
+    cudaFree(c);
+}
+
+/* Cumulative and relative histograms on the device against the CPU's. */
+static void test_cumulative_relative(void **state)
+{
+    (void)state;
+    for (int i = 0; i < (g_quick ? 6 : 24); i++) {
+        hcase k;
+        random_case(&k);
+        k.masked = rnd() % 2;
+        if (i == 0)
+            k.t = PIXSUM_U8;
+        img im = make_img(k.t, k.w, k.h, k.d, k.ch, 0, 0, k.content, 1);
+        img mk;
+        pixsum_hist_spec hs, ds;
+        memset(&hs, 0, sizeof hs);
+        hs.bins = i == 0 ? 65536 * 4 : pick_bins();
+        hs.lo = -1;
+        hs.hi = k.t == PIXSUM_U8 ? 300 : 2.5;
+        ds = hs;
+        pixsum_view hm, dm;
+        if (k.masked) {
+            mk = make_mask(k.w, k.h, k.d, 0);
+            hm = mk.h;
+            dm = mk.d;
+            hs.mask = &hm;
+            ds.mask = &dm;
+        }
+        pixsum_hist_info info;
+        PX_OK(pixsum_hist_resolve(&im.h, &hs, &info));
+        size_t n = info.bins * k.ch;
+        uint64_t *h = calloc(n, 8), *cum = calloc(n, 8), *got = calloc(n, 8);
+        double *rel = calloc(n, 8), *grel = calloc(n, 8);
+        cpu_hist(&im.h, &hs, h, n, &info);
+        uint64_t *dc, *dcum;
+        double *drel;
+        pixsum_cuda_hist_totals *dt;
+        CU_OK(cudaMalloc((void **)&dc, n * 8));
+        CU_OK(cudaMalloc((void **)&dcum, n * 8));
+        CU_OK(cudaMalloc((void **)&drel, n * 8));
+        CU_OK(cudaMalloc((void **)&dt, sizeof *dt));
+        if (info.bins <= PIXSUM_CUDA_HIST_MAX_BINS) {
+            PX_OK(pixsum_cuda_histogram(NULL, &im.d, &ds, dc, n, dt, g_stream));
+        } else { /* more bins than the device counts: scan the CPU's counts */
+            CU_OK(cudaMemcpy(dc, h, n * 8, cudaMemcpyHostToDevice));
+            cudaFree(dt);
+            dt = NULL;
+        }
+        PX_OK(pixsum_hist_cumulative(&info, h, cum));
+        PX_OK(pixsum_cuda_hist_cumulative(dc, k.ch, info.bins, dcum, g_stream));
+        CU_OK(cudaMemcpyAsync(got, dcum, n * 8, cudaMemcpyDeviceToHost, g_stream));
+        CU_OK(cudaStreamSynchronize(g_stream));
+        compare_counts(got, cum, n, info.bins, "cumulative");
+        /* in place */
+        PX_OK(pixsum_cuda_hist_cumulative(dc, k.ch, info.bins, dc, g_stream));
+        CU_OK(cudaMemcpyAsync(got, dc, n * 8, cudaMemcpyDeviceToHost, g_stream));
+        CU_OK(cudaStreamSynchronize(g_stream));
+        compare_counts(got, cum, n, info.bins, "cumulative in place");
+        CU_OK(cudaMemcpy(dc, h, n * 8, cudaMemcpyHostToDevice));
+        for (unsigned flags = 0; flags < 4; flags++) {
+            if ((flags & PIXSUM_HIST_OF_ALL_SAMPLES) && !dt)
+                continue;
+            const pixsum_cuda_hist_totals *tp = flags & 2 ? dt : (rnd() % 2 ? dt : NULL);
+            PX_OK(pixsum_hist_relative(&info, h, flags, rel));
+            PX_OK(pixsum_cuda_hist_relative(dc, k.ch, info.bins, tp, flags, drel, g_stream));
+            CU_OK(cudaMemcpyAsync(grel, drel, n * 8, cudaMemcpyDeviceToHost, g_stream));
+            CU_OK(cudaStreamSynchronize(g_stream));
+            for (size_t j = 0; j < n; j++)
+                if (memcmp(&grel[j], &rel[j], 8) != 0)
+                    fail_msg("relative flags %u at %zu: GPU %.17g, CPU %.17g", flags, j, grel[j],
+                             rel[j]);
+        }
+        cudaFree(dc);
+        cudaFree(dcum);
+        cudaFree(drel);
+        if (dt)
+            cudaFree(dt);
+        free(h);
+        free(cum);
+        free(got);
+        free(rel);
+        free(grel);
+        free_img(&im);
+        if (k.masked)
+            free_img(&mk);
+    }
+}
+
+static void test_joint(void **state)
+{
+    (void)state;
+    for (int i = 0; i < (g_quick ? 8 : 40); i++) {
+        pixsum_type ta = types[rnd() % 6], tb = types[rnd() % 6];
+        size_t w = rnd_in(1, 700), h = rnd_in(1, 200), d = rnd() % 4 ? 1 : 2;
+        int content = (int)(rnd() % C_COUNT);
+        img a = make_img(ta, w, h, d, 1, rnd() % 5, rnd() % 3, content, 1);
+        img b = make_img(tb, w, h, d, 1, rnd() % 5, 0, (int)(rnd() % C_COUNT), 1);
+        pixsum_hist_spec sa, sb, dsa, dsb;
+        memset(&sa, 0, sizeof sa);
+        memset(&sb, 0, sizeof sb);
+        static const size_t jb[] = {1, 5, 16, 64, 100, 256, 1000, 4096};
+        sa.bins = jb[rnd() % 8];
+        sb.bins = jb[rnd() % 8];
+        if (!(ta == PIXSUM_U8 || ta == PIXSUM_U16 || ta == PIXSUM_I16) || rnd() % 2)
+            sa.lo = -1.5, sa.hi = ta == PIXSUM_U8 ? 200 : ta == PIXSUM_F32 || ta == PIXSUM_F64 ? 2.0 : 20000;
+        if (!(tb == PIXSUM_U8 || tb == PIXSUM_U16 || tb == PIXSUM_I16) || rnd() % 2)
+            sb.lo = 0.25, sb.hi = tb == PIXSUM_U8 ? 255 : tb == PIXSUM_F32 || tb == PIXSUM_F64 ? 3.0 : 30000;
+        dsa = sa;
+        dsb = sb;
+        img mk;
+        pixsum_view hm, dm;
+        int masked = rnd() % 3 == 0;
+        if (masked) {
+            mk = make_mask(w, h, d, 0);
+            hm = mk.h;
+            dm = mk.d;
+            sb.mask = &hm;
+            dsb.mask = &dm;
+        }
+        pixsum_joint_info ji;
+        pixsum_hist_info ia, ib;
+        PX_OK(pixsum_hist_resolve(&a.h, &sa, &ia));
+        PX_OK(pixsum_hist_resolve(&b.h, &sb, &ib));
+        size_t cells = (sa.bins ? sa.bins : 256) * (sb.bins ? sb.bins : 256);
+        uint64_t *want = calloc(cells, 8), *got = calloc(cells, 8), pairs[2];
+        PX_OK(pixsum_histogram_joint(NULL, &a.h, &b.h, &sa, &sb, want, cells, &ji));
+        uint64_t *dc, *dp;
+        CU_OK(cudaMalloc((void **)&dc, cells * 8));
+        CU_OK(cudaMalloc((void **)&dp, 16));
+        pixsum_ctx *ctx = pixsum_ctx_new();
+        PX_OK(pixsum_cuda_histogram_joint(ctx, &a.d, &b.d, &dsa, &dsb, dc, cells, dp, g_stream));
+        CU_OK(cudaMemcpyAsync(got, dc, cells * 8, cudaMemcpyDeviceToHost, g_stream));
+        CU_OK(cudaMemcpyAsync(pairs, dp, 16, cudaMemcpyDeviceToHost, g_stream));
+        CU_OK(cudaStreamSynchronize(g_stream));
+        compare_counts(got, want, cells, cells, "joint");
+        assert_int_equal(pairs[0], ji.pairs);
+        assert_int_equal(pairs[1], ji.excluded);
+        pixsum_ctx_free(ctx);
+        cudaFree(dc);
+        cudaFree(dp);
+        free(want);
+        free(got);
+        free_img(&a);
+        free_img(&b);
+        if (masked)
+            free_img(&mk);
+    }
+}
+
+/* The caller's stream: the whole call is captured into a graph (which fails
+ * on any synchronisation or allocation), then the graph runs twice. */
+static void test_stream_capture(void **state)
+{
+    (void)state;
+    static const pixsum_type ts[] = {PIXSUM_U8, PIXSUM_U16, PIXSUM_F32};
+    for (int i = 0; i < 3; i++) {
+        img im = make_img(ts[i], 1000, 600, 1, i == 0 ? 3 : 1, 0, 0, C_NATURAL, 0);
+        pixsum_hist_spec s;
+        memset(&s, 0, sizeof s);
+        if (ts[i] == PIXSUM_F32)
+            s.bins = 20000, s.lo = -1, s.hi = 2;
+        pixsum_hist_info info;
+        PX_OK(pixsum_hist_resolve(&im.h, &s, &info));
+        size_t n = info.bins * im.h.channels;
+        uint64_t *want = calloc(n, 8), *got = calloc(n, 8), *dc;
+        cpu_hist(&im.h, &s, want, n, &info);
+        CU_OK(cudaMalloc((void **)&dc, n * 8));
+        pixsum_ctx *ctx = pixsum_ctx_new();
+        PX_OK(pixsum_ctx_set(ctx, PIXSUM_PARAM_CUDA_STREAM, (intptr_t)g_stream));
+        PX_OK(pixsum_cuda_hist_reserve(ctx, &im.d, &s));
+        CU_OK(cudaStreamSynchronize(g_stream));
+        cudaGraph_t graph;
+        cudaGraphExec_t exec;
+        CU_OK(cudaStreamBeginCapture(g_stream, cudaStreamCaptureModeGlobal));
+        int st = pixsum_cuda_histogram(ctx, &im.d, &s, dc, n, NULL, NULL); /* ctx's stream */
+        CU_OK(cudaStreamEndCapture(g_stream, &graph));
+        if (st != PIXSUM_OK)
+            fail_msg("captured call: %s", pixsum_last_error());
+        CU_OK(cudaGraphInstantiate(&exec, graph, 0));
+        for (int rep = 0; rep < 2; rep++) {
+            CU_OK(cudaMemsetAsync(dc, 0x77, n * 8, g_stream));
+            CU_OK(cudaGraphLaunch(exec, g_stream));
+            CU_OK(cudaMemcpyAsync(got, dc, n * 8, cudaMemcpyDeviceToHost, g_stream));
+            CU_OK(cudaStreamSynchronize(g_stream));
+            compare_counts(got, want, n, info.bins, "graph");
+        }
+        cudaGraphExecDestroy(exec);
+        cudaGraphDestroy(graph);
+        pixsum_ctx_free(ctx);
+        cudaFree(dc);
+        free(want);
+        free(got);
+        free_img(&im);
+    }
+}
+
+int main(void)
+{
+    if (pixsum_cuda_device_count() == 0) {
+        printf("test_cuda_hist: skipped: no CUDA device\n");
+        return 77;
+    }
+    const char *seed = getenv("PIXSUM_TEST_SEED");
+    rng_state = seed ? strtoull(seed, NULL, 10) : (uint64_t)time(NULL);
+    g_quick = getenv("PIXSUM_TEST_QUICK") != NULL;
+    printf("test_cuda_hist: seed %llu (replay with PIXSUM_TEST_SEED=N)\n",
+           (unsigned long long)rng_state);
+    if (cudaStreamCreateWithFlags(&g_stream, cudaStreamNonBlocking) != cudaSuccess) {
+        printf("cannot create a CUDA stream\n");
+        return 1;
+    }
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_random),
+        cmocka_unit_test(test_large_and_spill),
+        cmocka_unit_test(test_cumulative_relative),
+        cmocka_unit_test(test_joint),
+        cmocka_unit_test(test_stream_capture),
+    };
+    int failed = cmocka_run_group_tests(tests, NULL, NULL);
+    cudaStreamDestroy(g_stream);
+    return failed ? 1 : 0;
+}
+#endif
