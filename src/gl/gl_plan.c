@@ -98,17 +98,29 @@ static int plan_depth(const psi_hist_params *p, pixsum_type t, psi_gl_plan *plan
     plan->down = false;
     if (k0 >= kb) /* no value of the type lies in [lo, hi): every bin is empty */
         return PIXSUM_OK;
-    /* Anchor t at the end of the range nearer to 0, where floats are densest:
-     * t(v) = (v - L) * S grows from 0 at L = the lowest in-range value (S > 0)
-     * or, for a range below 0, from 0 at L = the highest one (S < 0). */
+    /* Integers: L = the lowest in-range value (every step exact). f32: L = 0,
+     * so that t = v * S is an exact power-of-two scaling of v and every
+     * in-range float keeps its own depth; for a range below 0, S < 0. A range
+     * with in-range values on both sides of 0 cannot be mapped that way. */
     float first = (float)key_value(t, (uint32_t)k0);
     float last = (float)key_value(t, (uint32_t)(kb - 1));
-    bool down = t == PIXSUM_F32 && fabsf(last) < fabsf(first);
+    bool down = false;
+    plan->L = first;
+    if (t == PIXSUM_F32) {
+        if (first < 0.0f && last > 0.0f)
+            return psi_fail(PIXSUM_ERR_UNSUPPORTED,
+                            "gl.depth: the f32 range [%g, %g) holds values on both sides of 0; "
+                            "its float32 depths t = v * 2^k cannot cover both signs in [0, 1] "
+                            "(exact for ranges with lo >= 0 or hi <= 0); use gl.perbin",
+                            p->lo, p->hi);
+        down = last <= 0.0f && first < 0.0f;
+        plan->L = 0.0f;
+    }
     plan->down = down;
-    plan->L = down ? last : first;
     /* |S|: the power of two that maps the farthest in-range value to [0.25, 0.5). */
     float far_lo, far_hi;
     depth_range(down ? first : last, plan->L, down ? -1.0f : 1.0f, &far_lo, &far_hi);
+    /* (integers: far_hi = last - first < 2^16; f32: |farthest value|) */
     if (far_hi > 0.0f) {
         int e;
         (void)frexpf(far_hi, &e);

@@ -18,30 +18,27 @@
  * exact for every type and range.
  *
  * Depth (gl.depth, paper 002). An in-range sample gets the depth
- * t(v) = (v - L) * S in float32, L = the value of K_0, S a power of two that
- * puts t in [0, 0.5] (for f32 ranges below 0 the mirror image: L = the largest
- * in-range value, S < 0, so t is anchored at the end nearer 0 where floats are
- * densest); below / above / NaN samples get the fixed depths 0.625 / 0.75 /
- * 0.875 and unselected (masked) pixels keep the cleared 1.0. A plane at depth
- * P drawn with GL_GREATER counts the pixels whose depth is < P. Plane k
- * (1 <= k < bins) is drawn at P_k = t(K_k) (mirrored: t of the value below
- * K_k): it counts the samples with key < K_k (mirrored: >= K_k) exactly when t
- * separates K_k from the value just below it. For u8,
- * u16 and i16 every step of t is exact (integers below 2^24, S a power of
- * two), so every bin count up to PSI_GL_MAX_BINS is honoured. For f32 the
- * 24-bit significand of the depth limits what can be separated; the plan
- * checks every edge (under IEEE rounding and under flush-to-zero, the two ways
- * a GPU may evaluate t) and refuses the request when an edge k is not
- * separated or its plane depth is not a normal float. What that means: for
- * lo >= 0, fl(v - L) with 0 <= L <= v is strictly increasing (exact where
- * v <= 2L, and otherwise v - L lies in v's binade or the one below), so every
- * edge is separated: f32 ranges with lo >= 0, and mirrored those with hi <= 0,
- * are taken with any bin count up to 65536 (unless edges are denormal floats
- * that a flush-to-zero GPU would merge). A range that straddles 0 is refused:
- * near 0 the bin formula tells apart neighbouring floats much finer than the
- * depth of a value at the range's far end can resolve (e.g. [-1, 1) with 256
- * bins fails at edge 1, -0.9921875 against the float below it); gl.perbin
- * has no such limit.
+ * t(v) = (v - L) * S in float32, S a power of two that puts t in [0, 0.5];
+ * below / above / NaN samples get the fixed depths 0.625 / 0.75 / 0.875 and
+ * unselected (masked) pixels keep the cleared 1.0. A plane at depth P drawn
+ * with GL_GREATER counts the pixels whose depth is < P. Plane k (1 <= k <
+ * bins) is drawn at P_k = t(K_k): it counts the samples with key < K_k
+ * exactly when t separates K_k from the value just below it.
+ *
+ * Precision limit of the 32-bit float depth buffer (24-bit significand):
+ *   u8, u16, i16: L = the lowest in-range value, so v - L is an integer below
+ *     2^16 and every step is exact: any bin count up to PSI_GL_MAX_BINS.
+ *   f32: L = 0, so t = v * S is v with its exponent shifted: exact, and every
+ *     in-range float keeps a depth of its own (for ranges below 0, S < 0).
+ *     Ranges with lo >= 0 or hi <= 0 are therefore taken with any bin count
+ *     up to PSI_GL_MAX_BINS. A range with in-range values on both sides of 0
+ *     is refused: one depth range [0, 1] cannot hold both signs at full float
+ *     resolution, and near 0 the bin formula tells apart neighbouring floats
+ *     (use gl.perbin, which compares keys and has no such limit).
+ *   The plan still checks every edge, under IEEE rounding and under
+ *   flush-to-zero (the two ways a GPU may evaluate t), and refuses a request
+ *   whose edge k is not separated or whose plane depth is not a normal float
+ *   (f32 ranges whose edges are denormal floats or so wide that t underflows).
  */
 #ifndef PIXSUM_GL_PLAN_H
 #define PIXSUM_GL_PLAN_H
