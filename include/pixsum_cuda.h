@@ -12,7 +12,14 @@
  *     is the only time they may allocate) or from a workspace the caller sizes
  *     with pixsum_cuda_workspace_size();
  *   - turn every CUDA error into PIXSUM_ERR_CUDA with CUDA's own text in
- *     pixsum_last_error().
+ *     pixsum_last_error();
+ *   - refuse, with PIXSUM_ERR_INVALID_ARG and before launching anything, a
+ *     view or workspace whose first or last byte the GPU cannot reach: plain
+ *     host memory (unless the system lets the device read pageable memory),
+ *     a freed buffer, memory of another device than the context's, or a view
+ *     running past the mapped end of its allocation (the check is made with
+ *     cudaPointerGetAttributes; a view that stays inside mapped device memory
+ *     but past its own allocation cannot be told apart).
  * Errors that surface only when the stream runs (a fault inside a kernel) are
  * reported by the caller's own synchronisation, as usual in CUDA.
  *

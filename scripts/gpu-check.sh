@@ -6,8 +6,8 @@
 # floor and NPP, paper 004 sweep, paper 003 table) and the PyTorch peer
 # (bench/cuda/torch_peer.py). Logs go to $OUT (default ./gpu-out).
 #
-# usage: scripts/gpu-check.sh [steps]   steps: any of build test sanitize bench
-#                                       histtest histbench python torch (default:
+# usage: scripts/gpu-check.sh [steps]   steps: any of build test sanitize bench gl
+#                                       failtest histtest histbench python torch (default:
 #                                       all, in that order)
 # Environment: OUT, JOBS, CUDA_ARCH (default 90), PIXSUM_TEST_NO_LARGE=1.
 # Without cmocka installed, .gpu-deps/*.deb (libcmocka0, libcmocka-dev,
@@ -19,7 +19,7 @@ OUT=${OUT:-$PWD/gpu-out}
 JOBS=${JOBS:-$(nproc)}
 ARCH=${CUDA_ARCH:-90}
 BUILD=build-gpu
-STEPS=${*:-build test sanitize bench histtest histbench python torch}
+STEPS=${*:-build test sanitize bench histtest histbench gl python torch}
 mkdir -p "$OUT"
 CUDA_HOME=${CUDA_HOME:-$(dirname "$(dirname "$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)")")}
 export PATH="$CUDA_HOME/bin:$PATH"
@@ -52,11 +52,11 @@ if has build; then
     cmake --build $BUILD -j "$JOBS" --target pixsum pixsum_static >>"$OUT/build.log" 2>&1 ||
         { tail -40 "$OUT/build.log"; exit 1; }
     if [ "$TESTING" = ON ]; then
-        cmake --build $BUILD -j "$JOBS" --target test_cuda test_cuda_hist >>"$OUT/build.log" 2>&1 ||
+        cmake --build $BUILD -j "$JOBS" --target test_cuda test_cuda_hist test_cuda_failure >>"$OUT/build.log" 2>&1 ||
             { tail -40 "$OUT/build.log"; exit 1; }
     else
         mkdir -p $BUILD/tests
-        for t in test_cuda test_cuda_hist; do
+        for t in test_cuda test_cuda_hist test_cuda_failure; do
         gcc -O2 -std=c11 -D_GNU_SOURCE -DPIXSUM_TEST_HAVE_CUDA=1 -Iinclude -Isrc -Itests \
             -I"$CMOCKA_DIR/include" -I"$CUDA_HOME/include" tests/$t.c \
             -o $BUILD/tests/$t -L$BUILD/src -lpixsum \
@@ -81,6 +81,14 @@ if has test; then
         grep -E "PASSED|FAILED|ERROR" "$OUT/test-variants.log" | head -5
         [ $rc -eq 0 ] || status=1
     done
+fi
+
+if has failtest; then
+    # Failure paths and huge images (issue 9): unreachable memory, device memory
+    # exhaustion, 50000^2 and 1 x (2^31 + 7) u8 -> u64 tables against the CPU.
+    step "test_cuda_failure"
+    $BUILD/tests/test_cuda_failure 2>&1 | tee "$OUT/test-failure.log" | tail -12
+    [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 fi
 
 if has sanitize; then
@@ -139,6 +147,75 @@ if has histbench; then
         -L$BUILD/src -lpixsum -Xlinker -rpath="$PWD/$BUILD/src" -o $BUILD/hist_bench \
         >"$OUT/hist-bench-build.log" 2>&1 || { tail -20 "$OUT/hist-bench-build.log"; exit 1; }
     $BUILD/hist_bench ${BENCH_REPS:-15} ${HIST_BENCH_SECTION:-all} 2>&1 | tee "$OUT/hist-bench.log"
+fi
+
+if has gl; then
+    # OpenGL histograms (issue 6, paper 002) on the NVIDIA driver's EGL: its own
+    # build (GL + CUDA, so the paper-002 bench has cuda.hist too), test_gl_hist,
+    # then bench/bench_hist002 (Tables 1-4). Where the image lacks the glvnd
+    # loaders (libEGL.so.1, libOpenGL.so.0) or their headers, the packages
+    # carried in .gpu-deps/ (libegl1 libopengl0 libglvnd0 libgl1 libglx0 and
+    # their -dev packages, from `apt-get download`) are unpacked to /tmp/gpu-gl.
+    step "gl: test_gl_hist + bench_hist002 (EGL on the NVIDIA driver)"
+    GLB=build-gpu-gl
+    GL_HINTS=()
+    if [ ! -e /usr/include/EGL/egl.h ] || ! ldconfig -p | grep -q 'libEGL.so.1 ' ||
+       ! ldconfig -p | grep -q 'libOpenGL.so.0 '; then
+        mkdir -p /tmp/gpu-gl
+        for f in .gpu-deps/lib{egl1,opengl0,glvnd0,gl1,glx0,egl-dev,gl-dev,opengl-dev,glx-dev}_*.deb; do
+            [ -e "$f" ] && dpkg -x "$f" /tmp/gpu-gl
+        done
+        GLL=/tmp/gpu-gl/usr/lib/x86_64-linux-gnu
+        export LD_LIBRARY_PATH="$GLL${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+        GL_HINTS=(-DOPENGL_INCLUDE_DIR=/tmp/gpu-gl/usr/include -DOPENGL_EGL_INCLUDE_DIR=/tmp/gpu-gl/usr/include
+                  -DOPENGL_egl_LIBRARY=$GLL/libEGL.so -DOPENGL_opengl_LIBRARY=$GLL/libOpenGL.so
+                  -DOPENGL_glx_LIBRARY=$GLL/libGLX.so -DOPENGL_gl_LIBRARY=$GLL/libGL.so)
+        echo "using the carried glvnd loaders in $GLL"
+    fi
+    # glvnd finds NVIDIA's EGL through a vendor file; write one if the image has the
+    # library (libEGL_nvidia.so.0, from the driver) but not the file.
+    if ! ls /usr/share/glvnd/egl_vendor.d/*nvidia* /etc/glvnd/egl_vendor.d/*nvidia* >/dev/null 2>&1 &&
+       ldconfig -p | grep -q libEGL_nvidia.so.0; then
+        mkdir -p /tmp/gpu-gl
+        echo '{"file_format_version": "1.0.0", "ICD": {"library_path": "libEGL_nvidia.so.0"}}' \
+            >/tmp/gpu-gl/10_nvidia.json
+        export __EGL_VENDOR_LIBRARY_FILENAMES=/tmp/gpu-gl/10_nvidia.json
+    fi
+    ldconfig -p | grep -E 'libEGL_nvidia|libEGL.so.1|libOpenGL.so.0' | tee "$OUT/gl-libs.txt"
+    GL_TESTING=ON
+    [ -n "$CMOCKA_DIR" ] && GL_TESTING=OFF
+    if cmake -S . -B $GLB -DCMAKE_BUILD_TYPE=Release -DPIXSUM_CUDA=ON -DPIXSUM_GL=ON \
+           -DCMAKE_CUDA_ARCHITECTURES=$ARCH -DPIXSUM_PYTHON=OFF -DPIXSUM_MPI=OFF \
+           -DPIXSUM_BUILD_TOOLS=OFF -DPIXSUM_BUILD_EXAMPLES=OFF -DBUILD_TESTING=$GL_TESTING \
+           -DPIXSUM_WERROR=OFF "${GL_HINTS[@]}" >"$OUT/gl-build.log" 2>&1 &&
+       cmake --build $GLB -j "$JOBS" --target pixsum_static bench_hist002 \
+           $([ $GL_TESTING = ON ] && echo test_gl_hist) >>"$OUT/gl-build.log" 2>&1; then
+        if [ $GL_TESTING = OFF ]; then
+            mkdir -p $GLB/tests
+            gcc -O2 -std=c11 -D_GNU_SOURCE -Iinclude -Isrc -Itests -I"$CMOCKA_DIR/include" \
+                tests/test_gl_hist.c tests/testutil.c -o $GLB/tests/test_gl_hist $GLB/src/libpixsum.a \
+                -L"$CMOCKA_DIR/lib/x86_64-linux-gnu" -lcmocka ${GLL:+-L$GLL} -lEGL -lOpenGL \
+                -L"$CUDA_HOME/lib64" -lcudart -lstdc++ -lm -lpthread -fopenmp \
+                -Wl,-rpath,"$CMOCKA_DIR/lib/x86_64-linux-gnu:$CUDA_HOME/lib64" \
+                >>"$OUT/gl-build.log" 2>&1 || { tail -20 "$OUT/gl-build.log"; status=1; }
+        fi
+        PIXSUM_GL_VERBOSE=1 $GLB/tests/test_gl_hist 2>&1 | tee "$OUT/gl-test.log" | tail -14
+        rc=${PIPESTATUS[0]}
+        [ $rc -eq 0 ] || status=1 # 77 (no EGL display) counts as a failure here
+        for v in nodisplay:PIXSUM_GL_PLATFORM=bogus nocontext:PIXSUM_GL_VERSION=9.9; do
+            env PIXSUM_TEST_GL_EXPECT=unavailable "${v#*:}" $GLB/tests/test_gl_hist \
+                >"$OUT/gl-test-${v%%:*}.log" 2>&1 || status=1
+            grep -E "PASSED|FAILED" "$OUT/gl-test-${v%%:*}.log" | head -2
+        done
+        step "bench_hist002 (paper 002 Tables 1-4)"
+        uptime | tee "$OUT/gl-bench-uptime.txt"
+        PIXSUM_GL_VERBOSE=1 $GLB/bench/bench_hist002 --min-runs ${HIST002_RUNS:-20} \
+            --max-seconds ${HIST002_SECONDS:-1} --json "$OUT/hist002.json" 2>&1 | tee "$OUT/hist002.log"
+        [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+    else
+        tail -30 "$OUT/gl-build.log"
+        status=1
+    fi
 fi
 
 if has python; then step "python package: CuPy/PyTorch arrays"; bench/python/gpu_check.sh "$OUT" || status=1; fi

@@ -1,17 +1,15 @@
 # tests/cuda.cmake - the CUDA test (test_cuda.c) sees the CUDA runtime only in a
 # CUDA build; otherwise it compiles to a program that reports itself skipped.
 # Without a device it also exits 77 ("skipped: no CUDA device").
-if(TARGET test_cuda)
-  if(PIXSUM_HAVE_CUDA)
-    target_compile_definitions(test_cuda PRIVATE PIXSUM_TEST_HAVE_CUDA=1)
-    target_link_libraries(test_cuda PRIVATE CUDA::cudart)
+# test_cuda_hist.c (GPU histograms) and test_cuda_failure.c (unreachable
+# memory, device memory exhaustion, images of more than 2^31 pixels) are built
+# and reported the same way.
+foreach(_t test_cuda test_cuda_hist test_cuda_failure)
+  if(TARGET ${_t})
+    if(PIXSUM_HAVE_CUDA)
+      target_compile_definitions(${_t} PRIVATE PIXSUM_TEST_HAVE_CUDA=1)
+      target_link_libraries(${_t} PRIVATE CUDA::cudart)
+    endif()
+    set_tests_properties(${_t} PROPERTIES LABELS "cuda;nosanitize" TIMEOUT 900)
   endif()
-  set_tests_properties(test_cuda PROPERTIES LABELS "cuda;nosanitize" TIMEOUT 900)
-endif()
-if(TARGET test_cuda_hist)
-  if(PIXSUM_HAVE_CUDA)
-    target_compile_definitions(test_cuda_hist PRIVATE PIXSUM_TEST_HAVE_CUDA=1)
-    target_link_libraries(test_cuda_hist PRIVATE CUDA::cudart)
-  endif()
-  set_tests_properties(test_cuda_hist PROPERTIES LABELS "cuda;nosanitize" TIMEOUT 900)
-endif()
+endforeach()

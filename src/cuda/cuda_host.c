@@ -13,6 +13,7 @@
 #include "pixsum_cuda.h"
 
 #include "cuda_hist.h"
+#include "cuda_memcheck.h"
 #include "cuda_plan.h"
 
 #include <cuda_runtime_api.h>
@@ -482,6 +483,18 @@ static cudaStream_t ctx_stream(const pixsum_ctx *c, void *stream)
 
 /* ---- device-pointer entry points ------------------------------------------------- */
 
+/* Refuses tables or inputs the GPU cannot reach (cuda_memcheck.h), before any
+ * kernel could fault on them. */
+static int check_request_memory(const dev_request *r, int device)
+{
+    int st = psi_cuda_check_view(&r->in, "input", device);
+    if (st == PIXSUM_OK && r->have_out)
+        st = psi_cuda_check_view(&r->full_out, "table", device);
+    if (st == PIXSUM_OK && r->have_sq)
+        st = psi_cuda_check_view(&r->full_sq, "squared table", device);
+    return st;
+}
+
 int pixsum_cuda_workspace_size(const pixsum_ctx *ctx, const pixsum_view *in,
                                const pixsum_view *out, const pixsum_view *out_sq, size_t *bytes)
 {
@@ -564,6 +577,8 @@ static int device_entry(pixsum_ctx *ctx, const pixsum_view *in, const pixsum_vie
     int st = validate(c, in, out, out_sq, batch, &r);
     if (st == PIXSUM_OK)
         st = need_device(c->cuda_device);
+    if (st == PIXSUM_OK)
+        st = check_request_memory(&r, c->cuda_device);
     if (st != PIXSUM_OK)
         return st;
     psi_cuda_state *s = state_of(c);
@@ -623,6 +638,10 @@ int pixsum_cuda_integral_ws(const pixsum_ctx *ctx, const pixsum_view *in, const 
     int st = validate(c, in, out, out_sq, batch != 0, &r);
     if (st == PIXSUM_OK)
         st = need_device(c->cuda_device);
+    if (st == PIXSUM_OK)
+        st = check_request_memory(&r, c->cuda_device);
+    if (st == PIXSUM_OK)
+        st = psi_cuda_check_range(workspace, workspace_bytes, "workspace", c->cuda_device);
     if (st != PIXSUM_OK)
         return st;
     const psi_cuda_state *s = (const psi_cuda_state *)c->cuda_scratch;
