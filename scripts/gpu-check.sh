@@ -159,7 +159,8 @@ if has gl; then
     step "gl: test_gl_hist + bench_hist002 (EGL on the NVIDIA driver)"
     GLB=build-gpu-gl
     GL_HINTS=()
-    if [ ! -e /usr/include/EGL/egl.h ] || ! ldconfig -p | grep -q 'libEGL.so.1 ' ||
+    # (GL_CARRIED=1 uses the carried packages even where the system has its own.)
+    if [ -n "${GL_CARRIED:-}" ] || [ ! -e /usr/include/EGL/egl.h ] || ! ldconfig -p | grep -q 'libEGL.so.1 ' ||
        ! ldconfig -p | grep -q 'libOpenGL.so.0 '; then
         mkdir -p /tmp/gpu-gl
         for f in .gpu-deps/lib{egl1,opengl0,glvnd0,gl1,glx0,egl-dev,gl-dev,opengl-dev,glx-dev}_*.deb; do
@@ -184,7 +185,8 @@ if has gl; then
     ldconfig -p | grep -E 'libEGL_nvidia|libEGL.so.1|libOpenGL.so.0' | tee "$OUT/gl-libs.txt"
     GL_TESTING=ON
     [ -n "$CMOCKA_DIR" ] && GL_TESTING=OFF
-    if cmake -S . -B $GLB -DCMAKE_BUILD_TYPE=Release -DPIXSUM_CUDA=ON -DPIXSUM_GL=ON \
+    # (GL_CUDA=OFF builds without CUDA: the step then runs on Mesa's llvmpipe too.)
+    if cmake -S . -B $GLB -DCMAKE_BUILD_TYPE=Release -DPIXSUM_CUDA=${GL_CUDA:-ON} -DPIXSUM_GL=ON \
            -DCMAKE_CUDA_ARCHITECTURES=$ARCH -DPIXSUM_PYTHON=OFF -DPIXSUM_MPI=OFF \
            -DPIXSUM_BUILD_TOOLS=OFF -DPIXSUM_BUILD_EXAMPLES=OFF -DBUILD_TESTING=$GL_TESTING \
            -DPIXSUM_WERROR=OFF "${GL_HINTS[@]}" >"$OUT/gl-build.log" 2>&1 &&

@@ -10,6 +10,7 @@
  */
 #include "gl_context.h"
 
+#define EGL_NO_X11 1 /* headless: no X11 headers needed */
 #include <EGL/egl.h>
 #include <EGL/eglext.h>
 #define GL_GLEXT_PROTOTYPES 1
@@ -287,6 +288,11 @@ static void create_context(void)
     eglReleaseThread();
     if (done) {
         gl_state = GL_STATE_READY;
+        const char *verbose = getenv("PIXSUM_GL_VERBOSE");
+        if (verbose && *verbose && strcmp(verbose, "0") != 0)
+            fprintf(stderr, "pixsum gl: %s, OpenGL %s, query counter bits %d, max texture %d\n",
+                    gl_limits.renderer, gl_limits.version, gl_limits.query_counter_bits,
+                    gl_limits.max_texture_size);
     } else {
         snprintf(gl_failure, sizeof gl_failure, "%s", why);
         gl_state = GL_STATE_FAILED;

@@ -17,6 +17,8 @@
  *                       platform(s) to try; any other value makes no display.
  *   PIXSUM_GL_VERSION   "M.m", the OpenGL version asked for (default 3.3); an
  *                       impossible one (e.g. 9.9) makes context creation fail.
+ *   PIXSUM_GL_VERBOSE   non-empty and not 0: print the renderer and version to
+ *                       stderr when the context is created.
  */
 #ifndef PIXSUM_GL_CONTEXT_H
 #define PIXSUM_GL_CONTEXT_H
