@@ -68,14 +68,21 @@ int mpi_hist_stop(int rc, int owner)
     return mpi_cli_stop(rc, owner);
 }
 
-/* The bins per channel the counts need: the spec's, or the type's default
- * (the count never depends on the data; a data-range type is resolved over a
- * stand-in range). */
+/* True when the default range of `type` comes from the data. */
+static int range_from_data(pixsum_type type, const pixsum_hist_spec *spec)
+{
+    return spec->lo == spec->hi &&
+           (type == PIXSUM_I32 || type == PIXSUM_F32 || type == PIXSUM_F64);
+}
+
+/* The bins per channel the counts need: the spec's, or the default for the
+ * type and range (the count never depends on the data: a data-range default
+ * is resolved over a stand-in range here). */
 static size_t bins_for(pixsum_type type, size_t channels, const pixsum_hist_spec *given)
 {
     pixsum_hist_spec spec = *given;
     spec.mask = NULL;
-    if (spec.lo == spec.hi) {
+    if (range_from_data(type, &spec)) {
         spec.lo = 0;
         spec.hi = 1;
     }
@@ -200,10 +207,7 @@ int mpi_hist_count(int rc, const mpi_hist_job *job, pixsum_ctx *ctx, mpi_hist_re
                 H / (size_t)mpi_cli_size, (H + (size_t)mpi_cli_size - 1) / (size_t)mpi_cli_size,
                 t_read, mpi_input_how(&d), job->mask_path ? ", mask too" : "", t_count,
                 MPI_Wtime() - t_start, (C * bins + 17) * 8,
-                job->spec.lo == job->spec.hi &&
-                        (type == PIXSUM_I32 || type == PIXSUM_F32 || type == PIXSUM_F64)
-                    ? " + 24 for the data range"
-                    : "");
+                range_from_data(type, &job->spec) ? " + 24 for the data range" : "");
         fflush(stderr);
     }
     if (job->verbose)
