@@ -248,6 +248,19 @@ int main(int argc, char **argv)
             printf("# %s: %s - skipped\n", methods[m],
                    id < 0 ? "not in this build" : "not available on this machine");
     }
+    /* create the GL context (and print PIXSUM_GL_VERBOSE's line) before the tables */
+    {
+        uint8_t px = 0;
+        uint64_t c1[1];
+        pixsum_view one = pixsum_view_2d(&px, PIXSUM_U8, 1, 1, 1, 0);
+        pixsum_hist_spec s1 = {1, 0, 256, NULL};
+        pixsum_ctx *wc = pixsum_ctx_new();
+        for (int m = 0; m < nm; m++)
+            if (usable[m] && pixsum_ctx_set_method(wc, methods[m]) == PIXSUM_OK)
+                pixsum_histogram(wc, &one, &s1, c1, 1, NULL);
+        pixsum_ctx_free(wc);
+        fflush(stderr);
+    }
     FILE *json = NULL;
     if (json_path && !(json = fopen(json_path, "w"))) {
         perror(json_path);

@@ -6,7 +6,8 @@
  *
  * Once created the context is never destroyed: it lives until the process
  * exits (tearing down a driver in an atexit handler races other libraries'
- * destructors). A failed creation releases what it made and is remembered.
+ * destructors). A failed creation releases the contexts and surfaces it made
+ * (see leave_display() for the displays) and is remembered.
  */
 #include "gl_context.h"
 
@@ -147,8 +148,18 @@ bool psi_gl_available(void)
 
 /* ---- creation --------------------------------------------------------- */
 
-/* Tries to make a context on an obtained display; on failure terminates the
- * display and appends the reason to why. */
+/* A display that initialised but gave no usable context is left initialised,
+ * not terminated: EGL keeps one display object per platform and device for the
+ * process anyway, and Mesa's eglTerminate unloads its driver after losing an
+ * allocation on the way (LeakSanitizer reports it in an unloaded module, where
+ * no suppression can name it). Objects made on it were destroyed already. */
+static void leave_display(EGLDisplay dpy)
+{
+    (void)dpy;
+}
+
+/* Tries to make a context on an obtained display; on failure releases what it
+ * made and appends the reason to why. */
 static bool try_display(EGLDisplay dpy, const char *label, char *why, size_t why_len)
 {
     size_t used = strlen(why);
@@ -167,7 +178,7 @@ static bool try_display(EGLDisplay dpy, const char *label, char *why, size_t why
     if (!eglBindAPI(EGL_OPENGL_API)) {
         WHY("%s%s: eglBindAPI(EGL_OPENGL_API) failed (%s)", used ? "; " : "", label,
             egl_error_name(eglGetError()));
-        eglTerminate(dpy);
+        leave_display(dpy);
         return false;
     }
     bool surfaceless = has_word(ext, "EGL_KHR_surfaceless_context");
@@ -181,7 +192,7 @@ static bool try_display(EGLDisplay dpy, const char *label, char *why, size_t why
         if (!eglChooseConfig(dpy, want, &config, 1, &n) || n < 1) {
             WHY("%s%s: no EGL config for OpenGL + pbuffer (%s)", used ? "; " : "", label,
                 egl_error_name(eglGetError()));
-            eglTerminate(dpy);
+            leave_display(dpy);
             return false;
         }
     }
@@ -195,7 +206,7 @@ static bool try_display(EGLDisplay dpy, const char *label, char *why, size_t why
         WHY("%s%s (EGL %d.%d, %s): eglCreateContext(OpenGL %d.%d core) failed (%s)",
             used ? "; " : "", label, major, minor, eglQueryString(dpy, EGL_VENDOR), gl_major,
             gl_minor, egl_error_name(eglGetError()));
-        eglTerminate(dpy);
+        leave_display(dpy);
         return false;
     }
     EGLSurface surf = EGL_NO_SURFACE;
@@ -206,7 +217,7 @@ static bool try_display(EGLDisplay dpy, const char *label, char *why, size_t why
             WHY("%s%s: eglCreatePbufferSurface failed (%s)", used ? "; " : "", label,
                 egl_error_name(eglGetError()));
             eglDestroyContext(dpy, ctx);
-            eglTerminate(dpy);
+            leave_display(dpy);
             return false;
         }
     }
@@ -216,7 +227,7 @@ static bool try_display(EGLDisplay dpy, const char *label, char *why, size_t why
         if (surf != EGL_NO_SURFACE)
             eglDestroySurface(dpy, surf);
         eglDestroyContext(dpy, ctx);
-        eglTerminate(dpy);
+        leave_display(dpy);
         return false;
     }
     psi_gl_limits *l = &gl_limits;
@@ -236,7 +247,7 @@ static bool try_display(EGLDisplay dpy, const char *label, char *why, size_t why
         if (surf != EGL_NO_SURFACE)
             eglDestroySurface(dpy, surf);
         eglDestroyContext(dpy, ctx);
-        eglTerminate(dpy);
+        leave_display(dpy);
         return false;
     }
 #undef WHY
