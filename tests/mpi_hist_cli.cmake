@@ -13,7 +13,8 @@
 #      --mask, -o): the outputs must be identical byte for byte;
 #   4. `pixsum integral --mpi` of the striped and tiled TIFFs against the
 #      single-process table (the .npy data after the header);
-#   5. errors: same exit status on every rank.
+#   5. errors: same exit status on every rank;
+#   6. direct TIFF access: a rank never decodes a strip before its rows.
 if(CMAKE_SCRIPT_MODE_FILE)
   function(run_ok)
     execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out
@@ -153,6 +154,31 @@ if(CMAKE_SCRIPT_MODE_FILE)
     expect_rc(1 ${MPI} ${PIXSUM} hist ${WORK}/tiny.tif --mpi -o ${WORK}/no/such/dir.csv)
     if(EXISTS ${WORK}/no)
       message(FATAL_ERROR "a failed run left ${WORK}/no behind")
+    endif()
+  endif()
+
+  # Direct TIFF access: a deflate TIFF of 3 strips (508 rows each) whose first
+  # strip is broken. With 2 ranks, rank 0 (rows 0-549) must fail on it and
+  # rank 1 (rows 550-1098, strips 1 and 2) must not: it never decodes strip 0.
+  find_program(DD dd)
+  if(NP EQUAL 2 AND DD)
+    execute_process(COMMAND ${PIXSUM} convert ${WORK}/u16.pgm ${WORK}/z.tif --compress deflate
+                    RESULT_VARIABLE zrc OUTPUT_QUIET ERROR_QUIET)
+    if(zrc EQUAL 0) # libtiff without zlib: nothing to test
+      # classic TIFF: 8-byte header, then the first strip's zlib stream
+      run_ok(${DD} if=/dev/zero of=${WORK}/z.tif bs=1 seek=8 count=16 conv=notrunc)
+      foreach(cmd hist integral)
+        set(args ${WORK}/z.tif --mpi)
+        if(cmd STREQUAL integral)
+          list(APPEND args -o ${WORK}/z.npy)
+        endif()
+        execute_process(COMMAND ${MPI} ${PIXSUM} ${cmd} ${args} RESULT_VARIABLE rc
+                        OUTPUT_QUIET ERROR_VARIABLE err)
+        if(NOT rc EQUAL 1 OR NOT err MATCHES "rank 0 of 2" OR err MATCHES "rank 1 of 2")
+          message(FATAL_ERROR "${cmd}: rank 1 read the strip of rank 0 (or no error): "
+                              "${rc}\n${err}")
+        endif()
+      endforeach()
     endif()
   endif()
   return()
