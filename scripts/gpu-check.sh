@@ -7,8 +7,8 @@
 # (bench/cuda/torch_peer.py). Logs go to $OUT (default ./gpu-out).
 #
 # usage: scripts/gpu-check.sh [steps]   steps: any of build test sanitize bench gl
-#                                       failtest histtest histbench python torch (default:
-#                                       all, in that order)
+#                                       failtest histtest histbench python torch mpi
+#                                       (default: all, in that order)
 # Environment: OUT, JOBS, CUDA_ARCH (default 90), PIXSUM_TEST_NO_LARGE=1.
 # Without cmocka installed, .gpu-deps/*.deb (libcmocka0, libcmocka-dev,
 # fetched with `apt-get download`) are unpacked under /tmp/gpu-deps and the
@@ -19,7 +19,7 @@ OUT=${OUT:-$PWD/gpu-out}
 JOBS=${JOBS:-$(nproc)}
 ARCH=${CUDA_ARCH:-90}
 BUILD=build-gpu
-STEPS=${*:-build test sanitize bench histtest histbench gl python torch}
+STEPS=${*:-build test sanitize bench histtest histbench gl python torch mpi}
 mkdir -p "$OUT"
 CUDA_HOME=${CUDA_HOME:-$(dirname "$(dirname "$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)")")}
 export PATH="$CUDA_HOME/bin:$PATH"
@@ -226,6 +226,9 @@ if has torch; then
     step "torch peer"
     PYTHONUNBUFFERED=1 python3 bench/cuda/torch_peer.py 2>&1 | tee "$OUT/torch.log"
 fi
+
+# integral/hist --mpi with one GPU per rank, against one process (skips itself without mpirun)
+if has mpi; then step "mpirun -np 2 pixsum integral --mpi --method cuda.lookback"; scripts/gpu-mpi-check.sh "$OUT" || status=1; fi
 
 step "done (status $status)"
 exit $status
