@@ -9,30 +9,34 @@
 # Without mpirun or without MPI found by CMake it says so and exits 0.
 #
 # usage: scripts/gpu-mpi-check.sh [OUT]   (logs in OUT, default ./gpu-out)
-# Environment: CUDA_ARCH (default 90), JOBS, NP (default 2).
+# Environment: CUDA_ARCH (default 90), JOBS, NP (default 2); for a dry run on
+# a machine without a GPU: PIXSUM=path/to/pixsum (no build) METHOD=simd.2wh.
 set -u -o pipefail
 cd "$(dirname "$0")/.."
 OUT=${1:-$PWD/gpu-out}
 ARCH=${CUDA_ARCH:-90}
 JOBS=${JOBS:-$(nproc)}
 NP=${NP:-2}
+METHOD=${METHOD:-cuda.lookback}
 BUILD=build-gpu-mpi
 mkdir -p "$OUT"
 if ! command -v mpirun >/dev/null 2>&1; then
     echo "skipped: no mpirun on this machine (Debian: openmpi-bin libopenmpi-dev)"
     exit 0
 fi
-cmake -S . -B $BUILD -DCMAKE_BUILD_TYPE=Release -DPIXSUM_CUDA=ON -DPIXSUM_MPI=ON \
-    -DCMAKE_CUDA_ARCHITECTURES=$ARCH -DPIXSUM_PYTHON=OFF -DPIXSUM_GL=OFF \
-    -DPIXSUM_BUILD_EXAMPLES=OFF -DBUILD_TESTING=OFF -DPIXSUM_WERROR=OFF \
-    >"$OUT/mpi-build.log" 2>&1 || { tail -20 "$OUT/mpi-build.log"; exit 1; }
-if ! grep -q "MPI=TRUE" "$OUT/mpi-build.log"; then
-    echo "skipped: CMake found no MPI (Debian: libopenmpi-dev)"
-    exit 0
+if [ -z "${PIXSUM:-}" ]; then
+    cmake -S . -B $BUILD -DCMAKE_BUILD_TYPE=Release -DPIXSUM_CUDA=ON -DPIXSUM_MPI=ON \
+        -DCMAKE_CUDA_ARCHITECTURES=$ARCH -DPIXSUM_PYTHON=OFF -DPIXSUM_GL=OFF \
+        -DPIXSUM_BUILD_EXAMPLES=OFF -DBUILD_TESTING=OFF -DPIXSUM_WERROR=OFF \
+        >"$OUT/mpi-build.log" 2>&1 || { tail -20 "$OUT/mpi-build.log"; exit 1; }
+    if ! grep -q "MPI=TRUE" "$OUT/mpi-build.log"; then
+        echo "skipped: CMake found no MPI (Debian: libopenmpi-dev)"
+        exit 0
+    fi
+    cmake --build $BUILD -j "$JOBS" --target pixsum_cli >>"$OUT/mpi-build.log" 2>&1 ||
+        { tail -30 "$OUT/mpi-build.log"; exit 1; }
+    PIXSUM=$PWD/$BUILD/tools/pixsum
 fi
-cmake --build $BUILD -j "$JOBS" --target pixsum_cli >>"$OUT/mpi-build.log" 2>&1 ||
-    { tail -30 "$OUT/mpi-build.log"; exit 1; }
-PIXSUM=$PWD/$BUILD/tools/pixsum
 MPI=(mpirun --allow-run-as-root --oversubscribe -np "$NP")
 W=4099 H=3001
 T=$(mktemp -d)
@@ -47,12 +51,12 @@ same_table() {
 }
 for in in in.pgm in.tif; do
     for type in u64 u32; do
-        echo "integral $in -> $type: 1 process (CPU, then cuda.lookback) vs $NP ranks (cuda.lookback)"
+        echo "integral $in -> $type: 1 process (CPU, then $METHOD) vs $NP ranks ($METHOD)"
         "$PIXSUM" integral "$T/$in" -o "$T/ref_cpu.npy" --type $type --method serial.2wh || status=1
-        "$PIXSUM" integral "$T/$in" -o "$T/ref_gpu.npy" --type $type --method cuda.lookback ||
+        "$PIXSUM" integral "$T/$in" -o "$T/ref_gpu.npy" --type $type --method "$METHOD" ||
             status=1
         "${MPI[@]}" "$PIXSUM" integral "$T/$in" -o "$T/mpi.npy" --type $type --mpi \
-            --method cuda.lookback -v 2>&1 | tee -a "$OUT/mpi.log" | sed 's/^/  /'
+            --method "$METHOD" -v 2>&1 | tee -a "$OUT/mpi.log" | sed 's/^/  /'
         [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
         [ $type = u64 ] && bytes=$((W * H * 8)) || bytes=$((W * H * 4))
         same_table "$T/ref_cpu.npy" "$T/mpi.npy" $bytes
@@ -60,7 +64,7 @@ for in in in.pgm in.tif; do
     done
 done
 # A CUDA histogram method, if this build has one.
-HM=$("$PIXSUM" methods 2>/dev/null | grep -o 'cuda\.hist[a-z0-9_.]*' | head -1)
+HM=${HIST_METHOD:-$("$PIXSUM" methods 2>/dev/null | grep -o 'cuda\.hist[a-z0-9_.]*' | head -1)}
 if [ -n "$HM" ]; then
     echo "hist in.tif --method $HM: 1 process vs $NP ranks"
     "$PIXSUM" hist "$T/in.tif" --format json --method "$HM" >"$T/h_ref.json" || status=1
