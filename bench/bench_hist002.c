@@ -24,6 +24,7 @@
  *                      [--methods LIST] [--min-runs N] [--max-seconds S]
  *                      [--json FILE]
  */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include "pixsum.h"
 
 #include <math.h>
