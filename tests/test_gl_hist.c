@@ -8,9 +8,8 @@
  * with up to 65536 bins, f32 with NaN, infinities, zeros of both signs and
  * denormals; tiles forced small (PIXSUM_GL_TILE) so that tiled uploads and
  * summed queries are exercised; concurrent calls from several threads. The
- * refusals: i32 / f64, bins above 65536, and f32 ranges whose bin edges the
- * 32-bit depth buffer cannot separate (gl.depth, ranges straddling 0; gl.perbin
- * is exact for all).
+ * refusals: i32 / f64, bins above 65536, and (gl.depth only) f32 bin edges
+ * among the denormal floats, which a flush-to-zero GPU could not separate.
  *
  * Without an EGL display (or a library built without GL) it prints
  * "skipped: no EGL/OpenGL display" and exits 77. With PIXSUM_TEST_GL_EXPECT=
@@ -302,9 +301,11 @@ static void test_f32(void **state)
 {
     (void)state;
     tu_rng *r = tu_global_rng();
-    /* ranges on one side of 0: the depth method must take them */
-    static const double ranges[][2] = {{0, 1}, {0, 255}, {0, 65535}, {-1, 0}, {0.25, 0.75},
-                                       {1000, 1e6}, {-5e3, -1}, {0, 1e-30}};
+    /* the depth method must take these (one side of 0: one depth pass; both
+     * sides: one pass per sign) */
+    static const double ranges[][2] = {{0, 1},       {0, 255},    {0, 65535}, {-1, 0},
+                                       {0.25, 0.75}, {1000, 1e6}, {-5e3, -1}, {0, 1e-30},
+                                       {-1, 1},      {-100, 156}, {-1e-3, 5}};
     for (size_t i = 0; i < sizeof ranges / sizeof ranges[0]; i++)
         for (int what = 0; what < N_CONTENT; what++) {
             pixsum_hist_spec spec = {0};
@@ -318,34 +319,32 @@ static void test_f32(void **state)
                 fail_msg("gl.depth refused f32 [%g, %g) with %zu bins: %s", spec.lo, spec.hi,
                          spec.bins, pixsum_last_error());
         }
-    /* the data-range default (bins 0, no range) */
+    /* the data-range default (bins 0, no range), and 65536 bins across 0 */
     pixsum_hist_spec def = {0};
-    f32_case(r, &def, NATURAL, -3, 7, 0);
-    /* [-1, 1) with 256 bins straddles 0: float32 depths anchored at one end
-     * cannot separate the edges (see src/gl/gl_plan.h), so gl.depth refuses
-     * and says why. */
-    pixsum_hist_spec mid = {0};
-    mid.bins = 256;
-    mid.lo = -1;
-    mid.hi = 1;
-    assert_int_equal(f32_case(r, &mid, NATURAL, -1.2, 1.2, 1), 1);
-    assert_non_null(strstr(pixsum_last_error(), "both sides of 0"));
-    /* random ranges straddling 0 or not: match or refuse, never differ */
-    int refusals = 0;
+    assert_int_equal(f32_case(r, &def, NATURAL, -3, 7, 0), 0);
+    pixsum_hist_spec wide = {0};
+    wide.bins = 65536;
+    wide.lo = -2;
+    wide.hi = 3;
+    assert_int_equal(f32_case(r, &wide, NATURAL, -2.5, 3.5, 1), 0);
+    /* edges among the denormal floats: a flush-to-zero GPU would merge them, so
+     * gl.depth refuses and says why (gl.perbin counts them) */
+    pixsum_hist_spec tiny = {0};
+    tiny.bins = 65536;
+    tiny.lo = 0;
+    tiny.hi = 1e-36;
+    assert_int_equal(f32_case(r, &tiny, RANDOM, 0, 1.2e-36, 0), 1);
+    assert_non_null(strstr(pixsum_last_error(), "cannot be told apart"));
+    /* random ranges: match, never refuse */
     for (int i = 0; i < 12; i++) {
         pixsum_hist_spec spec = {0};
         spec.bins = tu_between(r, 1, 300);
         spec.lo = (tu_unit(r) - 0.5) * 200;
         spec.hi = spec.lo + tu_unit(r) * 300 + 1e-3;
-        int refused = f32_case(r, &spec, (content)(i % N_CONTENT), spec.lo - 10,
-                               spec.hi + 10, i % 2);
-        if (refused && (spec.lo >= 0 || spec.hi <= 0)) /* one side of 0: always taken */
+        if (f32_case(r, &spec, (content)(i % N_CONTENT), spec.lo - 10, spec.hi + 10, i % 2))
             fail_msg("gl.depth refused f32 [%g, %g) with %zu bins: %s", spec.lo, spec.hi,
                      spec.bins, pixsum_last_error());
-        refusals += refused;
     }
-    print_message("gl.depth refused %d of 12 random f32 ranges (gl.perbin took all)\n",
-                  refusals);
 }
 
 /* ---- refusals ----------------------------------------------------------- */

@@ -6,7 +6,8 @@
  *              per bin edge is drawn from back to front with an occlusion query
  *              (GL_SAMPLES_PASSED) around each; plane k counts the samples
  *              below edge k, i.e. the cumulative histogram H_{k-1}, and the
- *              bins are its differences (paper 002 eq. 5).
+ *              bins are its differences (paper 002 eq. 5). An f32 range holding
+ *              both signs takes two such depth passes, one per sign.
  *   gl.perbin  the method the paper compares with (Green 2005): one pass per
  *              bin whose fragment shader discards the samples outside the bin,
  *              the survivors counted by an occlusion query.
@@ -92,6 +93,8 @@ static const char common_src[] =
 static const char depth_src[] =
     "uniform uint k_lo;\n" /* first in-range key */
     "uniform uint k_hi;\n" /* first key above the range */
+    "uniform uint k_a;\n"  /* keys [k_a, k_b) of this pass's segment */
+    "uniform uint k_b;\n"
     "uniform float L;\n"
     "uniform float S;\n"
     "void main() {\n"
@@ -108,6 +111,8 @@ static const char depth_src[] =
     "        d = LEVEL_BELOW;\n"
     "    else if (key >= k_hi)\n"
     "        d = LEVEL_ABOVE;\n"
+    "    else if (key < k_a || key >= k_b)\n"
+    "        d = LEVEL_OTHER;\n"
     "    else\n"
     "        d = (val - L) * S;\n"
     "    gl_FragDepth = d;\n"
@@ -163,8 +168,10 @@ static GLuint build_program(const gl_cache *c, const char *const *frag, int nfra
                                     : "#version 330 core\n#define PRECISE\n";
     char levels[256];
     snprintf(levels, sizeof levels,
-             "#define LEVEL_BELOW %.9g\n#define LEVEL_ABOVE %.9g\n#define LEVEL_NAN %.9g\n",
-             (double)PSI_GL_LEVEL_BELOW, (double)PSI_GL_LEVEL_ABOVE, (double)PSI_GL_LEVEL_NAN);
+             "#define LEVEL_BELOW %.9g\n#define LEVEL_ABOVE %.9g\n#define LEVEL_NAN %.9g\n"
+             "#define LEVEL_OTHER %.9g\n",
+             (double)PSI_GL_LEVEL_BELOW, (double)PSI_GL_LEVEL_ABOVE, (double)PSI_GL_LEVEL_NAN,
+             (double)PSI_GL_LEVEL_OTHER);
     const char *vparts[] = {header, vertex_src};
     const char *fparts[8] = {header, levels};
     for (int i = 0; i < nfrag && i < 6; i++)
@@ -329,7 +336,6 @@ typedef struct gl_run {
     bool depth;
     size_t npasses;    /* queries per channel per tile */
     uint64_t *acc;     /* channels x npasses summed query results */
-    const float *pass_depth; /* gl.depth: plane depth of each pass */
 } gl_run;
 
 static void set_keys(GLuint prog, const psi_gl_plan *plan)
@@ -351,32 +357,38 @@ static int count_tile_channel(gl_run *r, size_t ch, int w, int h, bool use_mask)
     glViewport(0, 0, w, h);
     glScissor(0, 0, w, h);
     if (r->depth) {
-        /* 1. the image as depths (masked pixels keep the cleared 1.0) */
         glUniform1ui(glGetUniformLocation(prog, "k_lo"), (GLuint)plan->edges[0]);
         glUniform1ui(glGetUniformLocation(prog, "k_hi"),
                      (GLuint)(plan->edges[plan->bins] > plan->kmax ? (uint64_t)plan->kmax + 1
                                                                   : plan->edges[plan->bins]));
-        glUniform1f(glGetUniformLocation(prog, "L"), plan->L);
-        glUniform1f(glGetUniformLocation(prog, "S"), plan->S);
-        glClearDepth(1.0);
-        glClear(GL_DEPTH_BUFFER_BIT);
-        glEnable(GL_DEPTH_TEST);
-        glDepthFunc(GL_ALWAYS);
-        glDepthMask(GL_TRUE);
-        glDrawArrays(GL_TRIANGLES, 0, 3);
-        /* 2. planes from back to front, each counting the depths below it */
-        glUseProgram(c->plane_prog);
-        GLint loc = glGetUniformLocation(c->plane_prog, "plane");
-        glDepthFunc(GL_GREATER);
-        glDepthMask(GL_FALSE);
-        for (size_t j = 0; j < r->npasses; j++) {
-            glBeginQuery(GL_SAMPLES_PASSED, c->queries[j]);
-            glUniform1f(loc, r->pass_depth[j]);
+        GLint plane_loc = glGetUniformLocation(c->plane_prog, "plane");
+        for (int sg = 0; sg < plan->nseg; sg++) {
+            const psi_gl_segment *seg = &plan->seg[sg];
+            /* 1. the image as depths (masked pixels keep the cleared 1.0) */
+            glUseProgram(prog);
+            glUniform1ui(glGetUniformLocation(prog, "k_a"), seg->k_a);
+            glUniform1ui(glGetUniformLocation(prog, "k_b"), seg->k_b);
+            glUniform1f(glGetUniformLocation(prog, "L"), seg->L);
+            glUniform1f(glGetUniformLocation(prog, "S"), seg->S);
+            glClearDepth(1.0);
+            glClear(GL_DEPTH_BUFFER_BIT);
+            glEnable(GL_DEPTH_TEST);
+            glDepthFunc(GL_ALWAYS);
+            glDepthMask(GL_TRUE);
             glDrawArrays(GL_TRIANGLES, 0, 3);
-            glEndQuery(GL_SAMPLES_PASSED);
+            /* 2. planes from back to front, each counting the depths below it */
+            glUseProgram(c->plane_prog);
+            glDepthFunc(GL_GREATER);
+            glDepthMask(GL_FALSE);
+            for (size_t j = seg->first_pass; j < seg->first_pass + seg->npasses; j++) {
+                glBeginQuery(GL_SAMPLES_PASSED, c->queries[j]);
+                glUniform1f(plane_loc, plan->pass_depth[j]);
+                glDrawArrays(GL_TRIANGLES, 0, 3);
+                glEndQuery(GL_SAMPLES_PASSED);
+            }
+            glDepthMask(GL_TRUE);
+            glDisable(GL_DEPTH_TEST);
         }
-        glDepthMask(GL_TRUE);
-        glDisable(GL_DEPTH_TEST);
     } else {
         GLint la = glGetUniformLocation(prog, "a"), lb = glGetUniformLocation(prog, "b"),
               ln = glGetUniformLocation(prog, "want_nan");
@@ -541,22 +553,32 @@ static void finish(const gl_run *r)
                 p->nan[ch] += acc[bins + 2];
             continue;
         }
-        /* passes: [0] nan plane (f32), then above, below, in-range planes, then
-         * the planes of edges bins-1 .. 1 (mirrored: 1 .. bins-1), which is
-         * back to front */
-        size_t j = plan->kind == PSI_GL_KIND_F32 ? 1 : 0;
-        uint64_t c_above = acc[j], c_below = acc[j + 1], c_in = acc[j + 2];
-        if (j)
-            p->nan[ch] += acc[0] - c_above;
+        uint64_t c_in = acc[plan->pass_inrange], c_below = acc[plan->pass_below],
+                 c_above = acc[plan->pass_above];
+        if (plan->pass_nan != SIZE_MAX)
+            p->nan[ch] += acc[plan->pass_nan] - c_above;
         p->above[ch] += c_above - c_below;
         p->below[ch] += c_below - c_in;
-        /* cumulative H_{k-1} = count below edge k (mirrored planes count the
-         * samples at or above it); H_{-1} = 0, H_{bins-1} = c_in */
-        const uint64_t *planes = acc + j + 3;
+        /* in-range samples of each segment and how many lie in the ones before */
+        uint64_t c_part = plan->pass_part != SIZE_MAX ? acc[plan->pass_part] : c_in;
+        uint64_t base[2] = {0, c_part}, count[2] = {c_part, c_in - c_part};
+        /* cumulative H_{k-1} = in-range samples below edge k, from the plane of
+         * edge k (S < 0: it counts those at or above the edge); H_{bins-1} = c_in */
         uint64_t upper = c_in;
         for (size_t k = bins - 1; k >= 1; k--) {
-            size_t pass = plan->down ? k - 1 : bins - 1 - k;
-            uint64_t cum = plan->down ? c_in - planes[pass] : planes[pass];
+            long pass = plan->edge_pass[k];
+            uint64_t cum;
+            if (pass == PSI_GL_EDGE_NONE) {
+                cum = 0;
+            } else if (pass == PSI_GL_EDGE_ALL) {
+                cum = c_in;
+            } else if (pass == PSI_GL_EDGE_SPLIT) {
+                cum = c_part;
+            } else {
+                int sg = plan->nseg > 1 && (size_t)pass >= plan->seg[1].first_pass;
+                uint64_t got = acc[pass];
+                cum = base[sg] + (plan->seg[sg].S < 0.0f ? count[sg] - got : got);
+            }
             h[k] = upper - cum;
             upper = cum;
         }
@@ -578,27 +600,11 @@ static int gl_hist_run(const psi_job *job, bool depth)
     r.plan = &plan;
     r.depth = depth;
     size_t extra = plan.kind == PSI_GL_KIND_F32 ? 3 : 2; /* below, above (, NaN) */
-    r.npasses = depth ? extra + 1 + (plan.bins - 1) : plan.bins + extra;
-    float *pass_depth = NULL;
+    r.npasses = depth ? plan.npasses : plan.bins + extra;
     r.acc = calloc(job->in.channels * r.npasses, sizeof *r.acc);
-    if (depth)
-        pass_depth = malloc(r.npasses * sizeof *pass_depth);
-    if (!r.acc || (depth && !pass_depth)) {
-        free(r.acc);
-        free(pass_depth);
+    if (!r.acc) {
         psi_gl_plan_free(&plan);
         return psi_fail(PIXSUM_ERR_NO_MEMORY, "cannot allocate %zu query results", r.npasses);
-    }
-    if (depth) { /* back to front: largest depth first */
-        size_t j = 0;
-        if (plan.kind == PSI_GL_KIND_F32)
-            pass_depth[j++] = PSI_GL_PLANE_NAN;
-        pass_depth[j++] = PSI_GL_PLANE_ABOVE;
-        pass_depth[j++] = PSI_GL_PLANE_BELOW;
-        pass_depth[j++] = PSI_GL_PLANE_INRANGE;
-        for (size_t i = 1; i < plan.bins; i++) /* planes of edges bins-1..1 (down: 1..bins-1) */
-            pass_depth[j++] = plan.planes[plan.down ? i : plan.bins - i];
-        r.pass_depth = pass_depth;
     }
     const psi_gl_limits *lim;
     void **slot;
@@ -618,7 +624,6 @@ static int gl_hist_run(const psi_job *job, bool depth)
     if (st == PIXSUM_OK)
         finish(&r);
     free(r.acc);
-    free(pass_depth);
     psi_gl_plan_free(&plan);
     return st;
 }

@@ -86,84 +86,155 @@ static void depth_range(float v, float L, float S, float *lo, float *hi)
     }
 }
 
+/* The power of two S (sign: down) that maps the in-range value farthest from
+ * L to a depth in [0.25, 0.5). */
+static int segment_scale(const psi_hist_params *p, float far, float L, bool down, float *S)
+{
+    float lo, hi;
+    depth_range(far, L, down ? -1.0f : 1.0f, &lo, &hi);
+    *S = down ? -1.0f : 1.0f;
+    if (!(hi > 0.0f))
+        return PIXSUM_OK; /* one value only: t = 0 */
+    int e;
+    (void)frexpf(hi, &e);
+    if (-e - 1 < FLT_MIN_EXP - 1 || -e - 1 > FLT_MAX_EXP - 1)
+        return psi_fail(PIXSUM_ERR_UNSUPPORTED,
+                        "gl.depth: the f32 range [%g, %g) spans %g, too wide or too narrow to "
+                        "scale into a 32-bit depth buffer; use gl.perbin",
+                        p->lo, p->hi, (double)hi);
+    *S = ldexpf(down ? -1.0f : 1.0f, -e - 1);
+    return PIXSUM_OK;
+}
+
+typedef struct edge_plane {
+    float depth;
+    size_t k;
+} edge_plane;
+
+/* Back to front: larger depth first, then by edge. */
+static int cmp_plane(const void *a, const void *b)
+{
+    const edge_plane *x = a, *y = b;
+    if (x->depth != y->depth)
+        return x->depth > y->depth ? -1 : 1;
+    return (x->k > y->k) - (x->k < y->k);
+}
+
 static int plan_depth(const psi_hist_params *p, pixsum_type t, psi_gl_plan *plan)
 {
     size_t bins = plan->bins;
     uint64_t k0 = plan->edges[0], kb = plan->edges[bins];
-    plan->planes = calloc(bins + 1, sizeof *plan->planes);
-    if (!plan->planes)
-        return psi_fail(PIXSUM_ERR_NO_MEMORY, "cannot allocate %zu plane depths", bins + 1);
-    plan->L = 0.0f;
-    plan->S = 1.0f;
-    plan->down = false;
-    if (k0 >= kb) /* no value of the type lies in [lo, hi): every bin is empty */
-        return PIXSUM_OK;
-    /* Integers: L = the lowest in-range value (every step exact). f32: L = 0,
-     * so that t = v * S is an exact power-of-two scaling of v and every
-     * in-range float keeps its own depth; for a range below 0, S < 0. A range
-     * with in-range values on both sides of 0 cannot be mapped that way. */
-    float first = (float)key_value(t, (uint32_t)k0);
-    float last = (float)key_value(t, (uint32_t)(kb - 1));
-    bool down = false;
-    plan->L = first;
-    if (t == PIXSUM_F32) {
-        if (first < 0.0f && last > 0.0f)
-            return psi_fail(PIXSUM_ERR_UNSUPPORTED,
-                            "gl.depth: the f32 range [%g, %g) holds values on both sides of 0; "
-                            "its float32 depths t = v * 2^k cannot cover both signs in [0, 1] "
-                            "(exact for ranges with lo >= 0 or hi <= 0); use gl.perbin",
-                            p->lo, p->hi);
-        down = last <= 0.0f && first < 0.0f;
-        plan->L = 0.0f;
+    bool f32 = t == PIXSUM_F32;
+    /* passes: up to 5 fixed planes + one per edge */
+    plan->pass_depth = calloc(bins + 5, sizeof *plan->pass_depth);
+    plan->edge_pass = calloc(bins + 1, sizeof *plan->edge_pass);
+    edge_plane *ep = calloc(bins + 1, sizeof *ep);
+    float *edge_depth = calloc(bins + 1, sizeof *edge_depth);
+    int *edge_seg = calloc(bins + 1, sizeof *edge_seg);
+    int st = PIXSUM_OK;
+    if (!plan->pass_depth || !plan->edge_pass || !ep || !edge_depth || !edge_seg) {
+        st = psi_fail(PIXSUM_ERR_NO_MEMORY, "cannot allocate %zu plane depths", bins + 5);
+        goto out;
     }
-    plan->down = down;
-    /* |S|: the power of two that maps the farthest in-range value to [0.25, 0.5). */
-    float far_lo, far_hi;
-    depth_range(down ? first : last, plan->L, down ? -1.0f : 1.0f, &far_lo, &far_hi);
-    /* (integers: far_hi = last - first < 2^16; f32: |farthest value|) */
-    if (far_hi > 0.0f) {
-        int e;
-        (void)frexpf(far_hi, &e);
-        if (-e - 1 < FLT_MIN_EXP - 1 || -e - 1 > FLT_MAX_EXP - 1)
-            return psi_fail(PIXSUM_ERR_UNSUPPORTED,
-                            "gl.depth: the f32 range [%g, %g) spans %g, too wide or too narrow "
-                            "to scale into a 32-bit depth buffer; use gl.perbin",
-                            p->lo, p->hi, (double)far_hi);
-        plan->S = ldexpf(down ? -1.0f : 1.0f, -e - 1);
+    /* Segments. Integers: one, L = the lowest in-range value (every step exact).
+     * f32: L = 0, so that t = v * S is an exact power-of-two scaling; values
+     * below 0 get S < 0; a range holding both signs gets one segment each. */
+    const uint32_t zero_key = 0x7FFFFFFFu; /* key of -0.0: the first key >= 0 */
+    plan->nseg = 1;
+    plan->seg[0] = (psi_gl_segment){(uint32_t)k0, (uint32_t)k0, 0.0f, 1.0f, 0, 0};
+    bool split = false;
+    if (k0 < kb) {
+        float first = (float)key_value(t, (uint32_t)k0);
+        float last = (float)key_value(t, (uint32_t)(kb - 1));
+        psi_gl_segment *s0 = &plan->seg[0];
+        s0->k_b = (uint32_t)kb;
+        if (!f32) {
+            s0->L = first;
+            st = segment_scale(p, last, first, false, &s0->S);
+        } else if (first < 0.0f && last > 0.0f) {
+            split = true;
+            plan->nseg = 2;
+            s0->k_b = zero_key;
+            plan->seg[1] = (psi_gl_segment){zero_key, (uint32_t)kb, 0.0f, 1.0f, 0, 0};
+            st = segment_scale(p, first, 0.0f, true, &s0->S);
+            if (st == PIXSUM_OK)
+                st = segment_scale(p, last, 0.0f, false, &plan->seg[1].S);
+        } else {
+            bool down = first < 0.0f; /* then last <= 0 */
+            st = segment_scale(p, down ? first : last, 0.0f, down, &s0->S);
+        }
+        if (st != PIXSUM_OK)
+            goto out;
     }
+    /* The plane of each edge, checked: the smaller depths (of the values below
+     * the edge when S > 0) must all lie under the plane, the others on or
+     * above it, however the GPU rounds. */
     for (size_t k = 1; k < bins; k++) {
         uint64_t kk = plan->edges[k];
-        /* planes[k] counts the in-range samples below edge k (S > 0) or at or
-         * above it (S < 0) */
         if (kk <= k0) {
-            plan->planes[k] = down ? PSI_GL_PLANE_INRANGE : 0.0f;
+            plan->edge_pass[k] = PSI_GL_EDGE_NONE;
             continue;
         }
         if (kk >= kb) {
-            plan->planes[k] = down ? 0.0f : PSI_GL_PLANE_INRANGE;
+            plan->edge_pass[k] = PSI_GL_EDGE_ALL;
             continue;
         }
+        if (split && kk == zero_key) {
+            plan->edge_pass[k] = PSI_GL_EDGE_SPLIT;
+            continue;
+        }
+        int sg = split && kk > zero_key ? 1 : 0;
+        const psi_gl_segment *seg = &plan->seg[sg];
+        bool down = seg->S < 0.0f;
         float v = (float)key_value(t, (uint32_t)kk);
         float below = (float)key_value(t, (uint32_t)(kk - 1));
         float at_lo, at_hi, b_lo, b_hi;
-        depth_range(v, plan->L, plan->S, &at_lo, &at_hi);
-        depth_range(below, plan->L, plan->S, &b_lo, &b_hi);
-        /* the smaller depths (of v below the edge when S > 0) must all lie
-         * under the plane, the larger ones on or above it */
+        depth_range(v, seg->L, seg->S, &at_lo, &at_hi);
+        depth_range(below, seg->L, seg->S, &b_lo, &b_hi);
         float small_hi = down ? at_hi : b_hi, large_lo = down ? b_lo : at_lo;
-        if (!(large_lo >= FLT_MIN) || !(small_hi < large_lo))
-            return psi_fail(PIXSUM_ERR_UNSUPPORTED,
-                            "gl.depth: f32 bin edge %zu at %.9g cannot be told apart from the "
-                            "float below it (%.9g) in a 32-bit depth buffer (depths %.9g and "
-                            "%.9g with t = (v - %.9g) * %g); the depth method is exact for "
-                            "u8/u16/i16 and for f32 bins on one side of 0 that are wider than "
-                            "about 2^-24 of the range; use gl.perbin, fewer bins or another "
-                            "range",
-                            k, (double)v, (double)below, (double)large_lo, (double)small_hi,
-                            (double)plan->L, (double)plan->S);
-        plan->planes[k] = large_lo;
+        if (!(large_lo >= FLT_MIN) || !(small_hi < large_lo)) {
+            st = psi_fail(PIXSUM_ERR_UNSUPPORTED,
+                          "gl.depth: f32 bin edge %zu at %.9g cannot be told apart from the "
+                          "float below it (%.9g) in a 32-bit depth buffer (depths %.9g and "
+                          "%.9g with t = v * %g); edges among denormal floats or scaled below "
+                          "2^-126 are refused; use gl.perbin",
+                          k, (double)v, (double)below, (double)large_lo, (double)small_hi,
+                          (double)seg->S);
+            goto out;
+        }
+        edge_depth[k] = large_lo;
+        edge_seg[k] = sg;
     }
-    return PIXSUM_OK;
+    /* Passes of segment 0: the fixed planes, then its edges; then segment 1's. */
+    size_t n = 0;
+    plan->pass_nan = plan->pass_part = SIZE_MAX;
+    if (f32)
+        plan->pass_nan = n, plan->pass_depth[n++] = PSI_GL_PLANE_NAN;
+    plan->pass_above = n, plan->pass_depth[n++] = PSI_GL_PLANE_ABOVE;
+    plan->pass_below = n, plan->pass_depth[n++] = PSI_GL_PLANE_BELOW;
+    plan->pass_inrange = n, plan->pass_depth[n++] = PSI_GL_PLANE_INRANGE;
+    if (split)
+        plan->pass_part = n, plan->pass_depth[n++] = PSI_GL_PLANE_PART;
+    for (int sg = 0; sg < plan->nseg; sg++) {
+        psi_gl_segment *seg = &plan->seg[sg];
+        seg->first_pass = sg == 0 ? 0 : n;
+        size_t m = 0;
+        for (size_t k = 1; k < bins; k++)
+            if (plan->edge_pass[k] >= 0 && edge_seg[k] == sg)
+                ep[m++] = (edge_plane){edge_depth[k], k};
+        qsort(ep, m, sizeof *ep, cmp_plane);
+        for (size_t i = 0; i < m; i++) {
+            plan->edge_pass[ep[i].k] = (long)n;
+            plan->pass_depth[n++] = ep[i].depth;
+        }
+        seg->npasses = n - seg->first_pass;
+    }
+    plan->npasses = n;
+out:
+    free(ep);
+    free(edge_depth);
+    free(edge_seg);
+    return st;
 }
 
 /* ---- the plan ---------------------------------------------------------- */
@@ -228,7 +299,9 @@ int psi_gl_plan_make(const psi_hist_params *p, pixsum_type type, bool depth,
 void psi_gl_plan_free(psi_gl_plan *plan)
 {
     free(plan->edges);
-    free(plan->planes);
+    free(plan->pass_depth);
+    free(plan->edge_pass);
     plan->edges = NULL;
-    plan->planes = NULL;
+    plan->pass_depth = NULL;
+    plan->edge_pass = NULL;
 }

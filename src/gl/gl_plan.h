@@ -29,16 +29,17 @@
  *   u8, u16, i16: L = the lowest in-range value, so v - L is an integer below
  *     2^16 and every step is exact: any bin count up to PSI_GL_MAX_BINS.
  *   f32: L = 0, so t = v * S is v with its exponent shifted: exact, and every
- *     in-range float keeps a depth of its own (for ranges below 0, S < 0).
- *     Ranges with lo >= 0 or hi <= 0 are therefore taken with any bin count
- *     up to PSI_GL_MAX_BINS. A range with in-range values on both sides of 0
- *     is refused: one depth range [0, 1] cannot hold both signs at full float
- *     resolution, and near 0 the bin formula tells apart neighbouring floats
- *     (use gl.perbin, which compares keys and has no such limit).
+ *     in-range float keeps a depth of its own (for values below 0, S < 0).
+ *     One depth range [0, 1] cannot hold both signs at full float resolution,
+ *     so a range with in-range values on both sides of 0 is counted in two
+ *     depth passes (segments): the negative values (S < 0), then the others
+ *     (S > 0), each with the planes of its own edges. Every f32 range is
+ *     therefore taken with any bin count up to PSI_GL_MAX_BINS.
  *   The plan still checks every edge, under IEEE rounding and under
  *   flush-to-zero (the two ways a GPU may evaluate t), and refuses a request
- *   whose edge k is not separated or whose plane depth is not a normal float
- *   (f32 ranges whose edges are denormal floats or so wide that t underflows).
+ *   whose edge k is not separated or whose plane depth is not a normal float:
+ *   f32 ranges with edges among the denormal floats (|edge| < 2^-126, which a
+ *   flush-to-zero GPU would merge) or whose scaled edges underflow.
  */
 #ifndef PIXSUM_GL_PLAN_H
 #define PIXSUM_GL_PLAN_H
@@ -56,6 +57,8 @@
 #define PSI_GL_PLANE_ABOVE 0.8125f /* ... plus the above ones */
 #define PSI_GL_LEVEL_NAN 0.875f
 #define PSI_GL_PLANE_NAN 0.9375f /* ... plus the NaNs (f32 only) */
+#define PSI_GL_PLANE_PART 0.515625f /* in-range samples of the depth pass's segment */
+#define PSI_GL_LEVEL_OTHER 0.53125f /* in-range samples of the other segment */
 
 /* How the shader reads a sample (texture format and key). */
 typedef enum psi_gl_kind {
@@ -65,17 +68,35 @@ typedef enum psi_gl_kind {
     PSI_GL_KINDS = 3
 } psi_gl_kind;
 
+/* gl.depth: one depth pass (the image written as depths) and the planes drawn
+ * after it. The keys [k_a, k_b) get t(v) = (v - L) * S; other in-range keys
+ * PSI_GL_LEVEL_OTHER. */
+typedef struct psi_gl_segment {
+    uint32_t k_a, k_b;
+    float L, S;              /* S < 0: t decreases with the value */
+    size_t first_pass;       /* its planes: passes [first_pass, first_pass + npasses) */
+    size_t npasses;
+} psi_gl_segment;
+
+/* edge_pass[] codes for edges that need no plane */
+enum { PSI_GL_EDGE_NONE = -1,  /* no in-range sample lies below the edge */
+       PSI_GL_EDGE_ALL = -2,   /* every in-range sample lies below it */
+       PSI_GL_EDGE_SPLIT = -3  /* the edge is 0 where two segments meet */ };
+
 typedef struct psi_gl_plan {
     psi_gl_kind kind;
     size_t bins;
     uint32_t kmin, kmax;  /* keys of the non-NaN values, inclusive */
     uint64_t *edges;      /* bins + 1 keys K_0..K_bins; kmax + 1 = past the last */
     /* gl.depth only (depth == true at creation): */
-    float L, S;           /* t(v) = (v - L) * S; S < 0 for f32 ranges below 0 */
-    bool down;            /* S < 0: t decreases with the value */
-    float *planes;        /* bins + 1 entries; planes[k] = P_k for 1 <= k < bins:
-                             counts the in-range samples below edge k (down: at
-                             or above it) */
+    int nseg;                 /* 1, or 2 for an f32 range holding both signs */
+    psi_gl_segment seg[2];
+    size_t npasses;           /* planes of all segments, each segment's back to front */
+    float *pass_depth;
+    long *edge_pass;          /* bins + 1; [k] for 1 <= k < bins: the plane counting
+                                 edge k (below it; S < 0: at or above it) or PSI_GL_EDGE_* */
+    size_t pass_nan, pass_above, pass_below, pass_inrange, pass_part; /* fixed planes
+                                 of segment 0; SIZE_MAX where absent */
 } psi_gl_plan;
 
 /* True for the input types the GL methods read (u8 u16 i16 f32). */
