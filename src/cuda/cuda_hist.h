@@ -4,21 +4,24 @@
  * the per-context state slot that cuda_host.c keeps for it.
  *
  * A count request (psi_ch_plan) is one validated image on the device with its
- * resolved bins. The launcher picks one of two counting schemes:
- *   narrow  a u32 table per block in shared memory, replicated so that lane l
- *           of a warp always hits copy l (no bank conflict whatever the
- *           content); u8 counts raw values (256 per channel), the other types
- *           count classes (bins + below/above/NaN) when the table fits;
- *   wide    one table of up to 65536 16-bit counters (two per word) per block
- *           for one channel at a time: u16/i16 count raw values, the other
- *           types bins. Blocks count in rounds of at most 2^15 samples; a
- *           counter that passes 2^15 in a round is marked and moved to a u64
- *           table in global memory at the round's end, so no counter can wrap.
- *           Each block writes its table to the workspace; a reduce kernel adds
- *           the tables and the u64 spill and folds raw values into bins.
- * Both schemes fold into the caller's u64 counts with atomics, so counts never
- * wrap. Class numbers follow hist.h: bin, then bins + 0 (below), + 1 (above),
- * + 2 (NaN).
+ * resolved bins. The launcher picks one of three counting schemes (their
+ * details are in hist_count.cu):
+ *   private u8, one channel, 16-byte aligned rows: 256 16-bit counters per
+ *           thread in shared memory, plain loads and stores, no atomics;
+ *   narrow  the other u8 images, and the other types when channels x (bins + 3)
+ *           u32 fit in 96 KiB: a u32 table per block in shared memory,
+ *           replicated so that lane l of a warp always hits copy l (no bank
+ *           conflict whatever the content); u8 counts raw values, the other
+ *           types count classes (bins + below/above/NaN);
+ *   wide    u16/i16 (raw values) and many bins: up to 65536 16-bit counters
+ *           (two per word) per block for one channel at a time, moved to a u64
+ *           spill table before they can wrap; a reduce kernel adds the blocks'
+ *           tables and folds raw values into bins.
+ * Counts end in the caller's u64 array, so they never wrap. With few bins
+ * (channels x bins <= 8192) private and narrow run as one launch: the last
+ * block folds a u64 table of the workspace into the counts and totals.
+ * Class numbers follow hist.h: bin, then bins + 0 (below), + 1 (above),
+ * + 2 (NaN). The workspace must be zero-filled when allocated.
  *
  * Totals (pixsum_cuda_hist_totals in pixsum_cuda.h) are 17 u64: pixels,
  * in_range[4], below[4], above[4], nan[4].
@@ -67,7 +70,7 @@ typedef struct psi_ch_bins {
 
 /* Scheme choices for benchmarks and tests (0 = the launcher decides). */
 typedef struct psi_ch_tuning {
-    int scheme;     /* 0 auto, 1 narrow, 2 wide */
+    int scheme;     /* 0 auto, 1 narrow, 2 wide, 3 private (where the type allows) */
     int runs;       /* wide: 0 auto, 1 per-thread runs, 2 runs + warp match */
     int vec_per_thread; /* narrow: vectors per thread per item (0 = 4) */
 } psi_ch_tuning;

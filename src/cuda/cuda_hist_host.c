@@ -9,7 +9,7 @@
  *
  * Every CUDA error becomes PIXSUM_ERR_CUDA with CUDA's text as the detail.
  * For tests and benchmarks, PIXSUM_CUDA_HIST may force the counting scheme
- * ("narrow" or "wide", where the type allows it) and the wide scheme's warp
+ * ("private", "narrow" or "wide", where the type allows it) and the wide scheme's warp
  * match mode ("match"), e.g. PIXSUM_CUDA_HIST=wide,match.
  */
 #include "../hist/hist_classify.h"
@@ -94,8 +94,9 @@ static int state_for(pixsum_ctx *c, hist_state **out)
     return PIXSUM_OK;
 }
 
-/* Grows a device buffer (waits for the device before freeing one in use). */
-static int grow(void **p, size_t *have, size_t want, const char *what)
+/* Grows a device buffer (waits for the device before freeing one in use);
+ * `zero`: zero-filled before use (the counting workspace). */
+static int grow_buf(void **p, size_t *have, size_t want, const char *what, int zero)
 {
     if (*p && *have >= want)
         return PIXSUM_OK;
@@ -107,7 +108,21 @@ static int grow(void **p, size_t *have, size_t want, const char *what)
     }
     HC_TRY(cudaMalloc(p, want ? want : 1), what);
     *have = want;
+    if (zero) {
+        HC_TRY(cudaMemset(*p, 0, want ? want : 1), "cudaMemset (scratch)");
+        HC_TRY(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+    }
     return PIXSUM_OK;
+}
+
+static int grow(void **p, size_t *have, size_t want, const char *what)
+{
+    return grow_buf(p, have, want, what, 0);
+}
+
+static int grow_ws(hist_state *h, size_t want)
+{
+    return grow_buf(&h->ws, &h->ws_bytes, want, "cudaMalloc (scratch)", 1);
 }
 
 static bool ch_type(pixsum_type t, psi_ch_type *r)
@@ -204,6 +219,8 @@ static psi_ch_tuning env_tuning(void)
             t.scheme = 1;
         if (strstr(e, "wide"))
             t.scheme = 2;
+        if (strstr(e, "private"))
+            t.scheme = 3;
         if (strstr(e, "match"))
             t.runs = 2;
     }
@@ -224,7 +241,7 @@ static void make_plan(const hist_state *h, const pixsum_view *in, const psi_hist
 
 static int launch_count(hist_state *h, psi_ch_plan *plan, pixsum_cuda_hist_totals *totals)
 {
-    int st = grow(&h->ws, &h->ws_bytes, psi_ch_workspace_bytes(plan), "cudaMalloc (scratch)");
+    int st = grow_ws(h, psi_ch_workspace_bytes(plan));
     if (st != PIXSUM_OK)
         return st;
     plan->ws = h->ws;
@@ -276,7 +293,7 @@ static int run_count(pixsum_ctx *c, const hist_call *k)
     psi_ch_plan plan;
     make_plan(h, k->in, &p, k->counts, ctx_stream(c, k->stream), &plan);
     if (k->reserve_only)
-        return grow(&h->ws, &h->ws_bytes, psi_ch_workspace_bytes(&plan), "cudaMalloc (scratch)");
+        return grow_ws(h, psi_ch_workspace_bytes(&plan));
     return launch_count(h, &plan, k->totals);
 }
 
@@ -312,7 +329,7 @@ static int run_joint(pixsum_ctx *c, const hist_call *k)
     hist_state *h;
     if ((st = state_for(c, &h)) != PIXSUM_OK)
         return st;
-    if ((st = grow(&h->ws, &h->ws_bytes, 256, "cudaMalloc (scratch)")) != PIXSUM_OK)
+    if ((st = grow_ws(h, 256)) != PIXSUM_OK)
         return st;
     psi_ch_image ia, ib;
     psi_ch_bins ba, bb;

@@ -2,27 +2,37 @@
  * hist_count.cu - the counting kernels of the CUDA histograms and their
  * launcher psi_ch_launch() (the schemes are described in cuda_hist.h).
  *
- * Both schemes read the image in "items": a chunk of one row (rows of
+ * All kernels read the image in "items": a chunk of one row (rows of
  * width x channels samples; a contiguous image is one long row). The vector
  * path loads 16 bytes per thread and load (rows 16-byte aligned, no mask); the
  * pixel path loads one sample at a time (masks, odd alignment).
  *
+ * private (u8, one channel, vector path) each thread owns 256 16-bit counters
+ *         in shared memory, laid out counter-major (counter v of thread t at
+ *         v * T + t), so a warp's loads and stores never share a bank and no
+ *         atomic is needed: samples are taken in pairs (both counters read,
+ *         then written, the second write covering a == b). A thread counts
+ *         fewer than 2^16 samples per block, so no counter wraps.
  * narrow  C x entries x copies u32 counters in shared memory; lane l of a
  *         warp adds into copy l % copies, and copy j of entry e lies in bank
  *         (e * copies + j) % 32, so 32 lanes never collide (copies = 32)
- *         whatever the image holds: a constant image costs what noise costs.
- *         Each block counts fewer than 2^31 samples, so a u32 never wraps; at
- *         the end the copies are added in u64 and folded into the caller's
- *         u64 counts (raw u8 values go through the bin formula then).
+ *         whatever the image holds. Each block counts fewer than 2^31
+ *         samples, so a u32 never wraps.
  * wide    one channel per launch; 16-bit counters, two per word, for up to
  *         65536 indices (raw u16/i16 values, or bins). A block counts in
- *         rounds of at most 2^15 - 1 samples. Every counter is below 2^15 when
- *         a round starts; the add that takes a counter to 2^15 or more marks
- *         its word in a bitmap, and after the round's barrier the marked
- *         counters give 2^15 to a u64 spill table. A counter therefore stays
- *         below 2^15 + 2^15 - 1 and never wraps. Each thread merges runs of
+ *         intervals of at most 1024 x 48 = 49152 samples; after each interval
+ *         (barrier) every counter of 2^14 or more is moved to a u64 spill
+ *         table, so a counter starts an interval below 2^14 and ends it at most
+ *         2^14 - 1 + 49152 = 65535: it never wraps. Each thread merges runs of
  *         equal indices before adding (or, in the "match" mode, the lanes of a
- *         warp that hold the same index add once).
+ *         warp that hold the same index add once). The next item's data is
+ *         loaded while the current one is counted.
+ * The per-block tables end in the caller's u64 counts: private and narrow
+ * with few bins (channels x bins <= 8192) add into a u64 table in the
+ * workspace, and the last block to finish folds it into bins and writes the
+ * counts and totals (one launch in all, the table left zeroed for the next
+ * call); otherwise blocks add into the counts with atomics after memsets, and
+ * the wide tables are added up by a reduce kernel.
  *
  * The bin formula is evaluated with __dsub_rn / __dmul_rn (no contraction
  * into an FMA) and truncation, as on the CPU, so every class is the CPU's.
@@ -32,17 +42,28 @@
 #include <cuda_runtime.h>
 #include <stdint.h>
 
+#include <mutex>
+
 namespace {
 
 constexpr int kNarrowThreads = 512;
 constexpr int kNarrowVec = 4;      /* 16-byte loads per thread per item */
 constexpr int kNarrowPix = 8;      /* pixels per thread per item (pixel path) */
+constexpr int kPrivThreads = 448;  /* 448 x 256 x 2 bytes = 224 KiB of counters */
+constexpr int kPrivVec = 4;
 constexpr int kWideThreads = 1024;
-constexpr int kWideSamples = 24;   /* samples per thread per round: 1024 x 24 < 2^15 */
-constexpr int kWidePix = 16;       /* pixels per thread per round (pixel path) */
+constexpr int kWideSamples = 24;   /* samples per thread per item; two items per interval */
+constexpr int kWidePix = 16;       /* pixels per thread per item (pixel path) */
+constexpr unsigned kFusedCells = 8192; /* channels x bins folded by the last block */
 constexpr size_t kNarrowSmemMax = 96u << 10;
 constexpr size_t kNarrowSmemPref = 64u << 10;
-constexpr size_t kTotalsBytes = 256; /* workspace head: scratch totals */
+/* Workspace: [0, 256) scratch totals, [256, 512) ticket, then the u64 table of
+ * the fused finish (zeroed at allocation, left zeroed by every call), then the
+ * wide scheme's buffers. */
+constexpr size_t kTicketOff = 256;
+constexpr size_t kAccumOff = 512;
+constexpr size_t kAccumBytes = (size_t)4 * (kFusedCells + 3) * 8;
+constexpr size_t kWideOff = (kAccumOff + kAccumBytes + 255) / 256 * 256;
 
 struct Bins {
     double lo, hi, scale;
@@ -97,6 +118,12 @@ struct Geo {
     long long chunks, items;       /* chunks per row, rows x chunks */
 };
 
+/* Where the fused finish keeps its table (NULL accum: not fused). */
+struct Fused {
+    unsigned long long *accum;
+    unsigned *ticket;
+};
+
 __device__ __forceinline__ const char *row_at(const char *base, long long r, long long height,
                                               long long rs, long long ss)
 {
@@ -109,42 +136,55 @@ template <typename T> union Vec {
     T e[16 / sizeof(T)];
 };
 
-/* Calls f(channel, value) for this thread's samples of item `item`, vector
- * path: VPT 16-byte vectors spaced blockDim apart. Out-of-row vectors are
- * skipped; the row's last partial vector is read sample by sample. */
-template <typename T, int VPT, typename F>
-__device__ __forceinline__ void vec_item(const Geo &g, long long item, F &&f)
+/* One item's vectors for one thread: VPT 16-byte vectors spaced blockDim
+ * apart (out-of-row ones not loaded). */
+template <typename T, int VPT> struct VecItem {
+    Vec<T> v[VPT];
+    const char *row;
+    long long v0;
+};
+
+template <typename T, int VPT>
+__device__ __forceinline__ void load_item(const Geo &g, long long item, VecItem<T, VPT> &it)
 {
     constexpr int E = 16 / sizeof(T);
     long long r = item / g.chunks, ck = item - r * g.chunks;
-    const char *row = row_at(g.data, r, g.height, g.row_stride, g.slice_stride);
+    it.row = row_at(g.data, r, g.height, g.row_stride, g.slice_stride);
+    it.v0 = ck * (long long)blockDim.x * VPT + threadIdx.x;
     long long nfull = g.n / E;
-    long long v0 = ck * (long long)blockDim.x * VPT + threadIdx.x;
-    Vec<T> buf[VPT];
 #pragma unroll
     for (int j = 0; j < VPT; j++) {
-        long long v = v0 + (long long)j * blockDim.x;
+        long long v = it.v0 + (long long)j * blockDim.x;
         if (v < nfull)
-            buf[j].raw = __ldcs((const uint4 *)row + v);
+            it.v[j].raw = __ldcs((const uint4 *)it.row + v);
     }
+}
+
+/* Calls f(channel, value) for the samples of a loaded item; the row's last
+ * partial vector is read sample by sample. */
+template <typename T, int VPT, typename F>
+__device__ __forceinline__ void count_item(const Geo &g, const VecItem<T, VPT> &it, F &&f)
+{
+    constexpr int E = 16 / sizeof(T);
+    long long nfull = g.n / E;
 #pragma unroll
     for (int j = 0; j < VPT; j++) {
-        long long v = v0 + (long long)j * blockDim.x;
+        long long v = it.v0 + (long long)j * blockDim.x;
         if (v < nfull) {
             if (g.channels == 1) {
 #pragma unroll
                 for (int k = 0; k < E; k++)
-                    f(0, buf[j].e[k]);
+                    f(0, it.v[j].e[k]);
             } else {
                 int ch = (int)((v * E) % g.channels);
 #pragma unroll
                 for (int k = 0; k < E; k++) {
-                    f(ch, buf[j].e[k]);
+                    f(ch, it.v[j].e[k]);
                     ch = ch + 1 == g.channels ? 0 : ch + 1;
                 }
             }
         } else if (v == nfull) {
-            const T *t = (const T *)row;
+            const T *t = (const T *)it.row;
             for (long long i = nfull * E; i < g.n; i++)
                 f((int)(i % g.channels), t[i]);
         }
@@ -171,14 +211,159 @@ __device__ __forceinline__ void pix_item(const Geo &g, long long item, F &&f)
     }
 }
 
+/* The end of a private or narrow block: sum(e) is the block's count of entry
+ * e (entries per channel; raw u8 values when RAW, else classes). Not fused:
+ * atomics into counts/totals. Fused: atomics into f.accum; the last block
+ * folds accum into bins in shared memory (smem64, channels x bins u64),
+ * writes every count and total and leaves accum and the ticket zeroed. */
+template <bool RAW, typename S>
+__device__ void finish_block(S &&sum, unsigned entries, const Bins &b, int channels,
+                             unsigned long long *counts, unsigned long long *totals,
+                             const Fused &f, unsigned long long *smem64)
+{
+    const unsigned cells = (unsigned)channels * entries;
+    if (!f.accum) {
+        for (unsigned e = threadIdx.x; e < cells; e += blockDim.x) {
+            unsigned long long s = sum(e);
+            if (s) {
+                unsigned ch = e / entries, idx = e - ch * entries;
+                add_class(counts, totals, b, (int)ch, RAW ? classify((double)idx, b) : idx, s);
+            }
+        }
+        return;
+    }
+    for (unsigned e = threadIdx.x; e < cells; e += blockDim.x) {
+        unsigned long long s = sum(e);
+        if (s)
+            atomicAdd(&f.accum[e], s);
+    }
+    __threadfence();
+    __syncthreads();
+    __shared__ unsigned last;
+    if (threadIdx.x == 0)
+        last = atomicAdd(f.ticket, 1u) == gridDim.x - 1;
+    __syncthreads();
+    if (!last)
+        return;
+    __threadfence();
+    __shared__ unsigned long long ext[12], in_range[4];
+    const unsigned nb = (unsigned)channels * b.bins;
+    for (unsigned i = threadIdx.x; i < nb; i += blockDim.x)
+        smem64[i] = 0;
+    if (threadIdx.x < 12)
+        ext[threadIdx.x] = 0;
+    if (threadIdx.x < 4)
+        in_range[threadIdx.x] = 0;
+    __syncthreads();
+    for (unsigned e = threadIdx.x; e < cells; e += blockDim.x) {
+        unsigned long long s = atomicExch(&f.accum[e], 0ull);
+        if (s) {
+            unsigned ch = e / entries, idx = e - ch * entries;
+            unsigned cls = RAW ? classify((double)idx, b) : idx;
+            if (cls < b.bins)
+                atomicAdd(&smem64[ch * b.bins + cls], s);
+            else
+                atomicAdd(&ext[4 * (cls - b.bins) + ch], s);
+        }
+    }
+    __syncthreads();
+    for (unsigned i = threadIdx.x; i < nb; i += blockDim.x) {
+        unsigned long long k = smem64[i];
+        counts[i] = k;
+        if (k)
+            atomicAdd(&in_range[i / b.bins], k);
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        for (int c = 0; c < 4; c++) {
+            totals[PSI_CH_T_IN_RANGE + c] = in_range[c];
+            totals[PSI_CH_T_BELOW + c] = ext[c];
+            totals[PSI_CH_T_ABOVE + c] = ext[4 + c];
+            totals[PSI_CH_T_NAN + c] = ext[8 + c];
+        }
+        totals[PSI_CH_T_PIXELS] = in_range[0] + ext[0] + ext[4] + ext[8];
+        *f.ticket = 0;
+    }
+}
+
+/* ---- private (u8, one channel) ------------------------------------------------ */
+
+/* Counts samples a and b into this thread's counters. */
+__device__ __forceinline__ void priv_pair(unsigned short *mine, unsigned a, unsigned b)
+{
+    unsigned short *pa = mine + a * kPrivThreads, *pb = mine + b * kPrivThreads;
+    unsigned ca = *pa, cb = *pb;
+    *pa = (unsigned short)(ca + 1);
+    *pb = (unsigned short)(a == b ? ca + 2 : cb + 1); /* a == b: this store wins */
+}
+
+__global__ void __launch_bounds__(kPrivThreads, 1)
+    private_kernel(Geo g, Bins b, unsigned long long *counts, unsigned long long *totals,
+                   Fused f)
+{
+    extern __shared__ uint4 dyn_priv[];
+    unsigned short *cnt = (unsigned short *)dyn_priv;
+    uint4 *cnt4 = dyn_priv;
+    const unsigned t = threadIdx.x;
+    constexpr unsigned kVec4 = 256u * kPrivThreads * 2 / 16;
+    for (unsigned i = t; i < kVec4; i += blockDim.x)
+        cnt4[i] = make_uint4(0, 0, 0, 0);
+    __syncthreads();
+    unsigned short *mine = cnt + t;
+    VecItem<uint8_t, kPrivVec> cur, nxt;
+    long long item = blockIdx.x;
+    if (item < g.items)
+        load_item(g, item, cur);
+    const long long nfull = g.n / 16;
+    for (; item < g.items; item += gridDim.x) {
+        if (item + gridDim.x < g.items)
+            load_item(g, item + gridDim.x, nxt);
+#pragma unroll
+        for (int j = 0; j < kPrivVec; j++) {
+            long long v = cur.v0 + (long long)j * blockDim.x;
+            if (v < nfull) {
+                const uint4 q = cur.v[j].raw;
+                const unsigned w[4] = {q.x, q.y, q.z, q.w};
+#pragma unroll
+                for (int k = 0; k < 4; k++) {
+                    priv_pair(mine, w[k] & 0xFFu, (w[k] >> 8) & 0xFFu);
+                    priv_pair(mine, (w[k] >> 16) & 0xFFu, w[k] >> 24);
+                }
+            } else if (v == nfull) {
+                const uint8_t *s = (const uint8_t *)cur.row;
+                for (long long i = nfull * 16; i < g.n; i++)
+                    mine[s[i] * kPrivThreads]++;
+            }
+        }
+        cur = nxt;
+    }
+    __syncthreads();
+    /* Bin v's counters are 56 uint4 from v * 56; start rotated by v. */
+    __shared__ unsigned long long sums[256];
+    if (t < 256) {
+        const uint4 *row = cnt4 + t * (kPrivThreads * 2 / 16);
+        unsigned long long s = 0;
+        for (unsigned j = 0; j < kPrivThreads * 2 / 16; j++) {
+            uint4 q = row[(j + t) % (kPrivThreads * 2 / 16)];
+            s += (q.x & 0xFFFFu) + (q.x >> 16) + (q.y & 0xFFFFu) + (q.y >> 16) +
+                 (q.z & 0xFFFFu) + (q.z >> 16) + (q.w & 0xFFFFu) + (q.w >> 16);
+        }
+        sums[t] = s;
+    }
+    __syncthreads();
+    finish_block<true>([&](unsigned e) { return sums[e]; }, 256, b, 1, counts, totals, f,
+                       (unsigned long long *)dyn_priv);
+}
+
 /* ---- narrow -------------------------------------------------------------------- */
 
 template <typename T, bool RAW>
 __global__ void __launch_bounds__(kNarrowThreads)
     narrow_kernel(Geo g, Bins b, int vec, unsigned entries, int copies_log2,
-                  unsigned long long *counts, unsigned long long *totals)
+                  unsigned long long *counts, unsigned long long *totals, Fused f)
 {
-    extern __shared__ unsigned tab[];
+    extern __shared__ unsigned long long dyn_narrow[];
+    unsigned *tab = (unsigned *)dyn_narrow;
     const unsigned copies = 1u << copies_log2;
     const unsigned lane_off = threadIdx.x & (copies - 1);
     const unsigned cells = (unsigned)g.channels * entries;
@@ -190,54 +375,48 @@ __global__ void __launch_bounds__(kNarrowThreads)
         atomicAdd(&tab[(((unsigned)ch * entries + idx) << copies_log2) + lane_off], 1u);
     };
     if (vec) {
-        for (long long item = blockIdx.x; item < g.items; item += gridDim.x)
-            vec_item<T, kNarrowVec>(g, item, count);
+        for (long long item = blockIdx.x; item < g.items; item += gridDim.x) {
+            VecItem<T, kNarrowVec> it;
+            load_item(g, item, it);
+            count_item(g, it, count);
+        }
     } else {
         for (long long item = blockIdx.x; item < g.items; item += gridDim.x)
             pix_item<T, kNarrowPix>(g, item, count);
     }
     __syncthreads();
-    for (unsigned e = threadIdx.x; e < cells; e += blockDim.x) {
+    auto sum = [&](unsigned e) {
         unsigned long long s = 0;
         const unsigned *c = tab + ((size_t)e << copies_log2);
         for (unsigned j = 0; j < copies; j++)
             s += c[(j + e) & (copies - 1)]; /* rotated start: no bank conflicts */
-        if (s) {
-            unsigned ch = e / entries, idx = e - ch * entries;
-            unsigned cls = RAW ? classify((double)idx, b) : idx;
-            add_class(counts, totals, b, (int)ch, cls, s);
-        }
-    }
+        return s;
+    };
+    finish_block<RAW>(sum, entries, b, g.channels, counts, totals, f, dyn_narrow);
 }
 
 /* ---- wide ---------------------------------------------------------------------- */
 
-/* Adds k to 16-bit counter idx; marks its word when the counter reaches 2^15. */
-__device__ __forceinline__ void wide_put(unsigned *tab, unsigned *hot, unsigned idx, unsigned k)
+__device__ __forceinline__ void wide_put(unsigned *tab, unsigned idx, unsigned k)
 {
-    unsigned w = idx >> 1, sh = (idx & 1u) << 4;
-    unsigned old = atomicAdd(&tab[w], k << sh);
-    unsigned h = (old >> sh) & 0xFFFFu;
-    if (h < 0x8000u && h + k >= 0x8000u)
-        atomicOr(&hot[w >> 5], 1u << (w & 31));
+    atomicAdd(&tab[idx >> 1], k << ((idx & 1u) << 4));
 }
 
 template <typename T, bool RAW, int MATCH>
 __global__ void __launch_bounds__(kWideThreads, 1)
-    wide_kernel(Geo g, Bins b, int vec, int pass_ch, unsigned words, unsigned *partials,
+    wide_kernel(Geo g, Bins b, int vec, int pass_ch, unsigned words4, unsigned *partials,
                 unsigned long long *spill, unsigned long long *totals)
 {
-    extern __shared__ unsigned tab[];
+    extern __shared__ uint4 dyn_wide[];
+    unsigned *tab = (unsigned *)dyn_wide;
     constexpr int E = 16 / sizeof(T);
-    constexpr int VPT = kWideSamples / E;
-    const unsigned hot_words = (words + 31) / 32;
-    unsigned *hot = tab + words;
-    for (unsigned i = threadIdx.x; i < words + hot_words; i += blockDim.x)
-        tab[i] = 0;
+    constexpr int VPT = kWideSamples / E > 0 ? kWideSamples / E : 1;
+    for (unsigned i = threadIdx.x; i < words4; i += blockDim.x)
+        dyn_wide[i] = make_uint4(0, 0, 0, 0);
     __syncthreads();
     unsigned long long n_below = 0, n_above = 0, n_nan = 0;
-    unsigned cur = 0xFFFFFFFFu, run = 0;
     const unsigned none = 0xFFFFFFFFu;
+    unsigned cur = none, run = 0;
     /* Index of a sample of the pass channel, or `none` (class counted here). */
     auto index_of = [&](T v) -> unsigned {
         if (RAW)
@@ -261,87 +440,92 @@ __global__ void __launch_bounds__(kWideThreads, 1)
             run++;
         } else {
             if (run)
-                wide_put(tab, hot, cur, run);
+                wide_put(tab, cur, run);
             cur = idx;
             run = 1;
         }
     };
-    for (long long item = blockIdx.x; item < g.items; item += gridDim.x) {
-        if (MATCH && vec && g.channels == 1) {
-            /* Lanes stay converged: every lane walks the same E x VPT steps. */
-            long long r = item / g.chunks, ck = item - r * g.chunks;
-            const char *row = row_at(g.data, r, g.height, g.row_stride, g.slice_stride);
-            long long nfull = g.n / E;
-            long long v0 = ck * (long long)blockDim.x * VPT + threadIdx.x;
-            Vec<T> buf[VPT];
+    const bool match = MATCH && vec && g.channels == 1;
+    const unsigned lane = threadIdx.x & 31;
+    VecItem<T, VPT> cur_it, nxt_it;
+    long long item = blockIdx.x;
+    if (vec && item < g.items)
+        load_item(g, item, cur_it);
+    for (unsigned round = 0; item < g.items; item += gridDim.x, round++) {
+        if (vec) {
+            if (item + gridDim.x < g.items)
+                load_item(g, item + gridDim.x, nxt_it);
+            if (match) {
+                /* Lanes stay converged: every lane walks the same steps. */
+                long long nfull = g.n / E;
 #pragma unroll
-            for (int j = 0; j < VPT; j++) {
-                long long v = v0 + (long long)j * blockDim.x;
-                if (v < nfull)
-                    buf[j].raw = __ldcs((const uint4 *)row + v);
-            }
-            const unsigned lane = threadIdx.x & 31;
+                for (int j = 0; j < VPT; j++) {
+                    long long v = cur_it.v0 + (long long)j * blockDim.x;
+                    bool in = v < nfull;
 #pragma unroll
-            for (int j = 0; j < VPT; j++) {
-                long long v = v0 + (long long)j * blockDim.x;
-                bool in = v < nfull;
-#pragma unroll
-                for (int k = 0; k < E; k++) {
-                    unsigned idx = in ? index_of(buf[j].e[k]) : none;
-                    unsigned peers = __match_any_sync(0xFFFFFFFFu, idx);
-                    if (idx != none && lane == (unsigned)(__ffs(peers) - 1))
-                        wide_put(tab, hot, idx, (unsigned)__popc(peers));
-                }
-                if (v == nfull) {
-                    const T *t = (const T *)row;
-                    for (long long i = nfull * E; i < g.n; i++) {
-                        unsigned idx = index_of(t[i]);
-                        if (idx != none)
-                            wide_put(tab, hot, idx, 1);
+                    for (int k = 0; k < E; k++) {
+                        unsigned idx = in ? index_of(cur_it.v[j].e[k]) : none;
+                        unsigned peers = __match_any_sync(0xFFFFFFFFu, idx);
+                        if (idx != none && lane == (unsigned)(__ffs(peers) - 1))
+                            wide_put(tab, idx, (unsigned)__popc(peers));
+                    }
+                    if (v == nfull) {
+                        const T *t = (const T *)cur_it.row;
+                        for (long long i = nfull * E; i < g.n; i++) {
+                            unsigned idx = index_of(t[i]);
+                            if (idx != none)
+                                wide_put(tab, idx, 1);
+                        }
                     }
                 }
+            } else {
+                count_item(g, cur_it, count_run);
             }
-        } else if (vec) {
-            vec_item<T, VPT>(g, item, count_run);
+            cur_it = nxt_it;
         } else {
             pix_item<T, kWidePix>(g, item, count_run);
         }
         if (run) {
-            wide_put(tab, hot, cur, run);
+            wide_put(tab, cur, run);
             run = 0;
             cur = none;
         }
-        __syncthreads();
-        for (unsigned hw = threadIdx.x; hw < hot_words; hw += blockDim.x) {
-            unsigned bits = hot[hw];
-            if (!bits)
-                continue;
-            hot[hw] = 0;
-            while (bits) {
-                unsigned w = hw * 32 + (unsigned)(__ffs(bits) - 1);
-                bits &= bits - 1;
-                unsigned val = tab[w];
-                for (unsigned h = 0; h < 2; h++) {
-                    if (((val >> (16 * h)) & 0xFFFFu) >= 0x8000u) {
-                        val -= 0x8000u << (16 * h);
-                        atomicAdd(&spill[2 * w + h], 0x8000ull);
+        /* Every second item, and after the last: move counters >= 2^14. */
+        if ((round & 1) || item + gridDim.x >= g.items) {
+            __syncthreads();
+            for (unsigned i = threadIdx.x; i < words4; i += blockDim.x) {
+                uint4 q = dyn_wide[i];
+                unsigned w[4] = {q.x, q.y, q.z, q.w};
+                bool changed = false;
+#pragma unroll
+                for (int k = 0; k < 4; k++) {
+                    if (!(w[k] & 0xC000C000u))
+                        continue;
+                    for (unsigned h = 0; h < 2; h++) {
+                        unsigned half = (w[k] >> (16 * h)) & 0xFFFFu;
+                        if (half >= 0x4000u) {
+                            atomicAdd(&spill[8 * i + 2 * k + h], (unsigned long long)half);
+                            w[k] -= half << (16 * h);
+                            changed = true;
+                        }
                     }
                 }
-                tab[w] = val;
+                if (changed)
+                    dyn_wide[i] = make_uint4(w[0], w[1], w[2], w[3]);
             }
+            __syncthreads();
         }
-        __syncthreads();
     }
-    unsigned *mine = partials + (size_t)blockIdx.x * words;
-    for (unsigned w = threadIdx.x; w < words; w += blockDim.x)
-        mine[w] = tab[w];
+    uint4 *mine = (uint4 *)partials + (size_t)blockIdx.x * words4;
+    for (unsigned i = threadIdx.x; i < words4; i += blockDim.x)
+        mine[i] = dyn_wide[i];
     if (!RAW) {
         for (int o = 16; o; o >>= 1) {
             n_below += __shfl_down_sync(0xFFFFFFFFu, n_below, o);
             n_above += __shfl_down_sync(0xFFFFFFFFu, n_above, o);
             n_nan += __shfl_down_sync(0xFFFFFFFFu, n_nan, o);
         }
-        if ((threadIdx.x & 31) == 0) {
+        if (lane == 0) {
             if (n_below)
                 atomicAdd(&totals[PSI_CH_T_BELOW + pass_ch], n_below);
             if (n_above)
@@ -365,10 +549,10 @@ __global__ void wide_reduce(const unsigned *partials, int nblocks, unsigned word
     unsigned long long lo = 0, hi = 0;
     int i = 0;
     for (; i + 4 <= nblocks; i += 4) {
-        unsigned x0 = partials[(size_t)i * words + w];
-        unsigned x1 = partials[(size_t)(i + 1) * words + w];
-        unsigned x2 = partials[(size_t)(i + 2) * words + w];
-        unsigned x3 = partials[(size_t)(i + 3) * words + w];
+        unsigned x0 = __ldcs(&partials[(size_t)i * words + w]);
+        unsigned x1 = __ldcs(&partials[(size_t)(i + 1) * words + w]);
+        unsigned x2 = __ldcs(&partials[(size_t)(i + 2) * words + w]);
+        unsigned x3 = __ldcs(&partials[(size_t)(i + 3) * words + w]);
         lo += (x0 & 0xFFFFu) + (x1 & 0xFFFFu) + (x2 & 0xFFFFu) + (x3 & 0xFFFFu);
         hi += (x0 >> 16) + (x1 >> 16) + (x2 >> 16) + (x3 >> 16);
     }
@@ -442,21 +626,122 @@ bool raw16(psi_ch_type t)
     return t == PSI_CH_U16 || t == PSI_CH_I16;
 }
 
-/* Entries per channel a narrow table needs, 0 if the type goes wide. */
+bool vec_ok(const psi_ch_image &im)
+{
+    if (im.mask || (uintptr_t)im.data % 16)
+        return false;
+    size_t es = elem_size(im.type);
+    long long row_bytes = im.width * im.channels * (long long)es;
+    bool flat = im.row_stride == row_bytes &&
+                (im.depth <= 1 || im.slice_stride == im.height * im.row_stride);
+    if (flat)
+        return true;
+    return im.row_stride % 16 == 0 && (im.depth <= 1 || im.slice_stride % 16 == 0);
+}
+
+/* Largest dynamic shared memory a block may opt in to on the current device. */
+int smem_optin()
+{
+    static std::mutex mu;
+    static int cached[64];
+    int dev = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= 64)
+        return 48 << 10;
+    std::lock_guard<std::mutex> lock(mu);
+    if (!cached[dev]) {
+        int v = 0;
+        if (cudaDeviceGetAttribute(&v, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) !=
+                cudaSuccess ||
+            v <= 0)
+            v = 48 << 10;
+        cached[dev] = v;
+    }
+    return cached[dev];
+}
+
+/* Sets a kernel's dynamic shared memory limit once per device and returns its
+ * resident blocks per multiprocessor for (threads, smem), cached. */
+struct KernelSlot {
+    const void *fn;
+    int device, threads, per_sm;
+    size_t smem;
+};
+
+cudaError_t kernel_ready(const void *fn, int threads, size_t smem, int *per_sm)
+{
+    static std::mutex mu;
+    static KernelSlot attr[128], occ[256];
+    static int n_attr, n_occ;
+    int dev = 0;
+    cudaError_t e = cudaGetDevice(&dev);
+    if (e != cudaSuccess)
+        return e;
+    std::lock_guard<std::mutex> lock(mu);
+    bool set = false;
+    for (int i = 0; i < n_attr && !set; i++)
+        set = attr[i].fn == fn && attr[i].device == dev;
+    if (!set) {
+        e = cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_optin());
+        if (e != cudaSuccess)
+            return e;
+        if (n_attr < 128)
+            attr[n_attr++] = KernelSlot{fn, dev, 0, 0, 0};
+    }
+    if (!per_sm)
+        return cudaSuccess;
+    for (int i = 0; i < n_occ; i++)
+        if (occ[i].fn == fn && occ[i].device == dev && occ[i].threads == threads &&
+            occ[i].smem == smem) {
+            *per_sm = occ[i].per_sm;
+            return cudaSuccess;
+        }
+    int n = 0;
+    e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, fn, threads, smem);
+    if (e != cudaSuccess)
+        return e;
+    *per_sm = n > 0 ? n : 1;
+    if (n_occ < 256)
+        occ[n_occ++] = KernelSlot{fn, dev, threads, *per_sm, smem};
+    return cudaSuccess;
+}
+
+enum Scheme { S_PRIVATE, S_NARROW, S_WIDE };
+
+/* Entries per channel of a narrow table (u8: raw values; else classes). */
 unsigned narrow_entries(const psi_ch_plan *p)
 {
-    if (p->tuning.scheme == 2 && p->img.type != PSI_CH_U8)
-        return 0;
     if (p->img.type == PSI_CH_U8)
         return 256;
-    if (raw16(p->img.type))
-        return 0;
+    return (unsigned)p->b.bins + 3;
+}
+
+size_t private_smem()
+{
+    return (size_t)256 * kPrivThreads * 2;
+}
+
+Scheme scheme_of(const psi_ch_plan *p)
+{
+    const psi_ch_image &im = p->img;
+    if (im.type == PSI_CH_U8) {
+        bool can_private = im.channels == 1 && vec_ok(im) &&
+                           (size_t)smem_optin() >= private_smem() + 4096;
+        if (can_private && (p->tuning.scheme == 0 || p->tuning.scheme == 3))
+            return S_PRIVATE;
+        return S_NARROW;
+    }
+    if (raw16(im.type) || p->tuning.scheme == 2)
+        return S_WIDE;
     unsigned long long e = (unsigned long long)p->b.bins + 3;
-    if (p->tuning.scheme != 1 && e * p->img.channels * 4 > kNarrowSmemMax)
-        return 0;
-    if (e * p->img.channels * 4 > kNarrowSmemMax)
-        return 0;
-    return (unsigned)e;
+    if (e * (unsigned long long)im.channels * 4 > kNarrowSmemMax)
+        return S_WIDE;
+    return S_NARROW;
+}
+
+bool fused(const psi_ch_plan *p)
+{
+    return scheme_of(p) != S_WIDE &&
+           (unsigned long long)p->img.channels * (unsigned long long)p->b.bins <= kFusedCells;
 }
 
 int copies_log2_for(unsigned entries, long long channels)
@@ -473,17 +758,9 @@ unsigned wide_entries(const psi_ch_plan *p)
     return raw16(p->img.type) ? 65536u : (unsigned)p->b.bins;
 }
 
-bool vec_ok(const psi_ch_image &im)
+unsigned wide_words4(unsigned entries)
 {
-    if (im.mask || (uintptr_t)im.data % 16)
-        return false;
-    size_t es = elem_size(im.type);
-    long long row_bytes = im.width * im.channels * (long long)es;
-    bool flat = im.row_stride == row_bytes &&
-                (im.depth <= 1 || im.slice_stride == im.height * im.row_stride);
-    if (flat)
-        return true;
-    return im.row_stride % 16 == 0 && (im.depth <= 1 || im.slice_stride % 16 == 0);
+    return ((entries + 1) / 2 + 3) / 4;
 }
 
 Geo make_geo(const psi_ch_image &im, bool vec, long long per_item_vec, long long per_item_pix)
@@ -495,7 +772,7 @@ Geo make_geo(const psi_ch_image &im, bool vec, long long per_item_vec, long long
     g.width = im.width;
     g.mask = im.mask;
     g.mask_row = im.mask_row;
-    g.mask_slice = im.mask_slice;
+    g.mask_slice = im.depth > 1 ? im.mask_slice : 0;
     g.row_stride = im.row_stride;
     g.slice_stride = im.depth > 1 ? im.slice_stride : 0;
     g.height = im.height;
@@ -530,10 +807,53 @@ Bins make_bins(const psi_ch_bins &b)
     return r;
 }
 
-template <typename T, bool RAW>
-cudaError_t launch_narrow(const psi_ch_plan *p, unsigned entries)
+Fused fused_of(const psi_ch_plan *p)
 {
-    cudaStream_t s = (cudaStream_t)p->stream;
+    Fused f = {nullptr, nullptr};
+    if (fused(p)) {
+        f.accum = (unsigned long long *)((char *)p->ws + kAccumOff);
+        f.ticket = (unsigned *)((char *)p->ws + kTicketOff);
+    }
+    return f;
+}
+
+/* Grid: `resident` blocks, raised so that no block takes more than
+ * max_items items, capped at the item count. */
+cudaError_t grid_for(long long items, long long resident, long long max_items, unsigned *grid)
+{
+    long long g = resident;
+    long long need = (items + max_items - 1) / max_items;
+    if (g < need)
+        g = need;
+    if (g > items)
+        g = items;
+    if (g > 0x7FFFFFFFLL)
+        return cudaErrorInvalidConfiguration;
+    *grid = (unsigned)g;
+    return cudaSuccess;
+}
+
+cudaError_t launch_private(const psi_ch_plan *p)
+{
+    Geo g = make_geo(p->img, true, (long long)kPrivThreads * kPrivVec, 1);
+    if (g.items == 0)
+        return cudaSuccess;
+    size_t smem = private_smem();
+    cudaError_t e = kernel_ready((const void *)private_kernel, kPrivThreads, smem, nullptr);
+    if (e != cudaSuccess)
+        return e;
+    /* A thread counts at most 1023 x 64 < 2^16 samples: no u16 counter wraps. */
+    unsigned grid;
+    if ((e = grid_for(g.items, p->sm_count, 65535 / (kPrivVec * 16), &grid)) != cudaSuccess)
+        return e;
+    private_kernel<<<grid, kPrivThreads, smem, (cudaStream_t)p->stream>>>(
+        g, make_bins(p->b), p->counts, p->totals, fused_of(p));
+    return cudaGetLastError();
+}
+
+template <typename T, bool RAW> cudaError_t launch_narrow(const psi_ch_plan *p)
+{
+    unsigned entries = narrow_entries(p);
     bool vec = vec_ok(p->img);
     Geo g = make_geo(p->img, vec, (long long)kNarrowThreads * kNarrowVec,
                      (long long)kNarrowThreads * kNarrowPix);
@@ -541,29 +861,23 @@ cudaError_t launch_narrow(const psi_ch_plan *p, unsigned entries)
         return cudaSuccess;
     int cl = copies_log2_for(entries, p->img.channels);
     size_t smem = (size_t)entries * (size_t)p->img.channels * ((size_t)1 << cl) * 4;
+    size_t fold = (size_t)p->img.channels * (size_t)p->b.bins * 8;
+    if (fused(p) && fold > smem)
+        smem = fold;
     auto kern = narrow_kernel<T, RAW>;
-    cudaError_t e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                         (int)kNarrowSmemMax);
+    int per_sm = 1;
+    cudaError_t e = kernel_ready((const void *)kern, kNarrowThreads, smem, &per_sm);
     if (e != cudaSuccess)
         return e;
-    int per_sm = 0;
-    e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kern, kNarrowThreads, smem);
-    if (e != cudaSuccess)
-        return e;
-    long long grid = (long long)(per_sm > 0 ? per_sm : 1) * p->sm_count;
     /* Fewer than 2^31 samples per block, so the u32 counters never wrap. */
     long long item_samples = vec ? (long long)kNarrowThreads * kNarrowVec * (16 / (long long)sizeof(T))
                                  : (long long)kNarrowThreads * kNarrowPix * p->img.channels;
-    long long per_block_items = ((long long)1 << 30) / item_samples;
-    long long need = (g.items + per_block_items - 1) / per_block_items;
-    if (grid < need)
-        grid = need;
-    if (grid > g.items)
-        grid = g.items;
-    if (grid > 0x7FFFFFFFLL)
-        return cudaErrorInvalidConfiguration;
-    kern<<<(unsigned)grid, kNarrowThreads, smem, s>>>(g, make_bins(p->b), vec ? 1 : 0, entries,
-                                                       cl, p->counts, p->totals);
+    unsigned grid;
+    if ((e = grid_for(g.items, (long long)per_sm * p->sm_count,
+                      ((long long)1 << 30) / item_samples, &grid)) != cudaSuccess)
+        return e;
+    kern<<<grid, kNarrowThreads, smem, (cudaStream_t)p->stream>>>(
+        g, make_bins(p->b), vec ? 1 : 0, entries, cl, p->counts, p->totals, fused_of(p));
     return cudaGetLastError();
 }
 
@@ -578,13 +892,13 @@ WideLayout wide_layout(const psi_ch_plan *p, unsigned entries)
 {
     WideLayout w;
     char *base = (char *)p->ws;
-    size_t off = kTotalsBytes;
+    size_t off = kWideOff;
     w.lut = (unsigned *)(base + off);
     off += 65536 * 4;
     w.spill = (unsigned long long *)(base + off);
     off += (size_t)65536 * 8;
     w.partials = (unsigned *)(base + off);
-    off += (size_t)p->sm_count * ((entries + 1) / 2) * 4;
+    off += (size_t)p->sm_count * wide_words4(entries) * 16;
     w.bytes = off;
     return w;
 }
@@ -596,32 +910,35 @@ cudaError_t launch_wide_pass(const psi_ch_plan *p, const WideLayout &w, unsigned
     cudaStream_t s = (cudaStream_t)p->stream;
     bool vec = vec_ok(p->img);
     constexpr long long E = 16 / sizeof(T);
-    Geo g = make_geo(p->img, vec, (long long)kWideThreads * (kWideSamples / E),
+    constexpr long long VPT = kWideSamples / E > 0 ? kWideSamples / E : 1;
+    Geo g = make_geo(p->img, vec, (long long)kWideThreads * VPT,
                      (long long)kWideThreads * kWidePix);
-    unsigned words = (entries + 1) / 2;
-    size_t smem = ((size_t)words + (words + 31) / 32) * 4;
+    unsigned words4 = wide_words4(entries);
+    size_t smem = (size_t)words4 * 16;
+    if (smem > (size_t)smem_optin())
+        return cudaErrorInvalidConfiguration; /* the device's shared memory is too small */
     auto kern = wide_kernel<T, RAW, MATCH>;
-    cudaError_t e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                         (int)smem);
+    cudaError_t e = kernel_ready((const void *)kern, kWideThreads, smem, nullptr);
     if (e != cudaSuccess)
         return e;
-    if ((e = cudaMemsetAsync(w.spill, 0, (size_t)entries * 8, s)) != cudaSuccess)
+    if ((e = cudaMemsetAsync(w.spill, 0, (size_t)words4 * 8 * 8, s)) != cudaSuccess)
         return e;
     long long grid = g.items < p->sm_count ? g.items : p->sm_count;
     if (grid == 0)
         return cudaSuccess;
     kern<<<(unsigned)grid, kWideThreads, smem, s>>>(g, make_bins(p->b), vec ? 1 : 0, pass_ch,
-                                                     words, w.partials, w.spill, p->totals);
+                                                     words4, w.partials, w.spill, p->totals);
     if ((e = cudaGetLastError()) != cudaSuccess)
         return e;
-    wide_reduce<<<(words + 255) / 256, 256, 0, s>>>(w.partials, (int)grid, words, w.spill, entries,
-                                                    RAW ? w.lut : nullptr, make_bins(p->b),
-                                                    pass_ch, p->counts, p->totals);
+    unsigned words = words4 * 4;
+    wide_reduce<<<(words + 255) / 256, 256, 0, s>>>(w.partials, (int)grid, words, w.spill,
+                                                    entries, RAW ? w.lut : nullptr,
+                                                    make_bins(p->b), pass_ch, p->counts,
+                                                    p->totals);
     return cudaGetLastError();
 }
 
-template <typename T, bool RAW>
-cudaError_t launch_wide(const psi_ch_plan *p)
+template <typename T, bool RAW> cudaError_t launch_wide(const psi_ch_plan *p)
 {
     unsigned entries = wide_entries(p);
     WideLayout w = wide_layout(p, entries);
@@ -645,31 +962,34 @@ cudaError_t launch_wide(const psi_ch_plan *p)
 
 template <typename T> cudaError_t launch_typed(const psi_ch_plan *p)
 {
-    unsigned entries = narrow_entries(p);
-    constexpr bool raw = sizeof(T) <= 2;
-    if (entries)
-        return launch_narrow<T, raw && sizeof(T) == 1>(p, entries);
-    return launch_wide<T, raw && sizeof(T) == 2>(p);
+    switch (scheme_of(p)) {
+    case S_PRIVATE: return launch_private(p);
+    case S_NARROW: return launch_narrow<T, sizeof(T) == 1>(p);
+    default: return launch_wide<T, sizeof(T) == 2>(p);
+    }
 }
 
 } // namespace
 
 extern "C" size_t psi_ch_workspace_bytes(const psi_ch_plan *p)
 {
-    if (narrow_entries(p))
-        return kTotalsBytes;
+    if (scheme_of(p) != S_WIDE)
+        return kWideOff;
     return wide_layout(p, wide_entries(p)).bytes;
 }
 
 extern "C" int psi_ch_launch(const psi_ch_plan *p)
 {
     cudaStream_t s = (cudaStream_t)p->stream;
-    cudaError_t e = cudaMemsetAsync(p->counts, 0,
-                                    (size_t)p->img.channels * (size_t)p->b.bins * 8, s);
-    if (e == cudaSuccess)
-        e = cudaMemsetAsync(p->totals, 0, PSI_CH_T_COUNT * 8, s);
-    if (e != cudaSuccess)
-        return (int)e;
+    cudaError_t e = cudaSuccess;
+    bool one_launch = fused(p) && p->img.width > 0 && p->img.height > 0 && p->img.depth > 0;
+    if (!one_launch) {
+        e = cudaMemsetAsync(p->counts, 0, (size_t)p->img.channels * (size_t)p->b.bins * 8, s);
+        if (e == cudaSuccess)
+            e = cudaMemsetAsync(p->totals, 0, PSI_CH_T_COUNT * 8, s);
+        if (e != cudaSuccess)
+            return (int)e;
+    }
     if (p->img.width > 0 && p->img.height > 0 && p->img.depth > 0) {
         switch (p->img.type) {
         case PSI_CH_U8: e = launch_typed<uint8_t>(p); break;
@@ -682,6 +1002,8 @@ extern "C" int psi_ch_launch(const psi_ch_plan *p)
         if (e != cudaSuccess)
             return (int)e;
     }
+    if (one_launch)
+        return 0;
     totals_finish<<<(unsigned)p->img.channels, 256, 0, s>>>(p->counts,
                                                            (unsigned long long)p->b.bins,
                                                            p->totals);
