@@ -42,16 +42,20 @@ W=4099 H=3001
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 { printf 'P5\n%d %d\n255\n' $W $H; head -c $((W * H)) /dev/urandom; } >"$T/in.pgm"
-"$PIXSUM" convert "$T/in.pgm" "$T/in.tif" >/dev/null || exit 1
+INPUTS="in.pgm"
+if "$PIXSUM" convert "$T/in.pgm" "$T/in.tif" >/dev/null 2>&1; then INPUTS="in.pgm in.tif"; else
+    echo "this pixsum has no TIFF support (libtiff-dev missing): PGM input only"; fi
 status=0
 # same_table A B BYTES: the last BYTES of two .npy files (their data) agree.
 same_table() {
-    if cmp -s <(tail -c "$3" "$1") <(tail -c "$3" "$2"); then echo "  same table"; else
+    if [ ! -s "$1" ] || [ ! -s "$2" ]; then echo "  MISSING table: $1 $2"; status=1
+    elif cmp -s <(tail -c "$3" "$1") <(tail -c "$3" "$2"); then echo "  same table"; else
         echo "  DIFFERENT tables: $1 $2"; status=1; fi
 }
-for in in in.pgm in.tif; do
+for in in $INPUTS; do
     for type in u64 u32; do
         echo "integral $in -> $type: 1 process (CPU, then $METHOD) vs $NP ranks ($METHOD)"
+        rm -f "$T/ref_cpu.npy" "$T/ref_gpu.npy" "$T/mpi.npy"
         "$PIXSUM" integral "$T/$in" -o "$T/ref_cpu.npy" --type $type --method serial.2wh || status=1
         "$PIXSUM" integral "$T/$in" -o "$T/ref_gpu.npy" --type $type --method "$METHOD" ||
             status=1
@@ -66,11 +70,14 @@ done
 # A CUDA histogram method, if this build has one.
 HM=${HIST_METHOD:-$("$PIXSUM" methods 2>/dev/null | grep -o 'cuda\.hist[a-z0-9_.]*' | head -1)}
 if [ -n "$HM" ]; then
-    echo "hist in.tif --method $HM: 1 process vs $NP ranks"
-    "$PIXSUM" hist "$T/in.tif" --format json --method "$HM" >"$T/h_ref.json" || status=1
-    "${MPI[@]}" "$PIXSUM" hist "$T/in.tif" --format json --method "$HM" --mpi -v \
-        >"$T/h_mpi.json" 2>>"$OUT/mpi.log" || status=1
-    if cmp -s "$T/h_ref.json" "$T/h_mpi.json"; then echo "  same histogram"; else
+    last=${INPUTS##* }
+    echo "hist $last --method $HM: 1 process vs $NP ranks"
+    if ! "$PIXSUM" hist "$T/$last" --format json --method "$HM" >"$T/h_ref.json"; then
+        echo "  FAILED in one process"; status=1
+    elif ! "${MPI[@]}" "$PIXSUM" hist "$T/$last" --format json --method "$HM" --mpi -v \
+        >"$T/h_mpi.json" 2>>"$OUT/mpi.log"; then
+        echo "  FAILED on $NP ranks (see mpi.log)"; status=1
+    elif cmp -s "$T/h_ref.json" "$T/h_mpi.json"; then echo "  same histogram"; else
         echo "  DIFFERENT histograms"; status=1; fi
 else
     echo "no CUDA histogram method in this build: hist --mpi on the GPU not checked"
