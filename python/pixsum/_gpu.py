@@ -1,7 +1,10 @@
 """pixsum._gpu - integral images of GPU arrays, without a host copy.
 
 pixsum.integral(), integral_sq() and integral3d() hand a GPU array here (the C
-extension recognises __cuda_array_interface__ and CUDA __dlpack_device__).
+extension recognises __cuda_array_interface__ and CUDA __dlpack_device__);
+box_sum/box_mean/box_var/box_filter go on to _gpu_box.py and histogram/
+histogram2d/equalize to _gpu_hist.py; integral_tilted is refused (no CUDA
+method).
 This module reads the array's memory description, allocates the result with
 the input's own library (CuPy in -> CuPy out, PyTorch in -> PyTorch out, other
 DLPack producers -> their from_dlpack() of the result), and calls
@@ -29,6 +32,9 @@ from ._errors import BadShapeError, BadTypeError, InvalidArgumentError, Unavaila
     UnsupportedError
 
 _GPU_FUNCTIONS = ("integral", "integral_sq", "integral3d")
+_BOX_FUNCTIONS = ("box_sum", "box_mean", "box_var", "box_filter")
+_HIST_FUNCTIONS = ("histogram", "histogram2d", "equalize")
+_ALL_GPU_FUNCTIONS = _GPU_FUNCTIONS + _BOX_FUNCTIONS + _HIST_FUNCTIONS
 
 # pixsum type names of NumPy dtypes (native order)
 _TYPE_NAMES = {
@@ -51,7 +57,7 @@ class _Gpu:
     """A GPU array as pixsum needs it: pointer, dtype, shape, byte strides,
     stream, device, and the library that made it."""
 
-    def __init__(self, obj, what):
+    def __init__(self, obj, what, allow_bool=False):
         self.obj = obj
         self.lib = _root_module(obj)
         self.lib_name = self.lib.__name__ if self.lib else ""
@@ -62,7 +68,9 @@ class _Gpu:
         if cai.get("mask") is not None:
             raise UnsupportedError(f"{what}: masked GPU arrays are not supported", 9, "")
         self.dtype = np.dtype(cai["typestr"])
-        if self.dtype.byteorder == ">" or self.dtype not in _TYPE_NAMES:
+        if allow_bool and self.dtype == np.bool_:
+            pass  # masks: bool reads as u8 (0 / 1)
+        elif self.dtype.byteorder == ">" or self.dtype not in _TYPE_NAMES:
             raise BadTypeError(f"{what}: GPU dtype {cai['typestr']} is not a pixsum type", 5,
                                "")
         self.shape = tuple(int(s) for s in cai["shape"])
@@ -97,7 +105,8 @@ class _Gpu:
         return 0  # the context's stream: the legacy default stream
 
     def desc(self):
-        return (self.ptr, _TYPE_NAMES[self.dtype], self.shape, self.strides)
+        tname = "u8" if self.dtype == np.bool_ else _TYPE_NAMES[self.dtype]
+        return (self.ptr, tname, self.shape, self.strides)
 
 
 def _device_scope(lib, device):
@@ -185,26 +194,60 @@ def _first_slice_skipped(desc):
     return (ptr + strides[0], tname, (1,) + shape[1:], strides)
 
 
+def is_cuda_dlpack(obj):
+    """True if obj's __dlpack_device__ names CUDA (or CUDA managed) memory."""
+    try:
+        return int(obj.__dlpack_device__()[0]) in (2, 13)  # kDLCUDA, kDLCUDAManaged
+    except Exception:  # noqa: BLE001 - no usable __dlpack_device__
+        return False
+
+
+def adopt(obj):
+    """(array, back): a GPU array with __cuda_array_interface__ for `obj` (obj
+    itself, or for a DLPack-only producer a CuPy/PyTorch view of its memory),
+    and the function that turns results back into obj's kind (None when obj
+    is used as is)."""
+    if obj is None or hasattr(obj, "__cuda_array_interface__"):
+        return obj, None
+    if not (hasattr(obj, "__dlpack__") and is_cuda_dlpack(obj)):
+        return obj, None  # host memory: the caller refuses it with its reason
+    try:
+        import cupy
+        arr = cupy.from_dlpack(obj)
+    except ImportError:
+        try:
+            import torch
+        except ImportError:
+            raise UnavailableError("GPU arrays without __cuda_array_interface__ are read "
+                                   "through CuPy or PyTorch; neither is installed") from None
+        arr = torch.from_dlpack(obj)
+    back = getattr(_root_module(obj), "from_dlpack", None)
+    return arr, back
+
+
 def dispatch(name, args, kwargs):
     """Runs pixsum.<name>(*args, **kwargs) for a GPU array (see the module
     docstring). Called by the C extension."""
-    if name not in _GPU_FUNCTIONS:
-        raise UnsupportedError(f"{name}: GPU arrays are accepted by {', '.join(_GPU_FUNCTIONS)}; "
-                               "copy this one to the host first", 9, "")
+    if name == "integral_tilted":
+        raise UnsupportedError("integral_tilted: the CUDA backend has no tilted integral; "
+                               "copy the image to the host first (e.g. cupy.asnumpy(image) "
+                               "or tensor.cpu().numpy()) and call it on the NumPy array")
+    if name not in _ALL_GPU_FUNCTIONS:
+        raise UnsupportedError(f"{name}: GPU arrays are not accepted; copy this one to the "
+                               "host first", 9, "")
     if not _core.HAVE_CUDA:
         raise UnavailableError(f"{name}: GPU arrays need a pixsum library built with CUDA; this "
                                "one was built without it", 11, "")
+    if name in _BOX_FUNCTIONS:
+        from . import _gpu_box
+        return _gpu_box.dispatch(name, args, kwargs or {})
+    if name in _HIST_FUNCTIONS:
+        from . import _gpu_hist
+        return _gpu_hist.dispatch(name, args, kwargs or {})
     image, dtype, sq_dtype, method, _threads, wrap, padded, out, out_sq = \
         _integral_args(*args, **(kwargs or {}))
     orig = image
-    if not hasattr(image, "__cuda_array_interface__"):
-        # a DLPack-only producer: view its memory through CuPy or PyTorch
-        try:
-            import cupy
-            image = cupy.from_dlpack(image)
-        except ImportError:
-            import torch
-            image = torch.from_dlpack(image)
+    image, _ = adopt(image)
     src = _Gpu(image, "image")
     spatial = 3 if name == "integral3d" else 2
     if len(src.shape) not in (spatial, spatial + 1):

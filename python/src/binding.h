@@ -103,7 +103,9 @@ static inline int psb_type_is_int(pixsum_type t)
 PyObject *psb_py_histogram(PyObject *self, PyObject *args, PyObject *kwargs);
 PyObject *psb_py_histogram2d(PyObject *self, PyObject *args, PyObject *kwargs);
 PyObject *psb_py_equalize(PyObject *self, PyObject *args, PyObject *kwargs);
-extern const char psb_histogram_doc[], psb_histogram2d_doc[], psb_equalize_doc[];
+PyObject *psb_py_joint_stats(PyObject *self, PyObject *args);
+extern const char psb_histogram_doc[], psb_histogram2d_doc[], psb_equalize_doc[],
+    psb_joint_stats_doc[];
 
 #ifdef PSB_HAVE_HIST
 #define PSB_HIST_METHODS                                                                \
@@ -112,7 +114,8 @@ extern const char psb_histogram_doc[], psb_histogram2d_doc[], psb_equalize_doc[]
     {"histogram2d", (PyCFunction)(void (*)(void))psb_py_histogram2d,                    \
      METH_VARARGS | METH_KEYWORDS, psb_histogram2d_doc},                                \
     {"equalize", (PyCFunction)(void (*)(void))psb_py_equalize,                          \
-     METH_VARARGS | METH_KEYWORDS, psb_equalize_doc},
+     METH_VARARGS | METH_KEYWORDS, psb_equalize_doc},                                   \
+    {"_joint_stats", psb_py_joint_stats, METH_VARARGS, psb_joint_stats_doc},
 #else
 #define PSB_HIST_METHODS
 #endif
@@ -129,7 +132,8 @@ int psb_have_cuda(void);
 /* Runs pixsum.<name>(*args, **kwargs) for a GPU array through
  * pixsum._gpu.dispatch(), which reads the array's __cuda_array_interface__
  * (or DLPack capsule), allocates a GPU result of the same kind and calls
- * _cuda_integral below. Returns its result (new reference) or NULL. */
+ * _cuda_integral below (or the histogram entry points). Returns its result
+ * (new reference) or NULL. */
 PyObject *psb_gpu_dispatch(const char *name, PyObject *args, PyObject *kwargs);
 
 /* _core._cuda_integral(): the device-memory entry points of pixsum_cuda.h
@@ -140,10 +144,25 @@ extern const char psb_cuda_integral_doc[];
 PyObject *psb_py_cuda_device_count(PyObject *self, PyObject *unused);
 extern const char psb_cuda_device_count_doc[];
 
+/* _core._cuda_histogram(), _cuda_hist_post(), _cuda_histogram2d(): the device
+ * histogram entry points of pixsum_cuda.h over raw descriptions, for
+ * pixsum/_gpu_hist.py. */
+PyObject *psb_py_cuda_histogram(PyObject *self, PyObject *args, PyObject *kwargs);
+PyObject *psb_py_cuda_hist_post(PyObject *self, PyObject *args, PyObject *kwargs);
+PyObject *psb_py_cuda_histogram2d(PyObject *self, PyObject *args, PyObject *kwargs);
+extern const char psb_cuda_histogram_doc[], psb_cuda_hist_post_doc[],
+    psb_cuda_histogram2d_doc[];
+
 #define PSB_GPU_METHODS                                                                 \
     {"cuda_device_count", psb_py_cuda_device_count, METH_NOARGS,                        \
      psb_cuda_device_count_doc},                                                        \
     {"_cuda_integral", (PyCFunction)(void (*)(void))psb_py_cuda_integral,               \
-     METH_VARARGS | METH_KEYWORDS, psb_cuda_integral_doc},
+     METH_VARARGS | METH_KEYWORDS, psb_cuda_integral_doc},                              \
+    {"_cuda_histogram", (PyCFunction)(void (*)(void))psb_py_cuda_histogram,             \
+     METH_VARARGS | METH_KEYWORDS, psb_cuda_histogram_doc},                             \
+    {"_cuda_hist_post", (PyCFunction)(void (*)(void))psb_py_cuda_hist_post,             \
+     METH_VARARGS | METH_KEYWORDS, psb_cuda_hist_post_doc},                             \
+    {"_cuda_histogram2d", (PyCFunction)(void (*)(void))psb_py_cuda_histogram2d,         \
+     METH_VARARGS | METH_KEYWORDS, psb_cuda_histogram2d_doc},
 
 #endif /* PIXSUM_BINDING_H */

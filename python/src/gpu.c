@@ -222,3 +222,191 @@ PyObject *psb_py_cuda_integral(PyObject *self, PyObject *args, PyObject *kwargs)
                     "CUDA; this one was built without it");
 #endif
 }
+
+/* ------------------------------------------------------------------------ */
+/* Histograms of device memory                                              */
+/* ------------------------------------------------------------------------ */
+
+#ifndef PSB_HAVE_CUDA
+/* Without CUDA every entry point below raises this. */
+static PyObject *no_cuda(void)
+{
+    return psb_fail(PIXSUM_ERR_UNAVAILABLE, "GPU arrays need a pixsum library built with "
+                    "CUDA; this one was built without it");
+}
+#endif
+
+const char psb_cuda_histogram_doc[] =
+"_cuda_histogram(spatial, image, counts, counts_len, *, bins, lo, hi, mask=None,\n"
+"                totals=0, stream=0, device=0)\n"
+"--\n\n"
+"Internal: pixsum_cuda_histogram() of device memory. image and mask are\n"
+"(ptr, dtype name, shape, byte strides) tuples (the mask's dtype u8, one\n"
+"channel); counts is the device pointer of counts_len u64, totals 0 or the\n"
+"device pointer of a pixsum_cuda_hist_totals (17 u64). bins, lo and hi are\n"
+"the resolved bins and range. Enqueues on `stream` and returns without\n"
+"synchronising. Use pixsum.histogram() with a GPU array instead.";
+
+PyObject *psb_py_cuda_histogram(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    (void)self;
+    static char *kwlist[] = {"spatial", "image", "counts", "counts_len", "bins", "lo", "hi",
+                             "mask", "totals", "stream", "device", NULL};
+    int spatial, device = 0;
+    PyObject *image, *mask = Py_None;
+    unsigned long long counts, totals = 0, stream = 0;
+    Py_ssize_t counts_len, bins;
+    double lo, hi;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "iOKnndd|$OKKi:_cuda_histogram", kwlist,
+                                     &spatial, &image, &counts, &counts_len, &bins, &lo, &hi,
+                                     &mask, &totals, &stream, &device))
+        return NULL;
+#ifdef PSB_HAVE_CUDA
+    if (spatial != 2 && spatial != 3)
+        return psb_fail(PIXSUM_ERR_INVALID_ARG, "spatial must be 2 or 3");
+    if (counts_len < 0 || bins < 1)
+        return psb_fail(PIXSUM_ERR_INVALID_ARG, "counts_len must be >= 0 and bins >= 1");
+    pixsum_view vin, vmask;
+    if (!desc_view(image, spatial, "image", &vin) ||
+        (mask != Py_None && !desc_view(mask, spatial, "mask", &vmask)))
+        return NULL;
+    pixsum_hist_spec spec;
+    memset(&spec, 0, sizeof spec);
+    spec.bins = (size_t)bins;
+    spec.lo = lo;
+    spec.hi = hi;
+    spec.mask = mask != Py_None ? &vmask : NULL;
+    pixsum_ctx *ctx = gpu_context(stream, device);
+    if (!ctx)
+        return NULL;
+    int st = pixsum_ctx_set(ctx, PIXSUM_PARAM_CUDA_DEVICE, device);
+    if (st != PIXSUM_OK)
+        return psb_fail_library(st, "context");
+    Py_BEGIN_ALLOW_THREADS
+    st = pixsum_cuda_histogram(ctx, &vin, &spec, (uint64_t *)(uintptr_t)counts,
+                               (size_t)counts_len,
+                               (pixsum_cuda_hist_totals *)(uintptr_t)totals,
+                               (void *)(uintptr_t)stream);
+    Py_END_ALLOW_THREADS
+    if (st != PIXSUM_OK)
+        return psb_fail_library(st, "histogram (CUDA)");
+    Py_RETURN_NONE;
+#else
+    (void)spatial; (void)image; (void)mask; (void)counts; (void)totals; (void)stream;
+    (void)device; (void)counts_len; (void)bins; (void)lo; (void)hi;
+    return no_cuda();
+#endif
+}
+
+const char psb_cuda_hist_post_doc[] =
+"_cuda_hist_post(counts, channels, bins, out, *, relative=False, cumulative=False,\n"
+"                of_all_samples=False, totals=0, stream=0)\n"
+"--\n\n"
+"Internal: pixsum_cuda_hist_cumulative() (relative=False; out u64, may be\n"
+"counts) or pixsum_cuda_hist_relative() (out float64) on device pointers, on\n"
+"`stream`, without synchronising.";
+
+PyObject *psb_py_cuda_hist_post(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    (void)self;
+    static char *kwlist[] = {"counts", "channels", "bins", "out", "relative", "cumulative",
+                             "of_all_samples", "totals", "stream", NULL};
+    unsigned long long counts, out, totals = 0, stream = 0;
+    Py_ssize_t channels, bins;
+    int relative = 0, cumulative = 0, all_samples = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "KnnK|$pppKK:_cuda_hist_post", kwlist,
+                                     &counts, &channels, &bins, &out, &relative, &cumulative,
+                                     &all_samples, &totals, &stream))
+        return NULL;
+#ifdef PSB_HAVE_CUDA
+    if (channels < 1 || bins < 1)
+        return psb_fail(PIXSUM_ERR_INVALID_ARG, "channels and bins must be >= 1");
+    int st;
+    const uint64_t *c = (const uint64_t *)(uintptr_t)counts;
+    void *s = (void *)(uintptr_t)stream;
+    Py_BEGIN_ALLOW_THREADS
+    if (relative)
+        st = pixsum_cuda_hist_relative(c, (size_t)channels, (size_t)bins,
+                                       (const pixsum_cuda_hist_totals *)(uintptr_t)totals,
+                                       (cumulative ? PIXSUM_HIST_CUMULATIVE : 0u) |
+                                           (all_samples ? PIXSUM_HIST_OF_ALL_SAMPLES : 0u),
+                                       (double *)(uintptr_t)out, s);
+    else
+        st = pixsum_cuda_hist_cumulative(c, (size_t)channels, (size_t)bins,
+                                         (uint64_t *)(uintptr_t)out, s);
+    Py_END_ALLOW_THREADS
+    if (st != PIXSUM_OK)
+        return psb_fail_library(st, relative ? "relative histogram (CUDA)"
+                                             : "cumulative histogram (CUDA)");
+    Py_RETURN_NONE;
+#else
+    (void)counts; (void)out; (void)totals; (void)stream; (void)channels; (void)bins;
+    (void)relative; (void)cumulative; (void)all_samples;
+    return no_cuda();
+#endif
+}
+
+const char psb_cuda_histogram2d_doc[] =
+"_cuda_histogram2d(spatial, a, b, counts, counts_len, *, bins_a, lo_a, hi_a,\n"
+"                  bins_b, lo_b, hi_b, mask=None, pairs=0, stream=0, device=0)\n"
+"--\n\n"
+"Internal: pixsum_cuda_histogram_joint() of device memory (descriptors as\n"
+"_cuda_histogram; pairs 0 or the device pointer of 2 u64). The mask selects\n"
+"pixels for both images. Enqueues on `stream` without synchronising.";
+
+PyObject *psb_py_cuda_histogram2d(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    (void)self;
+    static char *kwlist[] = {"spatial", "a", "b", "counts", "counts_len", "bins_a", "lo_a",
+                             "hi_a", "bins_b", "lo_b", "hi_b", "mask", "pairs", "stream",
+                             "device", NULL};
+    int spatial, device = 0;
+    PyObject *a, *b, *mask = Py_None;
+    unsigned long long counts, pairs = 0, stream = 0;
+    Py_ssize_t counts_len, bins_a, bins_b;
+    double lo_a, hi_a, lo_b, hi_b;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "iOOKnnddndd|$OKKi:_cuda_histogram2d",
+                                     kwlist, &spatial, &a, &b, &counts, &counts_len, &bins_a,
+                                     &lo_a, &hi_a, &bins_b, &lo_b, &hi_b, &mask, &pairs,
+                                     &stream, &device))
+        return NULL;
+#ifdef PSB_HAVE_CUDA
+    if (spatial != 2 && spatial != 3)
+        return psb_fail(PIXSUM_ERR_INVALID_ARG, "spatial must be 2 or 3");
+    if (counts_len < 0 || bins_a < 1 || bins_b < 1)
+        return psb_fail(PIXSUM_ERR_INVALID_ARG, "counts_len must be >= 0 and bins >= 1");
+    pixsum_view va, vb, vmask;
+    if (!desc_view(a, spatial, "a", &va) || !desc_view(b, spatial, "b", &vb) ||
+        (mask != Py_None && !desc_view(mask, spatial, "mask", &vmask)))
+        return NULL;
+    pixsum_hist_spec sa, sb;
+    memset(&sa, 0, sizeof sa);
+    memset(&sb, 0, sizeof sb);
+    sa.bins = (size_t)bins_a;
+    sa.lo = lo_a;
+    sa.hi = hi_a;
+    sa.mask = mask != Py_None ? &vmask : NULL;
+    sb.bins = (size_t)bins_b;
+    sb.lo = lo_b;
+    sb.hi = hi_b;
+    pixsum_ctx *ctx = gpu_context(stream, device);
+    if (!ctx)
+        return NULL;
+    int st = pixsum_ctx_set(ctx, PIXSUM_PARAM_CUDA_DEVICE, device);
+    if (st != PIXSUM_OK)
+        return psb_fail_library(st, "context");
+    Py_BEGIN_ALLOW_THREADS
+    st = pixsum_cuda_histogram_joint(ctx, &va, &vb, &sa, &sb, (uint64_t *)(uintptr_t)counts,
+                                     (size_t)counts_len, (uint64_t *)(uintptr_t)pairs,
+                                     (void *)(uintptr_t)stream);
+    Py_END_ALLOW_THREADS
+    if (st != PIXSUM_OK)
+        return psb_fail_library(st, "histogram2d (CUDA)");
+    Py_RETURN_NONE;
+#else
+    (void)spatial; (void)a; (void)b; (void)mask; (void)counts; (void)pairs; (void)stream;
+    (void)device; (void)counts_len; (void)bins_a; (void)bins_b; (void)lo_a; (void)hi_a;
+    (void)lo_b; (void)hi_b;
+    return no_cuda();
+#endif
+}

@@ -5,7 +5,8 @@
  * Images are read in place (any row/slice stride, as in module.c); counts are
  * uint64 and never wrap. Bins are half-open [lo, hi) with the library's one
  * binning formula, so counts are identical on every backend. The GIL is
- * released while the library reads the image.
+ * released while the library reads the image. GPU arrays are handed to
+ * pixsum/_gpu.py (see gpu.c), which counts them on the device.
  *
  * Array shapes: 1-D (N,), 2-D (H, W), 3-D (H, W, C) with channels=True (the
  * default) or (D, H, W) with channels=False, 4-D (D, H, W, C).
@@ -207,7 +208,14 @@ const char psb_histogram_doc[] =
 "  in_range, below, above and nan counts.\n\n"
 "Returns uint64 counts of shape (bins,) for one channel, (C, bins) for an image\n"
 "with a channel axis (float64 when relative), or (counts, info) with info=True.\n"
-"The counts never wrap, and every method (CPU and GPU) gives identical counts.";
+"The counts never wrap, and every method (CPU and GPU) gives identical counts.\n\n"
+"GPU arrays (CuPy, PyTorch, DLPack) are counted on the device (cuda.hist) on\n"
+"the caller's stream, without a host copy; the counts are an array of the\n"
+"input's library (PyTorch: uint64 where it has it, else int64 with the same\n"
+"values), the mask and out= must be GPU arrays, at most 65536 bins. No\n"
+"synchronisation, except: info=True (its counts are Python ints), and\n"
+"int32/float32/float64 images without range= (the data's minimum and maximum\n"
+"are reduced on the device and read back). method: 'auto' or 'cuda.hist'.";
 
 PyObject *psb_py_histogram(PyObject *self, PyObject *args, PyObject *kwargs)
 {
@@ -228,6 +236,8 @@ PyObject *psb_py_histogram(PyObject *self, PyObject *args, PyObject *kwargs)
     if (!parse_bins(bins_obj, &spec.bins, "bins") ||
         !parse_range(range_obj, &spec.lo, &spec.hi, "range"))
         return NULL;
+    if (psb_is_gpu_array(image))
+        return psb_gpu_dispatch("histogram", args, kwargs);
     PyArrayObject *in = psb_as_array(image, "image");
     if (!in)
         return NULL;
@@ -369,7 +379,11 @@ const char psb_histogram2d_doc[] =
 "out: an existing C-contiguous uint64 array of shape (bins_a, bins_b).\n"
 "info: also return a dict with the ranges, edges, pairs, excluded, and the\n"
 "  entropies and mutual information (nats) of the table.\n\n"
-"Returns uint64 counts of shape (bins_a, bins_b), or (counts, info).";
+"Returns uint64 counts of shape (bins_a, bins_b), or (counts, info).\n\n"
+"GPU arrays: a and b (and the mask) on the GPU, counted on the device on the\n"
+"caller's stream into an array of the input's library (as histogram()); at\n"
+"most 65536 bins per axis. info=True copies the table to the host for the\n"
+"entropies (a synchronisation), as do int32/float images without a range.";
 
 PyObject *psb_py_histogram2d(PyObject *self, PyObject *args, PyObject *kwargs)
 {
@@ -389,6 +403,8 @@ PyObject *psb_py_histogram2d(PyObject *self, PyObject *args, PyObject *kwargs)
     memset(&sb, 0, sizeof sb);
     if (!parse_bins_pair(bins_obj, &sa.bins, &sb.bins) || !parse_range_pair(range_obj, &sa, &sb))
         return NULL;
+    if (psb_is_gpu_array(a_obj) || psb_is_gpu_array(b_obj))
+        return psb_gpu_dispatch("histogram2d", args, kwargs);
     if (!sa.bins)
         sa.bins = 256;
     if (!sb.bins)
@@ -466,7 +482,10 @@ const char psb_equalize_doc[] =
 "  read in place.\n"
 "out: an existing array of the same shape and dtype; out=image equalises in\n"
 "  place.\n"
-"Returns the equalised image (a new array unless out is given).";
+"Returns the equalised image (a new array unless out is given).\n\n"
+"GPU arrays: histogram and cumulative histogram on the device, the same exact\n"
+"integer mapping computed with the array library, applied by a gather; the\n"
+"result is identical to the CPU's, on the caller's stream, no synchronisation.";
 
 PyObject *psb_py_equalize(PyObject *self, PyObject *args, PyObject *kwargs)
 {
@@ -478,6 +497,8 @@ PyObject *psb_py_equalize(PyObject *self, PyObject *args, PyObject *kwargs)
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$OpznO:equalize", kwlist, &image,
                                      &mask_obj, &channels, &o.method, &o.threads, &out))
         return NULL;
+    if (psb_is_gpu_array(image))
+        return psb_gpu_dispatch("equalize", args, kwargs);
     PyArrayObject *in = psb_as_array(image, "image");
     if (!in)
         return NULL;
@@ -514,6 +535,38 @@ done:
     Py_XDECREF(mask);
     Py_DECREF(in);
     return result;
+}
+
+const char psb_joint_stats_doc[] =
+"_joint_stats(counts)\n"
+"--\n\n"
+"Internal: the information measures histogram2d(info=True) reports (entropies,\n"
+"mutual information, normalized_mi, in nats) of a C-contiguous uint64 NumPy\n"
+"table of shape (bins_a, bins_b), by pixsum_joint_stats_compute(). Used for\n"
+"tables counted on the GPU and copied back.";
+
+PyObject *psb_py_joint_stats(PyObject *self, PyObject *args)
+{
+    (void)self;
+    PyObject *obj;
+    if (!PyArg_ParseTuple(args, "O:_joint_stats", &obj))
+        return NULL;
+    if (!PyArray_Check(obj) || PyArray_NDIM((PyArrayObject *)obj) != 2 ||
+        PyArray_TYPE((PyArrayObject *)obj) != NPY_UINT64 ||
+        !PyArray_IS_C_CONTIGUOUS((PyArrayObject *)obj))
+        return psb_fail(PIXSUM_ERR_BAD_TYPE, "_joint_stats takes a C-contiguous 2-D uint64 "
+                        "numpy array");
+    PyArrayObject *a = (PyArrayObject *)obj;
+    pixsum_joint_stats stats;
+    memset(&stats, 0, sizeof stats);
+    int st = pixsum_joint_stats_compute(PyArray_DATA(a), (size_t)PyArray_DIMS(a)[0],
+                                        (size_t)PyArray_DIMS(a)[1], &stats);
+    if (st != PIXSUM_OK)
+        return psb_fail_library(st, "histogram2d");
+    return Py_BuildValue("{s:d,s:d,s:d,s:d,s:d}", "entropy_a", stats.entropy_a, "entropy_b",
+                         stats.entropy_b, "joint_entropy", stats.joint_entropy,
+                         "mutual_information", stats.mutual_information, "normalized_mi",
+                         stats.normalized_mi);
 }
 
 #endif /* PSB_HAVE_HIST */

@@ -168,9 +168,10 @@ PyArrayObject *psb_as_array(PyObject *obj, const char *what)
         return (PyArrayObject *)obj;
     }
     if (psb_is_gpu_array(obj))
-        return psb_fail(PIXSUM_ERR_UNSUPPORTED, "%s is a GPU array (%s); GPU arrays are "
-                        "accepted by integral, integral_sq and integral3d, copy this one to "
-                        "the host first", what, Py_TYPE(obj)->tp_name);
+        return psb_fail(PIXSUM_ERR_UNSUPPORTED, "%s is a GPU array (%s) but the call's "
+                        "main array is in host memory; pass GPU arrays together (e.g. the "
+                        "image and its mask both on the GPU) or copy this one to the host",
+                        what, Py_TYPE(obj)->tp_name);
     /* Objects exporting the buffer protocol or __array_interface__ become a
      * view of their memory; plain sequences are converted (they have no
      * memory to share). */
@@ -522,7 +523,8 @@ PyDoc_STRVAR(integral_tilted_doc,
 "OpenCV's 45-degree tilted integral of a 2-D image:\n"
 "  T[Y, X] = sum of image[y, x] over y < Y and |x - X + 1| <= Y - y - 1.\n\n"
 "The result always has the padded shape (H+1, W+1[, C]). Other arguments as\n"
-"integral().");
+"integral(). GPU arrays are refused (pixsum.UnsupportedError): the CUDA backend\n"
+"has no tilted method; copy the image to the host.");
 
 static PyObject *py_integral_tilted(PyObject *self, PyObject *args, PyObject *kwargs)
 {
@@ -630,6 +632,8 @@ static PyObject *box_common(enum box_kind kind, PyObject *args, PyObject *kwargs
                                                kw_one, &table_obj, &boxes_obj, &o.padded);
     if (!ok)
         return NULL;
+    if (psb_is_gpu_array(table_obj) || (sq_obj && psb_is_gpu_array(sq_obj)))
+        return psb_gpu_dispatch(names[kind], args, kwargs);
     size_t n = 0;
     int spatial = 2, single = 0;
     pixsum_box *boxes = parse_boxes(boxes_obj, &n, &spatial, &single);
@@ -694,7 +698,12 @@ PyDoc_STRVAR(box_sum_doc,
 "Returns the sums in the table's dtype: shape (N,) or (N, C) for N boxes, a\n"
 "scalar or (C,) for one box. Integer tables made with wrap=True still give exact\n"
 "sums for boxes whose true sum fits the dtype. Raises pixsum.OutOfRangeError for\n"
-"a box outside the image and pixsum.BadShapeError for an empty box.");
+"a box outside the image and pixsum.BadShapeError for an empty box.\n\n"
+"GPU tables (CuPy, PyTorch): computed on the device with the array library, on\n"
+"the caller's stream, identical to the CPU's results; one box gives a 0-d (or\n"
+"(C,)) GPU array, not a NumPy scalar. Boxes may be host sequences (checked on\n"
+"the host, then copied to the device) or GPU integer arrays (checked on the\n"
+"device: one synchronisation).");
 
 static PyObject *py_box_sum(PyObject *self, PyObject *args, PyObject *kwargs)
 {
@@ -706,7 +715,7 @@ PyDoc_STRVAR(box_mean_doc,
 "box_mean(table, boxes, *, padded=False)\n"
 "--\n\n"
 "Means of boxes (float64) from an integral table; arguments and result shape as\n"
-"box_sum().");
+"box_sum() (GPU tables too; identical to the CPU's means).");
 
 static PyObject *py_box_mean(PyObject *self, PyObject *args, PyObject *kwargs)
 {
@@ -720,7 +729,11 @@ PyDoc_STRVAR(box_var_doc,
 "Population variances of boxes (float64) from the two tables of integral_sq().\n\n"
 "Integer tables are combined exactly (128-bit arithmetic), so a variance is never\n"
 "negative and exact up to the final division; float tables clamp rounding below\n"
-"zero to zero. Boxes and result shape as box_sum().");
+"zero to zero. Boxes and result shape as box_sum().\n\n"
+"GPU tables: integer tables are combined exactly in 64-bit integers where\n"
+"n * sum_sq and sum^2 fit in 63 bits (identical to the CPU's 128-bit result;\n"
+"e.g. every uint8 box up to 11.9 million pixels, uint16 up to 46340), else in\n"
+"float64 as q / n - mean^2 clamped at 0 (the CPU stays exact there).");
 
 static PyObject *py_box_var(PyObject *self, PyObject *args, PyObject *kwargs)
 {
@@ -982,7 +995,13 @@ PyDoc_STRVAR(box_filter_doc,
 "  narrowest integer type that cannot overflow for one window (uint32/uint64/\n"
 "  int64), float64 for float images; any type that cannot overflow is accepted.\n"
 "out: an existing array to write into.\n\n"
-"Integer sums are exact. The GIL is released during the computation.");
+"Integer sums are exact. The GIL is released during the computation.\n\n"
+"GPU images (CuPy, PyTorch): the padded table is computed on the device\n"
+"(pixsum_cuda_integral, the same table type rule) and the window sums taken\n"
+"with the array library, on the caller's stream, without a host copy or a\n"
+"synchronisation; integer results and means of integer images equal the\n"
+"CPU's; out= must be a GPU array (written by a copy). PyTorch without the\n"
+"unsigned dtype returns int64 sums.");
 
 static PyObject *py_box_filter(PyObject *self, PyObject *args, PyObject *kwargs)
 {
@@ -997,6 +1016,8 @@ static PyObject *py_box_filter(PyObject *self, PyObject *args, PyObject *kwargs)
                                      &size_obj, &normalize, &mode, &dtype_obj, &o.method,
                                      &o.threads, &out))
         return NULL;
+    if (psb_is_gpu_array(image))
+        return psb_gpu_dispatch("box_filter", args, kwargs);
     size_t kh, kw;
     pixsum_type out_type;
     if (!parse_size(size_obj, &kh, &kw) || !psb_dtype_arg(dtype_obj, &out_type))
@@ -1201,6 +1222,36 @@ static PyObject *py_integral_dtype(PyObject *self, PyObject *args, PyObject *kwa
     return (PyObject *)PyArray_DescrFromType(psb_npy_of_type(r));
 }
 
+PyDoc_STRVAR(integral_check_doc,
+"_integral_check(dtype, out_dtype, count, squared=False, what='integral')\n"
+"--\n\n"
+"Internal: raises what pixsum_integral_check() reports for a table of `count`\n"
+"pixels of `dtype` in `out_dtype` (pixsum.BadTypeError for an unsupported\n"
+"pair, pixsum.OverflowError when it could overflow); returns None when it is\n"
+"safe. Used by the GPU paths to apply the CPU's type rules.");
+
+static PyObject *py_integral_check(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    (void)self;
+    static char *kwlist[] = {"dtype", "out_dtype", "count", "squared", "what", NULL};
+    PyObject *in_obj, *out_obj;
+    Py_ssize_t count;
+    int squared = 0;
+    const char *what = "integral";
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOn|ps:_integral_check", kwlist, &in_obj,
+                                     &out_obj, &count, &squared, &what))
+        return NULL;
+    pixsum_type in, out;
+    if (!psb_dtype_arg(in_obj, &in) || !psb_dtype_arg(out_obj, &out))
+        return NULL;
+    if (count < 1)
+        return psb_fail(PIXSUM_ERR_INVALID_ARG, "count must be >= 1");
+    int st = pixsum_integral_check(in, out, (size_t)count, squared);
+    if (st != PIXSUM_OK)
+        return psb_fail_library(st, what);
+    Py_RETURN_NONE;
+}
+
 /* ------------------------------------------------------------------------ */
 /* Module                                                                   */
 /* ------------------------------------------------------------------------ */
@@ -1221,6 +1272,8 @@ static PyMethodDef module_methods[] = {
     {"version", py_version, METH_NOARGS, version_doc},
     {"integral_dtype", KW py_integral_dtype, METH_VARARGS | METH_KEYWORDS,
      integral_dtype_doc},
+    {"_integral_check", KW py_integral_check, METH_VARARGS | METH_KEYWORDS,
+     integral_check_doc},
     PSB_HIST_METHODS
     PSB_GPU_METHODS
     {NULL, NULL, 0, NULL}};

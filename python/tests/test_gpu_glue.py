@@ -140,3 +140,397 @@ def test_glue_errors(device, rng):
         pixsum.integral(bad_stream)
     with pytest.raises(pixsum.UnsupportedError):
         pixsum.integral_tilted(gpu(device, img))
+
+
+# ---- box queries, box filter, histograms and equalisation, without a GPU ----------------
+#
+# DevArray is a NumPy array that also presents __cuda_array_interface__, so the
+# glue of pixsum/_gpu_box.py and _gpu_hist.py runs its array arithmetic with
+# NumPy (NumpyOps stands in for CuPy) and its C entry points are replaced by
+# NumPyDevice, which reads the same descriptors and pointers and runs the CPU
+# library. The results must equal the CPU functions bit for bit, which checks
+# the glue's own arithmetic (corner order, modular sums, the equalisation
+# table, proxies for ranges) and its argument checking and errors. Called
+# through pixsum._gpu.dispatch, as the C extension does for GPU arrays (a
+# DevArray is an ndarray, so the C functions would take the host path).
+
+from pixsum import _gpu_box, _gpu_hist, _gpu_ops  # noqa: E402
+
+_STREAM = 0x5151
+_ALIVE = []  # every DevArray made, so descriptors can be resolved to memory
+
+
+class DevArray(np.ndarray):
+    """Host memory dressed up as device memory (NumPy operations still work)."""
+
+    @property
+    def __cuda_array_interface__(self):
+        return {"shape": self.shape, "typestr": self.dtype.str,
+                "data": (self.__array_interface__["data"][0], not self.flags.writeable),
+                "strides": None if self.flags.c_contiguous else self.strides,
+                "version": 3, "stream": _STREAM}
+
+
+def dev(a):
+    """A DevArray copy of a NumPy array (or a DevArray view keeping strides)."""
+    d = np.array(a).view(DevArray)
+    _ALIVE.append(d)
+    return d
+
+
+class NumpyOps(_gpu_ops.Ops):
+    """_gpu_ops.Ops with NumPy as the array library."""
+
+    def __init__(self):
+        self.lib, self.name, self.device, self.torch = np, "numpy", 0, False
+
+    def empty(self, shape, dtype):
+        return dev(np.full(shape, 0xA5, dtype=np.dtype(dtype)))
+
+    def zeros(self, shape, dtype):
+        return dev(np.zeros(shape, dtype=np.dtype(dtype)))
+
+    def from_host(self, a):
+        return dev(a)
+
+    def to_host(self, x):
+        return np.array(x)
+
+
+_TYPES = {"u8": np.uint8, "u16": np.uint16, "i16": np.int16, "i32": np.int32, "u32": np.uint32,
+          "f32": np.float32, "f64": np.float64, "u64": np.uint64, "i64": np.int64}
+
+
+def _view(desc):
+    ptr, tname, shape, strides = desc
+    for base in _ALIVE:
+        b = base.base if isinstance(base.base, np.ndarray) else base
+        lo = b.__array_interface__["data"][0]
+        if lo <= ptr < lo + b.nbytes:
+            return np.ndarray(shape, _TYPES[tname], buffer=b, offset=ptr - lo, strides=strides)
+    raise AssertionError(f"descriptor {desc} points at no DevArray")
+
+
+def _ptr_view(ptr, n, dtype=np.uint64):
+    return _view((ptr, {np.uint64: "u64", np.float64: "f64"}[dtype], (n,),
+                  (np.dtype(dtype).itemsize,)))
+
+
+class NumpyDevice:
+    """The C entry points of GPU arrays, run by the CPU library on the memory
+    the descriptors point at. Records the calls."""
+
+    def __init__(self):
+        self.calls = []
+
+    def integral(self, spatial, image, out, out_sq=None, *, stream=0, device=0, method="auto",
+                 wrap=False, padded=False):
+        self.calls.append(("integral", stream))
+        src, dst = _view(image), _view(out)
+        kw = dict(method="auto", wrap=wrap, padded=padded)
+        if spatial == 3:
+            pixsum.integral3d(src, out=dst, **kw)
+        else:
+            pixsum.integral(src, out=dst, **kw)
+
+    def histogram(self, spatial, image, counts, counts_len, bins, lo, hi, *, mask=None,
+                  totals=0, stream=0, device=0):
+        self.calls.append(("histogram", stream))
+        img = _view(image)
+        m = _view(mask) if mask is not None else None
+        channels = img.ndim == spatial + 1
+        h, info = pixsum.histogram(img, bins=bins, range=(lo, hi), mask=m,
+                                   channels=channels or img.ndim == 2, info=True)
+        _ptr_view(counts, counts_len)[:h.size] = h.ravel()
+        if totals:
+            t = _ptr_view(totals, 17)
+            t[:] = 0
+            t[0] = info["pixels"]
+            for i, key in enumerate(("in_range", "below", "above", "nan")):
+                t[1 + 4 * i:1 + 4 * i + len(info[key])] = info[key]
+
+    def hist_post(self, counts, channels, bins, out, *, relative=False, cumulative=False,
+                  of_all_samples=False, totals=0, stream=0):
+        self.calls.append(("hist_post", stream))
+        c = _ptr_view(counts, channels * bins).reshape(channels, bins).copy()
+        if cumulative or not relative:  # without relative=True: the cumulative histogram
+            c = np.cumsum(c, axis=1, dtype=np.uint64)
+        if not relative:
+            _ptr_view(out, channels * bins)[:] = c.ravel()
+            return
+        t = _ptr_view(totals, 17)
+        n = np.array([t[0]] * channels if of_all_samples else t[1:1 + channels], np.float64)
+        r = np.where(n[:, None] > 0, c / np.maximum(n, 1)[:, None], 0.0)
+        _ptr_view(out, channels * bins, np.float64)[:] = r.ravel()
+
+    def histogram2d(self, spatial, a, b, counts, counts_len, bins_a, lo_a, hi_a, bins_b, lo_b,
+                    hi_b, *, mask=None, pairs=0, stream=0, device=0):
+        self.calls.append(("histogram2d", stream))
+        h, info = pixsum.histogram2d(_view(a), _view(b), bins=(bins_a, bins_b),
+                                     range=((lo_a, hi_a), (lo_b, hi_b)),
+                                     mask=_view(mask) if mask is not None else None, info=True)
+        _ptr_view(counts, counts_len)[:h.size] = h.ravel()
+        if pairs:
+            _ptr_view(pairs, 2)[:] = [info["pairs"], info["excluded"]]
+
+
+@pytest.fixture
+def numdev(monkeypatch):
+    d = NumpyDevice()
+    monkeypatch.setattr(_core, "HAVE_CUDA", 1)
+    monkeypatch.setattr(_core, "_cuda_integral", d.integral)
+    monkeypatch.setattr(_core, "_cuda_histogram", d.histogram, raising=False)
+    monkeypatch.setattr(_core, "_cuda_hist_post", d.hist_post, raising=False)
+    monkeypatch.setattr(_core, "_cuda_histogram2d", d.histogram2d, raising=False)
+    ops = NumpyOps()
+    monkeypatch.setattr(_gpu_box, "ops_for", lambda src: ops)
+    monkeypatch.setattr(_gpu_hist, "ops_for", lambda src: ops)
+
+    def alloc(src):
+        return np, ops.empty, ops.zeros
+    monkeypatch.setattr(_gpu, "_allocator", alloc)
+    yield d
+    _ALIVE.clear()
+
+
+def call(name, *args, **kwargs):
+    return _gpu.dispatch(name, args, kwargs)
+
+
+def same(got, want):
+    got = np.asarray(got)
+    assert got.dtype == np.asarray(want).dtype and got.shape == np.shape(want)
+    np.testing.assert_array_equal(got, want)
+
+
+def boxes_for(rng, h, w, n):
+    y, x = rng.integers(0, h, n), rng.integers(0, w, n)
+    return np.stack([x, y, rng.integers(1, w - x + 1), rng.integers(1, h - y + 1)], axis=1)
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint16, np.int16, np.int32, np.float32,
+                                   np.float64])
+@pytest.mark.parametrize("padded", [False, True])
+@pytest.mark.parametrize("channels", [0, 3])
+def test_glue_box_queries_equal_cpu(numdev, rng, dtype, padded, channels):
+    shape = (37, 53) + ((channels,) if channels else ())
+    img = random_image(rng, shape, dtype)
+    t, q = pixsum.integral_sq(img, padded=padded)
+    boxes = boxes_for(rng, 37, 53, 120)
+    boxes[0] = (0, 0, 53, 37)  # the whole image: corners at the table's edges
+    for name, args in (("box_sum", (t,)), ("box_mean", (t,)), ("box_var", (t, q))):
+        want = getattr(pixsum, name)(*args, boxes, padded=padded)
+        got = call(name, *[dev(a) for a in args], boxes, padded=padded)
+        same(got, want)
+        got = call(name, *[dev(a) for a in args], dev(boxes.astype(np.int32)), padded=padded)
+        same(got, want)
+        one = call(name, *[dev(a) for a in args], tuple(boxes[5]), padded=padded)
+        same(np.asarray(one), getattr(pixsum, name)(*args, boxes[5], padded=padded))
+
+
+def test_glue_box_wrapped_u32_table_and_3d(numdev, rng):
+    img = np.full((300, 300), 255, np.uint8)
+    t = pixsum.integral(img, dtype=np.uint32, wrap=True)  # the total wraps past 2^32
+    boxes = boxes_for(rng, 300, 300, 60)
+    same(call("box_sum", dev(t), boxes), pixsum.box_sum(t, boxes))
+    vol = random_image(rng, (6, 9, 11, 2), np.uint16)
+    for padded in (False, True):
+        t3 = pixsum.integral3d(vol, padded=padded)
+        b3 = np.array([[0, 0, 0, 11, 9, 6], [3, 2, 1, 4, 5, 2], [10, 8, 5, 1, 1, 1]])
+        same(call("box_sum", dev(t3), b3, padded=padded), pixsum.box_sum(t3, b3, padded=padded))
+        same(call("box_mean", dev(t3), b3, padded=padded),
+             pixsum.box_mean(t3, b3, padded=padded))
+
+
+def test_glue_box_var_falls_back_beyond_63_bits(numdev, rng):
+    img = random_image(rng, (64, 64), np.int32, extreme=True)
+    t, q = pixsum.integral_sq(img)  # int64 sums, float64 squares beyond uint64
+    boxes = boxes_for(rng, 64, 64, 40)
+    want = pixsum.box_var(t, q, boxes)
+    got = np.asarray(call("box_var", dev(t), dev(q), boxes))
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+    assert (got >= 0).all()
+
+
+def test_glue_box_errors(numdev, rng):
+    t = dev(pixsum.integral(random_image(rng, (10, 12), np.uint8)))
+    with pytest.raises(pixsum.OutOfRangeError, match="box 1"):
+        call("box_sum", t, [(0, 0, 1, 1), (5, 5, 8, 1)])
+    with pytest.raises(pixsum.OutOfRangeError, match="box 1"):
+        call("box_sum", t, dev(np.array([(0, 0, 1, 1), (5, 5, 8, 1)])))
+    with pytest.raises(pixsum.BadShapeError, match="empty"):
+        call("box_sum", t, dev(np.array([(0, 0, 0, 1)])))
+    with pytest.raises(pixsum.OutOfRangeError, match="negative"):
+        call("box_mean", t, dev(np.array([(0, 0, 1, 1), (-1, 0, 1, 1)])))
+    with pytest.raises(pixsum.BadShapeError):
+        call("box_sum", t, [(0, 0, 1)])
+    with pytest.raises(pixsum.BadTypeError):
+        call("box_sum", t, [(0.5, 0, 1, 1)])
+    with pytest.raises(pixsum.BadTypeError, match="tables are"):
+        call("box_sum", dev(np.zeros((4, 4), np.uint8)), (0, 0, 1, 1))
+    with pytest.raises(pixsum.BadShapeError, match="differ"):
+        call("box_var", t, dev(np.zeros((10, 11), np.uint64)), (0, 0, 1, 1))
+    with pytest.raises(pixsum.UnsupportedError, match="host"):
+        call("box_var", t, np.zeros((10, 12), np.uint64), (0, 0, 1, 1))
+    with pytest.raises(pixsum.BadShapeError, match="2x2"):
+        call("box_sum", dev(np.zeros((1, 5), np.uint32)), (0, 0, 1, 1), padded=True)
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint16, np.int16, np.int32, np.uint32])
+@pytest.mark.parametrize("shape", [(1, 1), (1, 40), (33, 1), (45, 61), (20, 31, 3)])
+@pytest.mark.parametrize("size", [1, 3, (4, 7), 100])
+def test_glue_box_filter_equals_cpu(numdev, rng, dtype, shape, size):
+    img = random_image(rng, shape, dtype)
+    for mode in ("same", "valid"):
+        for normalize in (True, False):
+            try:
+                want = pixsum.box_filter(img, size, mode=mode, normalize=normalize)
+            except pixsum.BadShapeError:
+                with pytest.raises(pixsum.BadShapeError):
+                    call("box_filter", dev(img), size, mode=mode, normalize=normalize)
+                continue
+            got = call("box_filter", dev(img), size, mode=mode, normalize=normalize)
+            same(got, want)
+    want = pixsum.box_filter(img, size, dtype=np.float32)
+    same(call("box_filter", dev(img), size, dtype=np.float32), want)
+
+
+def test_glue_box_filter_out_strided_float_and_errors(numdev, rng):
+    base = random_image(rng, (50, 40, 2), np.uint8)
+    view = dev(base)[::-2, 3:37]
+    want = pixsum.box_filter(np.ascontiguousarray(base[::-2, 3:37]), (5, 3), normalize=False)
+    out = dev(np.zeros(want.shape, want.dtype))
+    assert call("box_filter", view, (5, 3), normalize=False, out=out) is out
+    same(out, want)
+    f = random_image(rng, (30, 41), np.float32)
+    np.testing.assert_allclose(np.asarray(call("box_filter", dev(f), 5)),
+                               pixsum.box_filter(f, 5), rtol=1e-9, atol=1e-9)
+    with pytest.raises(pixsum.BadTypeError, match="means"):
+        call("box_filter", dev(f), 3, dtype=np.uint64)
+    big = random_image(rng, (300, 300), np.uint16)
+    with pytest.raises(pixsum.OverflowError):
+        pixsum.box_filter(big, 300, normalize=False, dtype=np.uint32)
+    with pytest.raises(pixsum.OverflowError):
+        call("box_filter", dev(big), 300, normalize=False, dtype=np.uint32)
+    with pytest.raises(pixsum.InvalidArgumentError):
+        call("box_filter", dev(f), 0)
+    with pytest.raises(pixsum.InvalidArgumentError):
+        call("box_filter", dev(f), 3, mode="full")
+    with pytest.raises(pixsum.BadShapeError):
+        call("box_filter", dev(f), 50, mode="valid")
+    with pytest.raises(pixsum.BadShapeError):
+        call("box_filter", dev(f), 3, out=dev(np.zeros((30, 40))))
+
+
+hist_only = pytest.mark.skipif(not hasattr(_core, "_joint_stats"),
+                               reason="the library has no histograms")
+
+
+@hist_only
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint16, np.int16, np.int32, np.float32,
+                                   np.float64])
+def test_glue_histogram_equals_cpu(numdev, rng, dtype):
+    img = random_image(rng, (47, 59, 3), dtype)
+    if img.dtype.kind == "f":
+        img[3, 4, 0], img[5, 6, 1], img[7, 8, 2] = np.nan, np.inf, -np.inf
+    mask = rng.random((47, 59)) < 0.6
+    for kw in ({}, {"bins": 17}, {"bins": 9, "range": (-20.5, 100)}, {"mask": mask},
+               {"relative": True}, {"cumulative": True},
+               {"relative": True, "cumulative": True, "of_all_samples": True},
+               {"channels": False, "bins": 5}):
+        dkw = dict(kw, mask=dev(mask)) if "mask" in kw else kw
+        want, winfo = pixsum.histogram(img, info=True, **kw)
+        got, ginfo = call("histogram", dev(img), info=True, **dkw)
+        same(got, want)
+        for key in winfo:
+            same(ginfo[key], winfo[key]) if key == "edges" else \
+                (ginfo[key] == winfo[key]) or pytest.fail(f"{key}: {ginfo[key]} {winfo[key]}")
+        same(call("histogram", dev(img), **dkw), want)
+
+
+@hist_only
+def test_glue_histogram_views_out_masks_and_errors(numdev, rng):
+    img = random_image(rng, (64, 80), np.float32)
+    none = np.zeros((64, 80), bool)
+    same(call("histogram", dev(img), mask=dev(none)), pixsum.histogram(img, mask=none))
+    i32 = random_image(rng, (64, 80), np.int32)
+    same(call("histogram", dev(i32), mask=dev(none.astype(np.uint8))),
+         pixsum.histogram(i32, mask=none))
+    strided = dev(img)[::-3, 5:70]
+    same(call("histogram", strided, bins=33), pixsum.histogram(img[::-3, 5:70], bins=33))
+    flat = random_image(rng, (1001,), np.uint16)
+    same(call("histogram", dev(flat)), pixsum.histogram(flat))
+    out = dev(np.zeros(256, np.uint64))
+    assert call("histogram", dev(random_image(rng, (9, 9), np.uint8)), out=out) is out
+    with pytest.raises(pixsum.BadShapeError):
+        call("histogram", dev(img), bins=10, out=dev(np.zeros(9, np.uint64)))
+    with pytest.raises(pixsum.BadTypeError):
+        call("histogram", dev(img), bins=10, out=dev(np.zeros(10, np.int32)))
+    with pytest.raises(pixsum.BadTypeError):
+        call("histogram", dev(img), relative=True, bins=10, out=dev(np.zeros(10, np.uint64)))
+    with pytest.raises(pixsum.UnsupportedError, match="host"):
+        call("histogram", dev(img), mask=none)
+    with pytest.raises(pixsum.BadShapeError, match="mask"):
+        call("histogram", dev(img), mask=dev(none[:-1]))
+    with pytest.raises(pixsum.BadTypeError, match="mask"):
+        call("histogram", dev(img), mask=dev(none.astype(np.float32)))
+    with pytest.raises(pixsum.BadTypeError):
+        call("histogram", dev(img.astype(np.uint32)))
+    with pytest.raises(pixsum.UnsupportedError, match="cuda.hist"):
+        call("histogram", dev(img), method="hist.scalar")
+    with pytest.raises(pixsum.UnknownMethodError):
+        call("histogram", dev(img), method="no.such")
+    with pytest.raises(pixsum.BadStrideError):
+        call("histogram", dev(np.arange(10, dtype=np.uint8))[::2])
+
+
+@hist_only
+def test_glue_histogram2d_equals_cpu(numdev, rng):
+    a = random_image(rng, (40, 50), np.uint8)
+    b = random_image(rng, (40, 50), np.float32)
+    b[0, 0] = np.nan
+    mask = rng.random((40, 50)) < 0.5
+    for kw in ({}, {"bins": (8, 5), "range": ((0, 256), (-100, 100))}, {"mask": mask},
+               {"range": (None, (-50, 50))}):
+        dkw = dict(kw, mask=dev(mask)) if "mask" in kw else kw
+        want, winfo = pixsum.histogram2d(a, b, info=True, **kw)
+        got, ginfo = call("histogram2d", dev(a), dev(b), info=True, **dkw)
+        same(got, want)
+        for key in winfo:
+            if key.startswith("edges"):
+                same(ginfo[key], winfo[key])
+            else:
+                assert ginfo[key] == winfo[key], key
+        same(call("histogram2d", dev(a), dev(b), **dkw), want)
+    with pytest.raises(pixsum.UnsupportedError, match="host"):
+        call("histogram2d", dev(a), b)
+    with pytest.raises(pixsum.BadShapeError):
+        call("histogram2d", dev(a), dev(b[:-1]))
+
+
+@hist_only
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint16])
+def test_glue_equalize_equals_cpu(numdev, rng, dtype):
+    img = (random_image(rng, (60, 70, 3), dtype) // 5).astype(dtype)
+    mask = rng.random((60, 70)) < 0.3
+    same(call("equalize", dev(img)), pixsum.equalize(img))
+    same(call("equalize", dev(img), mask=dev(mask)), pixsum.equalize(img, mask=mask))
+    one = np.ascontiguousarray(img[..., 1])
+    same(call("equalize", dev(one)), pixsum.equalize(one))
+    vol = img[..., :2].copy()
+    same(call("equalize", dev(vol), channels=False), pixsum.equalize(vol, channels=False))
+    flat = np.full((5, 7), 9, dtype)
+    same(call("equalize", dev(flat)), flat)
+    same(call("equalize", dev(flat), mask=dev(np.zeros((5, 7), bool))), flat)
+    inplace = dev(img)
+    assert call("equalize", inplace, out=inplace) is inplace
+    same(np.asarray(inplace), pixsum.equalize(img))
+    with pytest.raises(pixsum.BadTypeError):
+        call("equalize", dev(img.astype(np.int16)))
+    with pytest.raises(pixsum.BadShapeError):
+        call("equalize", dev(img), out=dev(img[:-1]))
+
+
+def test_tilted_is_refused_with_advice():
+    with pytest.raises(pixsum.UnsupportedError, match="host"):
+        _gpu.dispatch("integral_tilted", (None,), {})

@@ -1,0 +1,473 @@
+"""pixsum._gpu_box - box_sum, box_mean, box_var and box_filter of GPU arrays.
+
+The C extension hands these calls here when the table (or image) is a GPU
+array (via pixsum._gpu.dispatch). Nothing is copied to the host:
+
+  - box queries gather the 4 (2-D) or 8 (3-D) corners of every box from the
+    device table with the array library's indexing and combine them in the
+    library's CPU order and arithmetic (integer tables modulo their width, so a
+    wrapped table still gives exact sums; float tables in float64 starting from
+    0), so sums and means are bit-identical to the CPU's;
+  - box_var combines the two tables exactly in 64-bit integers wherever
+    n * sum_sq and sum^2 fit in 63 bits (then bit-identical to the CPU's exact
+    128-bit result), else with the float64 formula clamped at 0;
+  - box_filter computes the padded integral table on the device
+    (pixsum_cuda_integral, wrap mode, the CPU's table type rule) and takes the
+    window sums P[y1, x1] - P[y1, x0] - P[y0, x1] + P[y0, x0] with slicing
+    ('valid') or row/column gathers ('same', windows clipped to the image).
+
+Boxes may be host sequences/NumPy arrays (checked on the host, then copied to
+the device: a small host-to-device copy of the box list) or GPU integer arrays
+(checked on the device; reading the verdict back is one synchronisation).
+Everything runs on the caller's stream (the array library's current stream).
+"""
+
+import numpy as np
+
+from . import _core, _gpu
+from ._errors import BadShapeError, BadTypeError, InvalidArgumentError, OutOfRangeError, \
+    UnsupportedError
+from ._gpu_ops import ops_for
+
+_TABLE_TYPES = tuple(np.dtype(t) for t in (np.uint32, np.uint64, np.int64, np.float32,
+                                             np.float64))
+
+_SQRT_INT64_MAX = 3037000499  # floor(sqrt(2^63 - 1))
+_INT64_MAX = (1 << 63) - 1
+
+
+def _box_args(table, boxes, *, padded=False):
+    return table, None, boxes, padded
+
+
+def _var_args(table, sq_table, boxes, *, padded=False):
+    return table, sq_table, boxes, padded
+
+
+def _filter_args(image, size, *, normalize=True, mode="same", dtype=None, method="auto",
+                 threads=0, out=None):
+    return image, size, normalize, mode, dtype, method, out
+
+
+def dispatch(name, args, kwargs):
+    """Runs pixsum.<name> for GPU arrays; called by pixsum._gpu.dispatch()."""
+    if name == "box_filter":
+        return box_filter(*_filter_args(*args, **kwargs))
+    if name == "box_var":
+        table, sq, boxes, padded = _var_args(*args, **kwargs)
+    else:
+        table, sq, boxes, padded = _box_args(*args, **kwargs)
+    return box_query(name, table, sq, boxes, bool(padded))
+
+
+def _shape_text(shape):
+    return "(" + ", ".join(str(s) for s in shape) + ("," if len(shape) == 1 else "") + ")"
+
+
+def _gpu_array(obj, what, name):
+    arr, back = _gpu.adopt(obj)
+    if arr is None or not hasattr(arr, "__cuda_array_interface__"):
+        raise UnsupportedError(f"{name}: {what} is a {type(obj).__name__} in host memory "
+                               "while the call's other array is on the GPU; pass both on "
+                               "the GPU or both on the host")
+    return arr, _gpu._Gpu(arr, what), back
+
+
+def _check_layout(g, spatial, what):
+    """The CPU's shape rules for a table or image: spatial axes, then an
+    optional axis of 1..4 channels, none empty."""
+    nd = len(g.shape)
+    if nd not in (spatial, spatial + 1):
+        want = "(H, W) or (H, W, C)" if spatial == 2 else "(D, H, W) or (D, H, W, C)"
+        raise BadShapeError(f"{what} must be {want}, got shape {_shape_text(g.shape)}")
+    if nd == spatial + 1 and not 1 <= g.shape[-1] <= 4:
+        raise BadShapeError(f"{what} has {g.shape[-1]} channels on its last axis; pixsum "
+                            "handles 1..4 interleaved channels")
+    if 0 in g.shape:
+        raise BadShapeError(f"{what} of shape {_shape_text(g.shape)} is empty")
+
+
+# ---- boxes -------------------------------------------------------------------------------
+
+def _box_shape_check(shape, what="boxes"):
+    nd = len(shape)
+    k = shape[-1] if nd else 0
+    if nd not in (1, 2) or k not in (4, 6):
+        raise BadShapeError(f"{what} must have shape (4,), (6,), (N, 4) or (N, 6), got "
+                            f"{_shape_text(shape)}")
+    return k
+
+
+def _box_message(name, k, box, spatial, reason, image):
+    if spatial == 3:
+        x, y, z, w, h, d = (int(v) for v in box[:6])
+    else:
+        (x, y, w, h), z, d = (int(v) for v in box[:4]), 0, 1
+    if reason == "empty":
+        return BadShapeError(f"{name}: box {k} is empty ({w}x{h}x{d})")
+    if reason == "padded":
+        return BadShapeError(f"{name}: a padded table needs at least 2x2 entries")
+    iw, ih, idd = image
+    return OutOfRangeError(f"{name}: box {k} at ({x},{y},{z}) of size {w}x{h}x{d} is outside "
+                           f"the {iw}x{ih}x{idd} image")
+
+
+def _box_columns(b, spatial):
+    """x, y, z, w, h, d columns of an (N, 4|6) int64 box array (z = 0, d = 1
+    for 2-D boxes, as Python ints)."""
+    if spatial == 2:
+        return b[:, 0], b[:, 1], 0, b[:, 2], b[:, 3], 1
+    return b[:, 0], b[:, 1], b[:, 2], b[:, 3], b[:, 4], b[:, 5]
+
+
+def _bad_boxes(xp, b, spatial, padded, image, small_padded):
+    """Per box: (empty, out of range) flags, evaluated with module xp on (N, k)
+    int64 boxes without negative entries."""
+    x, y, z, w, h, d = _box_columns(b, spatial)
+    iw, ih, idd = image
+    empty = (w == 0) | (h == 0)
+    if spatial == 3:
+        empty = empty | (d == 0)
+    oob = (x > iw) | (w > iw - x) | (y > ih) | (h > ih - y)
+    if spatial == 3:
+        oob = oob | (z > idd) | (d > idd - z)
+    if small_padded:
+        oob = oob | True
+    return empty, oob
+
+
+def _host_boxes(boxes):
+    """(int64 (N, k) NumPy array, single) from a host box argument, with the
+    CPU's checks (integer dtype, shape, no negative entry)."""
+    raw = np.asarray(boxes)
+    if raw.dtype.kind not in "iu" and not (raw.dtype.kind == "b" and raw.size == 0):
+        raise BadTypeError("boxes must be integers (x, y, w, h) or (x, y, z, w, h, d)")
+    k = _box_shape_check(raw.shape)
+    single = raw.ndim == 1
+    b = raw.reshape(-1, k).astype(np.int64)  # uint64 above 2^63 turns negative: refused
+    neg = (b < 0).any(axis=1)
+    if neg.any():
+        i = int(np.argmax(neg))
+        v = int(b[i][b[i] < 0][0])
+        raise OutOfRangeError(f"box {i} has a negative entry ({v})")
+    return b, single
+
+
+def _check_boxes_host(name, b, spatial, padded, image, small_padded):
+    empty, oob = _bad_boxes(np, b, spatial, padded, image, small_padded)
+    bad = empty | oob
+    if bad.any():
+        k = int(np.argmax(bad))
+        reason = "empty" if empty[k] else ("padded" if small_padded else "range")
+        raise _box_message(name, k, b[k], spatial, reason, image)
+
+
+def _device_boxes(ops, name, obj, spatial_hint=None):
+    """(int64 (N, k) device array, single, k) of GPU boxes; the negative-entry
+    check is made later together with the others (one synchronisation)."""
+    arr, g, _ = _gpu_array(obj, "boxes", name)
+    if g.dtype.kind not in "iu":
+        raise BadTypeError("boxes must be integers (x, y, w, h) or (x, y, z, w, h, d)")
+    k = _box_shape_check(g.shape)
+    single = len(g.shape) == 1
+    b = ops.astype(arr, np.int64).reshape(-1, k)
+    return b, single, k
+
+
+def _check_boxes_device(ops, name, b, spatial, padded, image, small_padded):
+    """The CPU's box checks on device boxes: one synchronisation reads the
+    verdict (and, on failure, the failing box)."""
+    lib = ops.lib
+    if b.shape[0] == 0:
+        return
+    neg = ops.astype((b < 0).any(1) if ops.torch else (b < 0).any(axis=1), np.int64)
+    empty, oob = _bad_boxes(lib, b, spatial, padded, image, small_padded)
+    bad = ops.astype(empty | oob, np.int64)
+    flags = ops.stack([neg.max(), neg.argmax(), bad.max(), bad.argmax()])
+    has_neg, first_neg, has_bad, first_bad = (int(v) for v in ops.to_host(flags))
+    if has_neg:
+        row = ops.to_host(b[first_neg])
+        raise OutOfRangeError(f"box {first_neg} has a negative entry ({int(row[row < 0][0])})")
+    if has_bad:
+        row = ops.to_host(b[first_bad])
+        x, y, z, w, h, d = _box_columns(row[None, :], spatial)
+        is_empty = int(np.asarray(w)[0]) == 0 or int(np.asarray(h)[0]) == 0 or \
+            (spatial == 3 and int(np.asarray(d)[0]) == 0)
+        reason = "empty" if is_empty else ("padded" if small_padded else "range")
+        raise _box_message(name, first_bad, row, spatial, reason, image)
+
+
+# ---- box queries ------------------------------------------------------------------------
+
+def _corner_sums(ops, table, tdtype, b, spatial, padded, depth):
+    """Per box and channel, the signed sum of the table's 4 or 8 box corners,
+    in the CPU's corner order: float64 for float tables (from 0), the table's
+    integer type (wrapping; a signed view for PyTorch) otherwise."""
+    lib = ops.lib
+    x, y, z, w, h, d = _box_columns(b, spatial)
+
+    def axis(start, length):
+        if padded:
+            return start + length, start, None
+        return start + length - 1, ops.clip_lo(start - 1, 0), start > 0
+
+    ax = [axis(x, w), axis(y, h)]
+    if spatial == 3 and depth > 1:
+        ax.append(axis(z, d))
+    else:
+        ax.append(None)
+    t = ops.signed(table)
+    is_float = tdtype.kind == "f"
+    channels = t.ndim == (3 if spatial == 2 else 4)
+    acc = None
+    for corner in range(8):
+        lo_x, lo_y, lo_z = corner & 1, (corner >> 1) & 1, (corner >> 2) & 1
+        if lo_z and ax[2] is None:
+            continue
+        xi = ax[0][1] if lo_x else ax[0][0]
+        yi = ax[1][1] if lo_y else ax[1][0]
+        if spatial == 3:
+            zi = (ax[2][1] if lo_z else ax[2][0]) if ax[2] is not None else \
+                ops.zeros(b.shape[:1], np.int64)
+            v = t[zi, yi, xi]
+        else:
+            v = t[yi, xi]
+        if is_float:
+            v = ops.astype(v, np.float64)
+        conds = [a[2] for a, lo in zip(ax, (lo_x, lo_y, lo_z)) if lo and a is not None and
+                 a[2] is not None]
+        if conds:
+            cond = conds[0]
+            for c in conds[1:]:
+                cond = cond & c
+            if channels:
+                cond = cond[:, None]
+            v = ops.where0(cond, v)
+        negative = (lo_x + lo_y + lo_z) & 1
+        if acc is None:
+            acc = (v + 0.0) if is_float else v  # the CPU starts from 0
+        else:
+            acc = acc - v if negative else acc + v
+    return acc
+
+
+def box_query(name, table_obj, sq_obj, boxes, padded):
+    """box_sum / box_mean / box_var of a GPU table (see the module docstring)."""
+    table, tg, back = _gpu_array(table_obj, "table", name)
+    ops = ops_for(tg)
+    with _gpu._device_scope(ops.lib, tg.device):
+        host = not (hasattr(boxes, "__cuda_array_interface__") or _gpu.is_cuda_dlpack(boxes))
+        if host:
+            b_host, single = _host_boxes(boxes)
+            k = b_host.shape[1]
+        else:
+            b, single, k = _device_boxes(ops, name, boxes)
+        spatial = 2 if k == 4 else 3
+        _check_layout(tg, spatial, "table")
+        tdtype = tg.dtype
+        if tdtype not in _TABLE_TYPES:
+            raise BadTypeError(f"{name}: table has type {tdtype}; tables are uint32, uint64, "
+                               "int64, float32 or float64")
+        sq = sqg = None
+        if name == "box_var":
+            sq, sqg, _ = _gpu_array(sq_obj, "sq_table", name)
+            _check_layout(sqg, spatial, "sq_table")
+            if sqg.dtype not in _TABLE_TYPES:
+                raise BadTypeError(f"{name}: squared table has type {sqg.dtype}; tables are "
+                                   "uint32, uint64, int64, float32 or float64")
+            if sqg.shape != tg.shape:
+                raise BadShapeError(f"{name}: sum and squared tables differ in shape")
+        pad = 1 if padded else 0
+        if spatial == 2:
+            depth, height, width = 1, tg.shape[0], tg.shape[1]
+        else:
+            depth, height, width = tg.shape[0], tg.shape[1], tg.shape[2]
+        image = (width - pad, height - pad, depth - pad if depth > 1 else 1)
+        small_padded = bool(padded and (width < 2 or height < 2))
+        if host:
+            _check_boxes_host(name, b_host, spatial, padded, image, small_padded)
+            b = ops.from_host(b_host)
+        else:
+            _check_boxes_device(ops, name, b, spatial, padded, image, small_padded)
+        channels = len(tg.shape) == spatial + 1
+        n = b.shape[0]
+        if n == 0:
+            shape = (0, tg.shape[-1]) if channels else (0,)
+            res = ops.zeros(shape, ops.result_dtype(tdtype) if name == "box_sum"
+                            else np.float64)
+            return _finish(res, single, back)
+        acc = _corner_sums(ops, table, tdtype, b, spatial, padded, depth)
+        if name == "box_sum":
+            if tdtype.kind == "f":
+                res = ops.astype(acc, tdtype)
+            else:
+                res = ops.unsigned(acc, tdtype)
+            return _finish(res, single, back)
+        x, y, z, w, h, d = _box_columns(b, spatial)
+        count = ops.f64(w, np.int64) * ops.f64(h, np.int64)
+        if spatial == 3:
+            count = count * ops.f64(d, np.int64)
+        if channels:
+            count = count[:, None]
+        s = acc if tdtype.kind == "f" else ops.f64(acc, tdtype)
+        mean = s / count
+        if name == "box_mean":
+            return _finish(mean, single, back)
+        qacc = _corner_sums(ops, sq, sqg.dtype, b, spatial, padded, depth)
+        var = _variance(ops, acc, tdtype, qacc, sqg.dtype, w, h, d, spatial, count, mean,
+                        channels)
+        return _finish(var, single, back)
+
+
+def _finish(res, single, back):
+    if single:
+        res = res[0]
+    return back(res) if back is not None else res
+
+
+def _variance(ops, sacc, sdtype, qacc, qdtype, w, h, d, spatial, count, mean, channels):
+    """Population variances of boxes as the CPU computes them: exactly when
+    both tables are integer and the 64-bit products fit, else (and for float
+    tables) q / n - mean^2 in float64 clamped at 0."""
+    lib = ops.lib
+    q_float = qacc if qdtype.kind == "f" else ops.f64(qacc, qdtype)
+    approx = q_float / count - mean * mean
+    approx = ops.where0(approx > 0, approx)  # !(v > 0), NaN included, becomes 0
+    if sdtype.kind == "f" or qdtype.kind == "f":
+        return approx
+    n = w * h
+    if spatial == 3:
+        n = n * d
+    if channels:
+        n = n[:, None]
+    s64 = _int64_value(ops, sacc, sdtype)
+    q64 = _int64_value(ops, qacc, qdtype)
+    mag = lib.abs(s64) if sdtype == np.int64 else s64
+    limit = _INT64_MAX // n
+    safe = (mag >= 0) & (mag <= _SQRT_INT64_MAX) & (q64 >= 0) & (q64 <= limit)
+    diff = n * q64 - mag * mag          # exact where safe (wraps harmlessly elsewhere)
+    nf = ops.f64(n, np.int64)
+    exact = ops.f64(diff, np.int64) / nf / nf
+    exact = ops.where0(diff > 0, exact)
+    return ops.where(safe, exact, approx)
+
+
+def _int64_value(ops, x, dtype):
+    """The integer values of x (dtype u32/u64/i64, possibly a signed view) as
+    int64; u64 values of 2^63 and above come out negative."""
+    if dtype == np.uint32:
+        return ops.as_int(x, dtype, np.int64)
+    if ops.torch:
+        return x.view(ops.lib.int64) if x.dtype != ops.lib.int64 else x
+    return x.astype(np.int64, copy=False)
+
+
+# ---- box filter -------------------------------------------------------------------------
+
+def _window_size(size):
+    if isinstance(size, (int, np.integer)) and not isinstance(size, bool):
+        kh = kw = int(size)
+    else:
+        try:
+            kh, kw = (int(v) for v in size)
+        except (TypeError, ValueError):
+            raise InvalidArgumentError("size must be an int or a pair (height, width)") \
+                from None
+    if kh < 1 or kw < 1:
+        raise InvalidArgumentError("window size must be integers >= 1")
+    return kh, kw
+
+
+def _table_type(src_dtype, area, ops):
+    """The CPU's table type for a box filter: exact for one window (computed
+    modulo its range), u64 for u32 images, float64 for float images; int64
+    where PyTorch lacks the unsigned type (same bits modulo 2^64)."""
+    tt = np.dtype(_core.integral_dtype(src_dtype, area))
+    if src_dtype == np.uint32 and tt == np.uint32:
+        tt = np.dtype(np.uint64)
+    if tt == np.float32:
+        tt = np.dtype(np.float64)
+    if ops.torch and tt.kind == "u" and not ops.has(tt):
+        tt = np.dtype(np.int64)
+    return tt
+
+
+def box_filter(image, size, normalize, mode, dtype, method, out):
+    """box_filter of a GPU image (see the module docstring)."""
+    kh, kw = _window_size(size)
+    if mode not in ("same", "valid"):
+        raise InvalidArgumentError(f"mode must be 'same' or 'valid', got '{mode}'")
+    valid = mode == "valid"
+    img, g, back = _gpu_array(image, "image", "box_filter")
+    ops = ops_for(g)
+    _check_layout(g, 2, "image")
+    height, width = g.shape[0], g.shape[1]
+    if valid and (kh > height or kw > width):
+        raise BadShapeError(f"box_filter: a {kh}x{kw} window does not fit a {height}x{width} "
+                            "image in mode 'valid'")
+    area = min(kh, height) * min(kw, width)
+    tt = _table_type(g.dtype, area, ops)
+    out_g = None
+    if out is not None:
+        out, out_g, _ = _gpu_array(out, "out", "box_filter")
+    out_type = np.dtype(dtype) if dtype is not None else \
+        (out_g.dtype if out_g is not None else
+         (np.dtype(np.float64) if normalize else ops.result_dtype(tt)))
+    if normalize and out_type.kind != "f":
+        raise BadTypeError(f"box_filter: means are float32 or float64, not {out_type}")
+    if not normalize and out_type.kind != "f":
+        _core._integral_check(g.dtype, out_type, area, what="box_filter")
+    shape = (height - kh + 1 if valid else height, width - kw + 1 if valid else width) + \
+        tuple(g.shape[2:])
+    if out_g is not None:
+        if out_g.shape != shape:
+            raise BadShapeError(f"out has shape {_shape_text(out_g.shape)}, expected "
+                                f"{_shape_text(shape)}")
+        if out_g.dtype != out_type:
+            raise BadTypeError(f"out has dtype {out_g.dtype} but dtype={out_type} was asked")
+        if out_g.readonly:
+            raise InvalidArgumentError("out is read-only")
+    with _gpu._device_scope(ops.lib, g.device):
+        table = _gpu.dispatch("integral", (img,), {"dtype": tt, "padded": True,
+                                                   "wrap": tt.kind != "f",
+                                                   "method": method or "auto"})
+        res = _window_sums(ops, table, tt, kh, kw, valid, height, width, normalize, out_type,
+                           len(g.shape) == 3)
+        if out is not None:
+            ops.copy_into(out, res)
+            return out
+    return back(res) if back is not None else res
+
+
+def _window_sums(ops, table, tt, kh, kw, valid, height, width, normalize, out_type,
+                 channels):
+    """Window sums (or means) from the padded table P: the CPU's expression
+    (P[y1, x1] - P[y1, x0]) - P[y0, x1] + P[y0, x0] in the table's arithmetic."""
+    p = ops.signed(table)
+    if valid:
+        ho, wo = height - kh + 1, width - kw + 1
+        top, bottom = p[0:ho], p[kh:kh + ho]
+        r0l, r0r = top[:, 0:wo], top[:, kw:kw + wo]
+        r1l, r1r = bottom[:, 0:wo], bottom[:, kw:kw + wo]
+        rows = ops.zeros((ho,), np.float64) + float(kh)
+        cols = ops.zeros((wo,), np.float64) + float(kw)
+    else:
+        ys = ops.arange(0, height) - kh // 2
+        xs = ops.arange(0, width) - kw // 2
+        y0, y1 = ops.clip(ys, 0, height), ops.clip(ys + kh, 0, height)
+        x0, x1 = ops.clip(xs, 0, width), ops.clip(xs + kw, 0, width)
+        top, bottom = ops.take(p, y0, 0), ops.take(p, y1, 0)
+        r0l, r0r = ops.take(top, x0, 1), ops.take(top, x1, 1)
+        r1l, r1r = ops.take(bottom, x0, 1), ops.take(bottom, x1, 1)
+        rows = ops.f64(y1 - y0, np.int64)
+        cols = ops.f64(x1 - x0, np.int64)
+    v = ((r1r - r1l) - r0r) + r0l
+    if tt.kind == "f" or normalize or out_type.kind == "f":
+        f = ops.f64(v, tt)
+        if normalize:
+            area = rows[:, None] * cols[None, :]
+            if channels:
+                area = area[:, :, None]
+            f = f / area
+        return ops.astype(f, out_type)
+    return ops.as_int(v, tt, out_type)

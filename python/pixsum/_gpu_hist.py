@@ -1,0 +1,383 @@
+"""pixsum._gpu_hist - histogram, histogram2d and equalize of GPU arrays.
+
+The C extension hands these calls here when the image is a GPU array (via
+pixsum._gpu.dispatch). Counting runs in the library's CUDA kernels
+(pixsum_cuda_histogram / _histogram_joint, then pixsum_cuda_hist_cumulative /
+_relative) on the caller's stream, into result arrays allocated with the
+input's own library; the counts equal the CPU's bit for bit.
+
+Bins and ranges are resolved by the CPU library itself, on a two-sample proxy
+image holding the data's extremes, so every default and every refusal is the
+CPU's. Only the data-range default of int32/float32/float64 images (no
+`range=` given) needs the data: its minimum and maximum are reduced on the
+device and read back (one synchronisation). uint8/uint16/int16 defaults and
+given ranges need none.
+
+Synchronisations, all documented in the docstrings: info=True (the counts of
+below/above/NaN samples, and for histogram2d the table's entropies, are
+returned as Python numbers), GPU boxes aside, and the data-range default above.
+
+equalize: device histogram + cumulative histogram, then the library's exact
+integer mapping round((cdf[v] - cdf_min) * (L - 1) / (n - cdf_min)) (halves up)
+computed in int64 with the array library, and the table applied by indexing.
+"""
+
+import numpy as np
+
+from . import _core, _gpu
+from ._errors import BadShapeError, BadStrideError, BadTypeError, InvalidArgumentError, \
+    TooLargeError, UnknownMethodError, UnsupportedError
+from ._gpu_box import _check_layout, _gpu_array, _shape_text
+from ._gpu_ops import ops_for
+
+_DATA_RANGE_TYPES = tuple(np.dtype(t) for t in (np.int32, np.float32, np.float64))
+
+
+def _hist_args(image, *, bins=None, range=None, mask=None, relative=False, cumulative=False,
+               of_all_samples=False, channels=True, method="auto", threads=0, out=None,
+               info=False):
+    return (image, bins, range, mask, bool(relative), bool(cumulative), bool(of_all_samples),
+            bool(channels), method, out, bool(info))
+
+
+def _joint_args(a, b, *, bins=None, range=None, mask=None, method="auto", threads=0, out=None,
+                info=False):
+    return a, b, bins, range, mask, method, out, bool(info)
+
+
+def _eq_args(image, *, mask=None, channels=True, method="auto", threads=0, out=None):
+    return image, mask, bool(channels), method, out
+
+
+def dispatch(name, args, kwargs):
+    """Runs pixsum.<name> for GPU arrays; called by pixsum._gpu.dispatch()."""
+    if name == "histogram":
+        return histogram(*_hist_args(*args, **kwargs))
+    if name == "histogram2d":
+        return histogram2d(*_joint_args(*args, **kwargs))
+    return equalize(*_eq_args(*args, **kwargs))
+
+
+def _check_method(name, method):
+    """GPU arrays are counted by the CUDA histogram method: 'auto' or a CUDA
+    method with the histogram operation; CPU methods are refused."""
+    if method is None or method == "auto":
+        return
+    for m in _core.methods():
+        if m["name"] == method:
+            if m["backend"] == "cuda" and "histogram" in m["ops"]:
+                return
+            raise UnsupportedError(f"{name}: method '{method}' does not count device memory; "
+                                   "GPU arrays are counted by the CUDA histogram method "
+                                   "(method='auto' or 'cuda.hist')")
+    raise UnknownMethodError(f"unknown method '{method}'; pixsum.methods() lists them")
+
+
+class _Layout:
+    """How a histogram reads an array: its descriptor for the C entry points,
+    spatial axes (2 or 3), channel count, and (depth, height, width)."""
+
+    def __init__(self, g, channels, what):
+        nd = len(g.shape)
+        self.g = g
+        if nd == 1:
+            n = g.shape[0]
+            if n == 0:
+                raise BadShapeError(f"{what} is empty")
+            if n > 1 and g.strides[0] != g.dtype.itemsize:
+                raise BadStrideError(f"{what}: a 1-D array must be contiguous to be read in "
+                                     "place; pass a contiguous copy")
+            self.spatial, self.has_channels, self.channels = 2, False, 1
+            self.dims = (1, 1, n)
+            self.desc = (g.ptr, g.desc()[1], (1, n), (n * g.dtype.itemsize, g.dtype.itemsize))
+            self.spatial_shape = (n,)
+            return
+        self.spatial = 3 if nd == 4 or (nd == 3 and not channels) else 2
+        _check_layout(g, self.spatial, what)
+        self.has_channels = nd == self.spatial + 1
+        self.channels = g.shape[-1] if self.has_channels else 1
+        s = g.shape
+        self.dims = (s[0], s[1], s[2]) if self.spatial == 3 else (1, s[0], s[1])
+        self.desc = g.desc()
+        self.spatial_shape = s[:-1] if self.has_channels else s
+
+
+def _mask(ops, mask_obj, layout, name):
+    """(descriptor, bool device array of the image's spatial shape) of a GPU
+    mask, with the CPU's rules (bool or uint8, the image's depth x height x
+    width, columns contiguous), or (None, None)."""
+    if mask_obj is None:
+        return None, None
+    arr, _ = _gpu.adopt(mask_obj)
+    if arr is None or not hasattr(arr, "__cuda_array_interface__"):
+        raise UnsupportedError(f"{name}: the mask is a {type(mask_obj).__name__} in host "
+                               "memory while the image is on the GPU; pass the mask as a GPU "
+                               "array too")
+    typestr = np.dtype(arr.__cuda_array_interface__["typestr"])
+    if typestr not in (np.dtype(np.bool_), np.dtype(np.uint8)):
+        raise BadTypeError("mask must be bool or uint8")
+    g = _gpu._Gpu(arr, "mask", allow_bool=True)
+    nd = len(g.shape)
+    w = g.shape[-1] if nd >= 1 else 0
+    h = g.shape[-2] if nd >= 2 else 1
+    d = g.shape[0] if nd == 3 else 1
+    if not 1 <= nd <= 3 or (d, h, w) != layout.dims:
+        ld, lh, lw = layout.dims
+        raise BadShapeError(f"mask of shape {_shape_text(g.shape)} does not match the image's "
+                            f"{ld}x{lh}x{lw} (depth x height x width)")
+    st = g.strides
+    if w > 1 and st[-1] != 1:
+        raise BadStrideError("mask: its columns are not contiguous, so it cannot be read in "
+                             "place; pass a contiguous copy")
+    rs = st[-2] if nd >= 2 and h > 1 else w
+    ss = st[0] if nd == 3 and d > 1 else h * abs(rs)
+    if layout.spatial == 3:
+        desc = (g.ptr, "u8", (d, h, w), (ss, rs, 1))
+    else:
+        desc = (g.ptr, "u8", (h, w), (rs, 1))
+    sel = arr.reshape(layout.spatial_shape) != 0
+    return desc, sel
+
+
+def _data_range(ops, arr, layout, sel):
+    """(min, max, any) of the finite samples the mask selects, over all
+    channels, reduced on the device; reading them is one synchronisation."""
+    x = arr
+    dtype = layout.g.dtype
+    valid = ops.isfinite(x) if dtype.kind == "f" else None
+    if sel is not None:
+        m = sel[..., None] if layout.has_channels else sel
+        valid = m if valid is None else valid & m
+    if valid is None:
+        lo, hi, some = x.min(), x.max(), None
+    else:
+        big = np.inf if dtype.kind == "f" else np.iinfo(dtype).max
+        small = -np.inf if dtype.kind == "f" else np.iinfo(dtype).min
+        lo = ops.fill_where_not(x, valid, big).min()
+        hi = ops.fill_where_not(x, valid, small).max()
+        some = valid.any()
+    parts = [ops.astype(lo, np.float64), ops.astype(hi, np.float64)]
+    if some is not None:
+        parts.append(ops.astype(some, np.float64))
+    v = ops.to_host(ops.stack(parts))
+    return float(v[0]), float(v[1]), bool(v[2]) if some is not None else True
+
+
+def _proxy(ops, arr, layout, sel, needs_data):
+    """A two-sample host image (and mask) whose default histogram range is the
+    device image's: its extremes, or anything when no data range is needed."""
+    dtype = layout.g.dtype
+    if not needs_data:
+        return np.zeros(2, dtype=dtype), None
+    lo, hi, some = _data_range(ops, arr, layout, sel)
+    if not some:
+        fill = np.nan if dtype.kind == "f" else 0
+        return np.full(2, fill, dtype=dtype), np.zeros(2, np.uint8)
+    return np.array([lo, hi], dtype=dtype), None
+
+
+def _counts_dtype(ops):
+    return ops.result_dtype(np.uint64)
+
+
+def _contiguous(g):
+    step, want = g.dtype.itemsize, []
+    for s in reversed(g.shape):
+        want.insert(0, step)
+        step *= max(s, 1)
+    return all(st == w for st, w, n in zip(g.strides, want, g.shape) if n > 1)
+
+
+def _result(ops, out, shape, dtype, accepted, kind_text):
+    """A new C-contiguous result, or `out` after the CPU's checks."""
+    if out is None:
+        arr = ops.empty(shape, dtype)
+        return arr, _gpu._Gpu(arr, "out")
+    arr, g, _ = _gpu_array(out, "out", "histogram")
+    if g.shape != tuple(shape):
+        raise BadShapeError(f"out has shape {_shape_text(g.shape)}, expected "
+                            f"{_shape_text(shape)}")
+    if g.dtype not in accepted or not _contiguous(g) or g.readonly:
+        raise BadTypeError(f"out must be a writable C-contiguous {kind_text} array")
+    return arr, g
+
+
+def _stream_scope(ops, g):
+    return _gpu._device_scope(ops.lib, g.device)
+
+
+def histogram(image, bins, rng, mask, relative, cumulative, all_samples, channels, method,
+              out, want_info):
+    """pixsum.histogram() of a GPU image (see the module docstring)."""
+    _check_method("histogram", method)
+    arr, g, back = _gpu_array(image, "image", "histogram")
+    ops = ops_for(g)
+    layout = _Layout(g, channels, "image")
+    with _stream_scope(ops, g):
+        mdesc, sel = _mask(ops, mask, layout, "histogram")
+        needs_data = rng is None and g.dtype in _DATA_RANGE_TYPES
+        proxy, pmask = _proxy(ops, arr, layout, sel, needs_data)
+        _, pinfo = _core.histogram(proxy, bins=bins, range=rng, mask=pmask, info=True)
+        nbins, lo, hi = pinfo["bins"], pinfo["lo"], pinfo["hi"]
+        nch = layout.channels
+        shape = (nch, nbins) if layout.has_channels else (nbins,)
+        cdt = _counts_dtype(ops)
+        if relative:
+            res, res_g = _result(ops, out, shape, np.float64, (np.dtype(np.float64),),
+                                 "float64")
+            counts = ops.empty((nch * nbins,), np.int64)
+            counts_ptr = _gpu._Gpu(counts, "counts").ptr
+        else:
+            res, res_g = _result(ops, out, shape, cdt,
+                                 (np.dtype(np.uint64), np.dtype(cdt)), "uint64")
+            counts_ptr = res_g.ptr
+        totals = ops.empty((17,), np.int64) if (relative or want_info) else None
+        totals_ptr = _gpu._Gpu(totals, "totals").ptr if totals is not None else 0
+        _core._cuda_histogram(layout.spatial, layout.desc, counts_ptr, nch * nbins,
+                              bins=nbins, lo=lo, hi=hi, mask=mdesc, totals=totals_ptr,
+                              stream=g.stream, device=g.device)
+        if relative:
+            _core._cuda_hist_post(counts_ptr, nch, nbins, res_g.ptr, relative=True,
+                                  cumulative=cumulative, of_all_samples=all_samples,
+                                  totals=totals_ptr, stream=g.stream)
+        elif cumulative:
+            _core._cuda_hist_post(counts_ptr, nch, nbins, counts_ptr, stream=g.stream)
+        if not want_info:
+            return back(res) if back is not None and out is None else res
+        t = ops.to_host(totals).view(np.uint64)  # waits for the counting: a synchronisation
+        info = {"bins": nbins, "channels": nch, "lo": lo, "hi": hi, "edges": pinfo["edges"],
+                "pixels": int(t[0]), "in_range": [int(v) for v in t[1:1 + nch]],
+                "below": [int(v) for v in t[5:5 + nch]],
+                "above": [int(v) for v in t[9:9 + nch]],
+                "nan": [int(v) for v in t[13:13 + nch]]}
+    if back is not None and out is None:
+        res = back(res)
+    return res, info
+
+
+def _joint_layout(obj, what):
+    arr, g, back = _gpu_array(obj, what, "histogram2d")
+    return arr, g, back, _Layout(g, False, what)
+
+
+def histogram2d(a, b, bins, rng, mask, method, out, want_info):
+    """pixsum.histogram2d() of two GPU images (see the module docstring)."""
+    _check_method("histogram2d", method)
+    arr_a, ga, back, la = _joint_layout(a, "a")
+    arr_b, gb, _, lb = _joint_layout(b, "b")
+    ops = ops_for(ga)
+    with _stream_scope(ops, ga):
+        mdesc, sel = _mask(ops, mask, la, "histogram2d")
+        ra, rb = (rng if rng is not None else (None, None))
+        pa, pm = _proxy(ops, arr_a, la, sel, ra is None and ga.dtype in _DATA_RANGE_TYPES)
+        pb, _ = _proxy(ops, arr_b, lb, None, rb is None and gb.dtype in _DATA_RANGE_TYPES)
+        if pm is None:
+            pm = np.ones(2, np.uint8)
+        _, pinfo = _core.histogram2d(pa, pb, bins=bins, range=rng, mask=pm, info=True)
+        bins_a, bins_b = len(pinfo["edges_a"]) - 1, len(pinfo["edges_b"]) - 1
+        (lo_a, hi_a), (lo_b, hi_b) = pinfo["range_a"], pinfo["range_b"]
+        cdt = _counts_dtype(ops)
+        res, res_g = _result(ops, out, (bins_a, bins_b), cdt,
+                             (np.dtype(np.uint64), np.dtype(cdt)), "uint64")
+        pairs = ops.empty((2,), np.int64) if want_info else None
+        pairs_ptr = _gpu._Gpu(pairs, "pairs").ptr if pairs is not None else 0
+        _core._cuda_histogram2d(la.spatial, la.desc, lb.desc if lb.spatial == la.spatial
+                                else _as_spatial(lb, la.spatial), res_g.ptr,
+                                bins_a * bins_b, bins_a=bins_a, lo_a=lo_a, hi_a=hi_a,
+                                bins_b=bins_b, lo_b=lo_b, hi_b=hi_b, mask=mdesc,
+                                pairs=pairs_ptr, stream=ga.stream, device=ga.device)
+        if not want_info:
+            return back(res) if back is not None and out is None else res
+        table = np.ascontiguousarray(ops.to_host(res).view(np.uint64))  # a synchronisation
+        p = ops.to_host(pairs).view(np.uint64)
+        info = {"range_a": (lo_a, hi_a), "range_b": (lo_b, hi_b),
+                "edges_a": pinfo["edges_a"], "edges_b": pinfo["edges_b"],
+                "pairs": int(p[0]), "excluded": int(p[1])}
+        info.update(_core._joint_stats(table))
+    if back is not None and out is None:
+        res = back(res)
+    return res, info
+
+
+def _as_spatial(layout, spatial):
+    """Image b's descriptor with `spatial` spatial axes (a 2-D (H, W) image
+    read as a volume of depth 1, or the reverse), so the C side sees both
+    images with the same number of axes; shapes are compared there."""
+    ptr, tname, shape, strides = layout.desc
+    if spatial == 3 and len(shape) == 2:
+        return (ptr, tname, (1,) + tuple(shape), (strides[0] * max(shape[0], 1),) +
+                tuple(strides))
+    if spatial == 2 and len(shape) == 3 and shape[0] == 1:
+        return (ptr, tname, tuple(shape[1:]), tuple(strides[1:]))
+    return layout.desc
+
+
+def equalize(image, mask, channels, method, out):
+    """pixsum.equalize() of a GPU image (see the module docstring)."""
+    _check_method("equalize", method)
+    arr, g, back = _gpu_array(image, "image", "equalize")
+    ops = ops_for(g)
+    layout = _Layout(g, channels, "image")
+    if g.dtype not in (np.dtype(np.uint8), np.dtype(np.uint16)):
+        raise BadTypeError(f"equalize: image must be uint8 or uint16, not {g.dtype}")
+    levels = 256 if g.dtype == np.uint8 else 65536
+    d, h, w = layout.dims
+    if d * h * w >= ((1 << 63) - 1) // (2 * levels - 1):
+        raise TooLargeError("equalize: the image has too many pixels for the 64-bit "
+                            "equalisation arithmetic")
+    out_g = None
+    if out is not None:
+        out, out_g, _ = _gpu_array(out, "out", "equalize")
+        if out_g.shape != g.shape:
+            raise BadShapeError(f"out has shape {_shape_text(out_g.shape)}, expected "
+                                f"{_shape_text(g.shape)}")
+        if out_g.dtype != g.dtype:
+            raise BadTypeError(f"out has dtype {out_g.dtype} but dtype={g.dtype} was asked")
+        if out_g.readonly:
+            raise InvalidArgumentError("out is read-only")
+    nch = layout.channels
+    with _stream_scope(ops, g):
+        mdesc, _ = _mask(ops, mask, layout, "equalize")
+        cdf = ops.empty((nch, levels), np.int64)
+        ptr = _gpu._Gpu(cdf, "counts").ptr
+        _core._cuda_histogram(layout.spatial, layout.desc, ptr, nch * levels, bins=levels,
+                              lo=0.0, hi=float(levels), mask=mdesc, stream=g.stream,
+                              device=g.device)
+        _core._cuda_hist_post(ptr, nch, levels, ptr, stream=g.stream)
+        lut = _equalize_table(ops, cdf, levels, g.dtype)
+        res = _apply_table(ops, arr, lut, levels, nch, layout.has_channels, g.dtype)
+        if out is not None:
+            ops.copy_into(out, res)
+            return out
+    return back(res) if back is not None else res
+
+
+def _equalize_table(ops, cdf, levels, dtype):
+    """The per-channel mapping of pixsum_equalize(), in int64: 0 up to cdf_min,
+    then round((cdf - cdf_min) * (L - 1) / (n - cdf_min)) with halves rounded
+    up, clamped to L - 1; the identity for a channel of one value."""
+    n = cdf[:, -1:]
+    cmin = ops.row_min(ops.where(cdf > 0, cdf, n))
+    dn = n - cmin
+    den = 2 * ops.clip_lo(dn, 1)
+    q = (2 * (cdf - cmin) * (levels - 1) + dn) // den
+    lut = ops.where0(cdf > cmin, ops.clip_hi(q, levels - 1))
+    ident = ops.arange(0, levels)[None, :] + ops.zeros(cdf.shape, np.int64)
+    lut = ops.where(dn == 0, ident, lut)
+    return lut
+
+
+def _apply_table(ops, arr, lut, levels, nch, has_channels, dtype):
+    """out[..., c] = lut[c, image[..., c]] by one gather."""
+    if ops.torch:
+        t = ops.lib
+        idx = arr.view(t.int16).to(t.int64) & 0xFFFF if dtype == np.uint16 else arr.to(t.int64)
+    else:
+        idx = arr.astype(np.int64)
+    if has_channels and nch > 1:
+        idx = idx + ops.arange(0, nch) * levels
+    flat = lut.reshape(-1)
+    if ops.torch and dtype == np.uint16:
+        # gather int16 bits (PyTorch's uint16 has few kernels), view as uint16
+        return flat.to(ops.lib.int16)[idx].view(ops.lib.uint16)
+    return ops.astype(flat, dtype)[idx]

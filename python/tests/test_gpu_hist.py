@@ -1,0 +1,302 @@
+"""GPU arrays (CuPy and PyTorch) in histogram, histogram2d, equalize, box_sum,
+box_mean, box_var and box_filter: every result equals the CPU/NumPy result of
+the same data bit for bit (box_var where it is exact; float box filters
+closely), for random, constant and odd-shaped arrays, strided views, channels,
+masks, out=, and work on a non-default stream (checked after synchronising
+it). The results are arrays of the input's library. Skipped without a CUDA
+build of pixsum, a device, or the library."""
+
+import numpy as np
+import pytest
+
+import pixsum
+from conftest import random_image
+
+if not hasattr(pixsum, "histogram"):
+    pytest.skip("the C library has no histograms yet", allow_module_level=True)
+
+
+def _device_ready():
+    return pixsum.HAVE_CUDA and pixsum.cuda_device_count() > 0
+
+
+class Lib:
+    """What the tests need of one array library."""
+
+    def __init__(self, name):
+        self.name = name
+        self.m = pytest.importorskip(name)
+        if not _device_ready():
+            pytest.skip("pixsum built without CUDA or no CUDA device")
+        if name == "torch" and not self.m.cuda.is_available():
+            pytest.skip("PyTorch sees no CUDA device")
+
+    def has(self, dtype):
+        return self.name == "cupy" or getattr(self.m, np.dtype(dtype).name, None) is not None
+
+    def dev(self, a):
+        a = np.ascontiguousarray(a)
+        if self.name == "cupy":
+            return self.m.asarray(a)
+        t = self.m
+        if a.dtype.kind == "u" and a.dtype.itemsize > 1:
+            if not self.has(a.dtype):
+                pytest.skip(f"this PyTorch has no {a.dtype} tensors")
+            signed = np.dtype(f"i{a.dtype.itemsize}")
+            return t.from_numpy(a.view(signed)).cuda().view(getattr(t, a.dtype.name))
+        return t.from_numpy(a).cuda()
+
+    def host(self, x):
+        if self.name == "cupy":
+            return self.m.asnumpy(x)
+        t = self.m
+        x = x.detach()
+        name = str(x.dtype).replace("torch.", "")
+        if name in ("uint16", "uint32", "uint64"):
+            size = {"uint16": 2, "uint32": 4, "uint64": 8}[name]
+            return x.view(getattr(t, f"int{size * 8}")).cpu().numpy().view(f"u{size}")
+        return x.cpu().numpy()
+
+    def is_mine(self, x):
+        return isinstance(x, self.m.ndarray if self.name == "cupy" else self.m.Tensor)
+
+    def stream(self):
+        if self.name == "cupy":
+            return self.m.cuda.Stream(non_blocking=True)
+        return self.m.cuda.Stream()
+
+    def on(self, s):
+        return s if self.name == "cupy" else self.m.cuda.stream(s)
+
+    def sync(self):
+        if self.name == "cupy":
+            self.m.cuda.Device().synchronize()
+        else:
+            self.m.cuda.synchronize()
+
+    def counts_dtype(self):
+        if self.name == "torch" and not self.has(np.uint64):
+            return np.dtype(np.int64)
+        return np.dtype(np.uint64)
+
+
+@pytest.fixture(params=["cupy", "torch"])
+def lib(request):
+    return Lib(request.param)
+
+
+def same(lib, got, want):
+    assert lib.is_mine(got), type(got)
+    g = lib.host(got)
+    want = np.asarray(want)
+    if g.dtype != want.dtype and want.dtype == np.uint64 and g.dtype == np.int64:
+        g = g.view(np.uint64)  # PyTorch without uint64: the documented int64 stand-in
+    assert g.shape == want.shape, (g.shape, want.shape)
+    assert g.dtype == want.dtype, (g.dtype, want.dtype)
+    np.testing.assert_array_equal(g, want)
+
+
+HIST_SHAPES = [(1, 1), (1, 999), (77, 1), (123, 457), (64, 81, 3), (9, 10, 4)]
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint16, np.int16, np.int32, np.float32,
+                                   np.float64])
+@pytest.mark.parametrize("shape", HIST_SHAPES)
+def test_histogram_defaults_and_ranges(lib, rng, dtype, shape):
+    img = random_image(rng, shape, dtype)
+    if img.dtype.kind == "f" and img.size > 8:
+        img.flat[3], img.flat[5], img.flat[7] = np.nan, np.inf, -np.inf
+    d = lib.dev(img)
+    for kw in ({}, {"bins": 13}, {"bins": 100, "range": (-60.5, 90.25)}, {"cumulative": True},
+               {"relative": True}, {"relative": True, "cumulative": True,
+                                    "of_all_samples": True}):
+        same(lib, pixsum.histogram(d, **kw), pixsum.histogram(img, **kw))
+    got, ginfo = pixsum.histogram(d, bins=7, range=(-10, 10), info=True)
+    want, winfo = pixsum.histogram(img, bins=7, range=(-10, 10), info=True)
+    same(lib, got, want)
+    for key in winfo:
+        if key == "edges":
+            np.testing.assert_array_equal(ginfo[key], winfo[key])
+        else:
+            assert ginfo[key] == winfo[key], key
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint16, np.float32])
+def test_histogram_constant_masks_views_out(lib, rng, dtype):
+    const = np.full((300, 301), 7, dtype)
+    same(lib, pixsum.histogram(lib.dev(const)), pixsum.histogram(const))
+    img = random_image(rng, (200, 150, 2), dtype)
+    mask = rng.random((200, 150)) < 0.4
+    d, dm = lib.dev(img), lib.dev(mask)
+    same(lib, pixsum.histogram(d, mask=dm), pixsum.histogram(img, mask=mask))
+    same(lib, pixsum.histogram(d, mask=lib.dev(mask.astype(np.uint8) * 5)),
+         pixsum.histogram(img, mask=mask))
+    none = np.zeros((200, 150), bool)
+    same(lib, pixsum.histogram(d, mask=lib.dev(none)), pixsum.histogram(img, mask=none))
+    view = d[::-3, 7:140]
+    same(lib, pixsum.histogram(view, bins=50, range=(0, 1000)),
+         pixsum.histogram(img[::-3, 7:140], bins=50, range=(0, 1000)))
+    vol = random_image(rng, (4, 30, 40), dtype)
+    same(lib, pixsum.histogram(lib.dev(vol), channels=False, bins=9, range=(0, 200)),
+         pixsum.histogram(vol, channels=False, bins=9, range=(0, 200)))
+    want = pixsum.histogram(img, bins=64, range=(0, 256))
+    out = lib.dev(np.zeros(want.shape, lib.counts_dtype()))
+    assert pixsum.histogram(d, bins=64, range=(0, 256), out=out) is out
+    same(lib, out, want)
+    with pytest.raises(pixsum.BadShapeError):
+        pixsum.histogram(d, bins=63, range=(0, 256), out=out)
+    with pytest.raises(pixsum.UnsupportedError):
+        pixsum.histogram(d, mask=mask)  # a host mask for a GPU image
+    with pytest.raises(pixsum.UnsupportedError):
+        pixsum.histogram(d, method="hist.scalar")
+
+
+def test_histogram_result_kinds(lib, rng):
+    img = random_image(rng, (50, 60), np.uint8)
+    h = pixsum.histogram(lib.dev(img))
+    assert lib.is_mine(h) and lib.host(h).dtype in (np.uint64, np.int64)
+    assert lib.host(pixsum.histogram(lib.dev(img), relative=True)).dtype == np.float64
+    assert lib.host(h).dtype == lib.counts_dtype()
+
+
+def test_histogram_on_a_non_default_stream(lib, rng):
+    img = random_image(rng, (2048, 2047), np.uint16)
+    s = lib.stream()
+    with lib.on(s):
+        d = lib.dev(img)
+        h = pixsum.histogram(d, bins=1000, range=(0, 65536), cumulative=True)
+        e = pixsum.equalize(d)
+        bs = pixsum.box_filter(d, 9, normalize=False)
+    s.synchronize()
+    same(lib, h, pixsum.histogram(img, bins=1000, range=(0, 65536), cumulative=True))
+    same(lib, e, pixsum.equalize(img))
+    same(lib, bs, pixsum.box_filter(img, 9, normalize=False))
+
+
+@pytest.mark.parametrize("types", [(np.uint8, np.uint8), (np.uint16, np.float32),
+                                   (np.int32, np.float64), (np.int16, np.uint8)])
+def test_histogram2d(lib, rng, types):
+    a = random_image(rng, (111, 97), types[0])
+    b = random_image(rng, (111, 97), types[1])
+    mask = rng.random((111, 97)) < 0.7
+    da, db = lib.dev(a), lib.dev(b)
+    for kw in ({}, {"bins": (8, 5), "range": ((0, 256), (-100, 100))}, {"bins": 33},
+               {"range": (None, (-50, 50))}):
+        same(lib, pixsum.histogram2d(da, db, **kw), pixsum.histogram2d(a, b, **kw))
+    got, gi = pixsum.histogram2d(da, db, mask=lib.dev(mask), info=True)
+    want, wi = pixsum.histogram2d(a, b, mask=mask, info=True)
+    same(lib, got, want)
+    for key in wi:
+        if key.startswith("edges"):
+            np.testing.assert_array_equal(gi[key], wi[key])
+        else:
+            assert gi[key] == wi[key], key
+    with pytest.raises(pixsum.UnsupportedError):
+        pixsum.histogram2d(da, b)
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint16])
+@pytest.mark.parametrize("shape", [(1, 1), (1, 500), (300, 1), (123, 457), (64, 81, 3),
+                                   (20, 30, 4)])
+def test_equalize(lib, rng, dtype, shape):
+    img = (random_image(rng, shape, dtype) // 3).astype(dtype)
+    d = lib.dev(img)
+    same(lib, pixsum.equalize(d), pixsum.equalize(img))
+    mask = rng.random(shape[:2]) < 0.5
+    same(lib, pixsum.equalize(d, mask=lib.dev(mask)), pixsum.equalize(img, mask=mask))
+    flat = np.full(shape, 9, dtype)
+    same(lib, pixsum.equalize(lib.dev(flat)), flat)
+    inplace = lib.dev(img)
+    assert pixsum.equalize(inplace, out=inplace) is inplace
+    same(lib, inplace, pixsum.equalize(img))
+    if len(shape) == 2 and shape[0] > 2:
+        view = d[::2]
+        same(lib, pixsum.equalize(view), pixsum.equalize(img[::2]))
+
+
+def boxes_for(rng, h, w, n):
+    y, x = rng.integers(0, h, n), rng.integers(0, w, n)
+    return np.stack([x, y, rng.integers(1, w - x + 1), rng.integers(1, h - y + 1)], axis=1)
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint16, np.int16, np.int32, np.float32])
+@pytest.mark.parametrize("padded", [False, True])
+@pytest.mark.parametrize("shape", [(1, 1), (1, 70), (65, 1), (131, 97), (40, 50, 3)])
+def test_box_queries(lib, rng, dtype, padded, shape):
+    img = random_image(rng, shape, dtype)
+    d = lib.dev(img)
+    t, q = pixsum.integral_sq(d, padded=padded)
+    ht, hq = lib.host(t), lib.host(q)
+    boxes = boxes_for(rng, shape[0], shape[1], 300)
+    boxes[0] = (0, 0, shape[1], shape[0])
+    same(lib, pixsum.box_sum(t, boxes, padded=padded), pixsum.box_sum(ht, boxes, padded=padded))
+    same(lib, pixsum.box_mean(t, boxes, padded=padded),
+         pixsum.box_mean(ht, boxes, padded=padded))
+    var = pixsum.box_var(t, q, lib.dev(boxes), padded=padded)
+    want = pixsum.box_var(ht, hq, boxes, padded=padded)
+    if img.dtype.kind == "f":
+        np.testing.assert_allclose(lib.host(var), want, rtol=1e-9, atol=1e-9)
+    else:
+        same(lib, var, want)  # exact integer path: identical to the CPU's 128-bit result
+    one = pixsum.box_sum(t, tuple(boxes[3]), padded=padded)
+    assert lib.is_mine(one)
+    same(lib, one, np.asarray(pixsum.box_sum(ht, boxes[3], padded=padded)))
+    with pytest.raises(pixsum.OutOfRangeError):
+        pixsum.box_sum(t, (0, 0, shape[1] + 1, 1), padded=padded)
+    with pytest.raises(pixsum.OutOfRangeError):
+        pixsum.box_sum(t, lib.dev(np.array([(0, 0, 1, 1), (0, 0, 1, shape[0] + 1)])),
+                       padded=padded)
+
+
+def test_box_sum_3d_and_wrapped(lib, rng):
+    vol = random_image(rng, (7, 20, 30), np.uint16)
+    t = pixsum.integral3d(lib.dev(vol), padded=True)
+    b3 = np.array([[0, 0, 0, 30, 20, 7], [3, 2, 1, 4, 5, 2], [29, 19, 6, 1, 1, 1]])
+    same(lib, pixsum.box_sum(t, b3, padded=True),
+         pixsum.box_sum(lib.host(t), b3, padded=True))
+    img = np.full((4200, 4200), 255, np.uint8)
+    tw = pixsum.integral(lib.dev(img), dtype=np.int64 if lib.name == "torch" and
+                         not lib.has(np.uint32) else np.uint32, wrap=True)
+    boxes = boxes_for(rng, 4200, 4200, 100)
+    same(lib, pixsum.box_sum(tw, boxes), pixsum.box_sum(lib.host(tw), boxes))
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint16, np.int16, np.int32, np.uint32])
+@pytest.mark.parametrize("shape", [(1, 1), (1, 77), (45, 1), (99, 131), (40, 61, 3)])
+@pytest.mark.parametrize("size", [1, (3, 5), 21, 200])
+def test_box_filter(lib, rng, dtype, shape, size):
+    img = random_image(rng, shape, dtype)
+    d = lib.dev(img)
+    for mode in ("same", "valid"):
+        for normalize in (True, False):
+            try:
+                want = pixsum.box_filter(img, size, mode=mode, normalize=normalize)
+            except pixsum.BadShapeError:
+                with pytest.raises(pixsum.BadShapeError):
+                    pixsum.box_filter(d, size, mode=mode, normalize=normalize)
+                continue
+            got = pixsum.box_filter(d, size, mode=mode, normalize=normalize)
+            if lib.name == "torch" and not normalize and not lib.has(want.dtype):
+                want = want.astype(np.int64)  # documented stand-in
+            same(lib, got, want)
+    same(lib, pixsum.box_filter(d, size, dtype=np.float32),
+         pixsum.box_filter(img, size, dtype=np.float32))
+
+
+def test_box_filter_float_views_out(lib, rng):
+    img = random_image(rng, (300, 200, 2), np.float32)
+    d = lib.dev(img)
+    np.testing.assert_allclose(lib.host(pixsum.box_filter(d, 7)), pixsum.box_filter(img, 7),
+                               rtol=1e-9, atol=1e-6)
+    u8 = random_image(rng, (256, 300), np.uint8)
+    view = lib.dev(u8)[::-2, 10:290]
+    want = pixsum.box_filter(np.ascontiguousarray(u8[::-2, 10:290]), (4, 9), normalize=False)
+    out = lib.dev(np.zeros(want.shape, np.int64))
+    assert pixsum.box_filter(view, (4, 9), normalize=False, dtype=np.int64, out=out) is out
+    same(lib, out, want.astype(np.int64))
+
+
+def test_tilted_refused(lib, rng):
+    d = lib.dev(random_image(rng, (10, 10), np.uint8))
+    with pytest.raises(pixsum.UnsupportedError, match="host"):
+        pixsum.integral_tilted(d)
