@@ -684,9 +684,14 @@ size_t tu_methods_for(unsigned ops, int *ids, size_t max)
     const pixsum_method_info *infos = pixsum_methods(&count);
     if (n < max && method_selected("auto"))
         ids[n++] = 0;
+    /* The OpenGL methods take one full-image pass per bin (minutes on a CPU
+     * renderer for 65536 bins) and have their own test (test_gl_hist): only
+     * when PIXSUM_TEST_METHODS names them. */
+    const char *sel = getenv("PIXSUM_TEST_METHODS");
     for (size_t i = 0; i < count && n < max; i++)
         if ((infos[i].ops & ops) == ops && infos[i].available &&
-            method_selected(infos[i].name))
+            method_selected(infos[i].name) &&
+            (infos[i].backend != PIXSUM_BACKEND_GL || (sel && *sel)))
             ids[n++] = infos[i].id;
     return n;
 }

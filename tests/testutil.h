@@ -177,7 +177,8 @@ int tu_check_table(const pixsum_view *table, int padded, const tu_ref *ref, int 
 /* Fills ids[] with 0 ("auto") and the id of every registered, available method
  * whose ops include every bit of `ops` (a pixsum_op set); returns how many (at
  * most max). The environment variable PIXSUM_TEST_METHODS (comma-separated name
- * prefixes, e.g. "serial.,auto") restricts the list, to debug one method. */
+ * prefixes, e.g. "serial.,auto") restricts the list, to debug one method. The
+ * OpenGL methods (tested by test_gl_hist) are listed only when it names them. */
 size_t tu_methods_for(unsigned ops, int *ids, size_t max);
 
 /* Name of method id (0 = "auto"). */
