@@ -659,8 +659,10 @@ int smem_optin()
     return cached[dev];
 }
 
-/* Sets a kernel's dynamic shared memory limit once per device and returns its
- * resident blocks per multiprocessor for (threads, smem), cached. */
+/* Raises a kernel's dynamic shared memory limit once per device (to what the
+ * device allows beside the kernel's static shared memory), checks that `smem`
+ * fits, and returns its resident blocks per multiprocessor for (threads,
+ * smem) when per_sm is not NULL; all cached. */
 struct KernelSlot {
     const void *fn;
     int device, threads, per_sm;
@@ -676,17 +678,31 @@ cudaError_t kernel_ready(const void *fn, int threads, size_t smem, int *per_sm)
     cudaError_t e = cudaGetDevice(&dev);
     if (e != cudaSuccess)
         return e;
+    int optin = smem_optin();
     std::lock_guard<std::mutex> lock(mu);
+    size_t max_dyn = 0;
     bool set = false;
     for (int i = 0; i < n_attr && !set; i++)
-        set = attr[i].fn == fn && attr[i].device == dev;
+        if (attr[i].fn == fn && attr[i].device == dev) {
+            set = true;
+            max_dyn = attr[i].smem;
+        }
     if (!set) {
-        e = cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_optin());
+        cudaFuncAttributes fa;
+        if ((e = cudaFuncGetAttributes(&fa, fn)) != cudaSuccess)
+            return e;
+        int room = optin - (int)fa.sharedSizeBytes;
+        if (room < 0)
+            room = 0;
+        e = cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, room);
         if (e != cudaSuccess)
             return e;
+        max_dyn = (size_t)room;
         if (n_attr < 128)
-            attr[n_attr++] = KernelSlot{fn, dev, 0, 0, 0};
+            attr[n_attr++] = KernelSlot{fn, dev, 0, 0, max_dyn};
     }
+    if (smem > max_dyn)
+        return cudaErrorInvalidConfiguration; /* too little shared memory on this device */
     if (!per_sm)
         return cudaSuccess;
     for (int i = 0; i < n_occ; i++)
@@ -963,7 +979,12 @@ template <typename T, bool RAW> cudaError_t launch_wide(const psi_ch_plan *p)
 template <typename T> cudaError_t launch_typed(const psi_ch_plan *p)
 {
     switch (scheme_of(p)) {
-    case S_PRIVATE: return launch_private(p);
+    case S_PRIVATE: {
+        cudaError_t e = launch_private(p);
+        if (e != cudaErrorInvalidConfiguration)
+            return e;
+        return launch_narrow<T, sizeof(T) == 1>(p); /* too little shared memory here */
+    }
     case S_NARROW: return launch_narrow<T, sizeof(T) == 1>(p);
     default: return launch_wide<T, sizeof(T) == 2>(p);
     }
