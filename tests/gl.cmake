@@ -14,4 +14,8 @@ if(TARGET test_gl_hist)
       ENVIRONMENT "PIXSUM_TEST_GL_EXPECT=unavailable;PIXSUM_GL_PLATFORM=bogus")
   set_tests_properties(test_gl_hist_nocontext PROPERTIES LABELS "gl" SKIP_RETURN_CODE 77
       ENVIRONMENT "PIXSUM_TEST_GL_EXPECT=unavailable;PIXSUM_GL_VERSION=9.9")
+  # the pbuffer fallback (for EGLs without surfaceless contexts), on a subset
+  add_test(NAME test_gl_hist_pbuffer COMMAND test_gl_hist)
+  set_tests_properties(test_gl_hist_pbuffer PROPERTIES LABELS "gl" SKIP_RETURN_CODE 77
+      ENVIRONMENT "PIXSUM_GL_PBUFFER=1;PIXSUM_TEST_FILTER=test_u8_shapes*")
 endif()

@@ -33,6 +33,7 @@ static EGLContext gl_context = EGL_NO_CONTEXT;
 static EGLSurface gl_surface = EGL_NO_SURFACE; /* pbuffer fallback only */
 static psi_gl_limits gl_limits;
 static void *gl_user;               /* the caller's object cache */
+static char gl_where[80];           /* platform and surface of the context */
 
 /* Failure remembered for psi_gl_available() without taking the lock. */
 static atomic_int gl_failed_flag;
@@ -181,9 +182,11 @@ static bool try_display(EGLDisplay dpy, const char *label, char *why, size_t why
         leave_display(dpy);
         return false;
     }
-    bool surfaceless = has_word(ext, "EGL_KHR_surfaceless_context");
-    bool configless = has_word(ext, "EGL_KHR_no_config_context") ||
-                      has_word(ext, "EGL_MESA_configless_context");
+    const char *force_pbuffer = getenv("PIXSUM_GL_PBUFFER");
+    bool pbuffer = force_pbuffer && *force_pbuffer && strcmp(force_pbuffer, "0") != 0;
+    bool surfaceless = !pbuffer && has_word(ext, "EGL_KHR_surfaceless_context");
+    bool configless = !pbuffer && (has_word(ext, "EGL_KHR_no_config_context") ||
+                                   has_word(ext, "EGL_MESA_configless_context"));
     EGLConfig config = (EGLConfig)0;
     if (!surfaceless || !configless) {
         const EGLint want[] = {EGL_SURFACE_TYPE, EGL_PBUFFER_BIT, EGL_RENDERABLE_TYPE,
@@ -254,6 +257,8 @@ static bool try_display(EGLDisplay dpy, const char *label, char *why, size_t why
     gl_display = dpy;
     gl_context = ctx;
     gl_surface = surf;
+    snprintf(gl_where, sizeof gl_where, "%s, %s", label,
+             surf == EGL_NO_SURFACE ? "surfaceless" : "1x1 pbuffer");
     return true;
 }
 
@@ -301,9 +306,10 @@ static void create_context(void)
         gl_state = GL_STATE_READY;
         const char *verbose = getenv("PIXSUM_GL_VERBOSE");
         if (verbose && *verbose && strcmp(verbose, "0") != 0)
-            fprintf(stderr, "pixsum gl: %s, OpenGL %s, query counter bits %d, max texture %d\n",
-                    gl_limits.renderer, gl_limits.version, gl_limits.query_counter_bits,
-                    gl_limits.max_texture_size);
+            fprintf(stderr,
+                    "pixsum gl: %s, OpenGL %s (EGL %s), query counter bits %d, max texture %d\n",
+                    gl_limits.renderer, gl_limits.version, gl_where,
+                    gl_limits.query_counter_bits, gl_limits.max_texture_size);
     } else {
         snprintf(gl_failure, sizeof gl_failure, "%s", why);
         gl_state = GL_STATE_FAILED;

@@ -19,6 +19,9 @@
  *                       impossible one (e.g. 9.9) makes context creation fail.
  *   PIXSUM_GL_VERBOSE   non-empty and not 0: print the renderer and version to
  *                       stderr when the context is created.
+ *   PIXSUM_GL_PBUFFER   non-empty and not 0: use an EGL config and a 1x1 pbuffer
+ *                       even where surfaceless contexts are offered (tests the
+ *                       fallback).
  */
 #ifndef PIXSUM_GL_CONTEXT_H
 #define PIXSUM_GL_CONTEXT_H
