@@ -152,6 +152,8 @@ if(CMAKE_SCRIPT_MODE_FILE)
     expect_rc(2 ${MPI} ${PIXSUM} hist ${WORK}/tiny.tif --channel 2 --mpi)
     expect_rc(1 ${MPI} ${PIXSUM} hist ${WORK}/tiny.tif --mask ${WORK}/u8.npy --mpi)
     expect_rc(1 ${MPI} ${PIXSUM} hist ${WORK}/tiny.tif --mpi -o ${WORK}/no/such/dir.csv)
+    # a range too narrow for its bins: the library's refusal, on every rank
+    expect_rc(1 ${MPI} ${PIXSUM} hist ${WORK}/f32.npy --range 0:1e-305 --bins 65536 --mpi)
     if(EXISTS ${WORK}/no)
       message(FATAL_ERROR "a failed run left ${WORK}/no behind")
     endif()

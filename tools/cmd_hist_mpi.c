@@ -75,10 +75,12 @@ static int range_from_data(pixsum_type type, const pixsum_hist_spec *spec)
            (type == PIXSUM_I32 || type == PIXSUM_F32 || type == PIXSUM_F64);
 }
 
-/* The bins per channel the counts need: the spec's, or the default for the
- * type and range (the count never depends on the data: a data-range default
- * is resolved over a stand-in range here). */
-static size_t bins_for(pixsum_type type, size_t channels, const pixsum_hist_spec *given)
+/* The bins per channel the counts need into *bins: the spec's, or the
+ * default for the type and range (the count never depends on the data: a
+ * data-range default is resolved over a stand-in range here). Returns the
+ * status of pixsum_hist_resolve() (a bad spec: the same on every rank). */
+static int bins_for(pixsum_type type, size_t channels, const pixsum_hist_spec *given,
+                    size_t *bins)
 {
     pixsum_hist_spec spec = *given;
     spec.mask = NULL;
@@ -89,7 +91,9 @@ static size_t bins_for(pixsum_type type, size_t channels, const pixsum_hist_spec
     double zeros[4] = {0, 0, 0, 0};
     pixsum_view probe = pixsum_view_2d(zeros, type, 1, 1, channels, 0);
     pixsum_hist_info info;
-    return pixsum_hist_resolve(&probe, &spec, &info) == PIXSUM_OK ? info.bins : 0;
+    int st = pixsum_hist_resolve(&probe, &spec, &info);
+    *bins = st == PIXSUM_OK ? info.bins : 0;
+    return st;
 }
 
 /* Checks the mask's header against the image's (on rank 0, whose input
@@ -151,7 +155,13 @@ int mpi_hist_count(int rc, const mpi_hist_job *job, pixsum_ctx *ctx, mpi_hist_re
     size_t W = (size_t)d.width, H = (size_t)d.height, C = (size_t)d.channels;
     size_t first = 0, rows = 0;
     pixsum_mpi_split_rows(H, mpi_cli_size, mpi_cli_rank, &first, &rows);
-    size_t bins = bins_for(type, C, &job->spec);
+    size_t bins = 0;
+    int st = bins_for(type, C, &job->spec, &bins);
+    if (st != PIXSUM_OK) {
+        if (mpi_cli_rank == 0)
+            cli_lib_error(cmd, job->in_path, st);
+        return CLI_EXIT_RUNTIME;
+    }
 
     /* This rank's strips: image, mask, and the totals on the writer. */
     char err[600] = "";
@@ -160,12 +170,12 @@ int mpi_hist_count(int rc, const mpi_hist_job *job, pixsum_ctx *ctx, mpi_hist_re
     void *mask_data = job->mask_path ? mpi_alloc_strip(PIXSUM_U8, W, rows, 1, &mask) : NULL;
     uint64_t *counts = NULL;
     int writer = mpi_cli_rank == 0;
-    if (writer && bins)
+    if (writer)
         counts = malloc(bins * C * sizeof *counts);
     int failed = (rows && (!in_data || (job->mask_path && !mask_data))) || (writer && !counts);
     if (failed)
-        snprintf(err, sizeof err, "out of memory for %zu rows of %zu pixels (or %zu bins)", rows,
-                 W, bins);
+        snprintf(err, sizeof err, "out of memory for %zu rows of %zu pixels and %zu x %zu bins",
+                 rows, W, C, bins);
     double t0 = MPI_Wtime();
     /* Collective for .npy: a rank that failed still takes part, with 0 rows. */
     if (mpi_input_read(job->in_path, &d, first, failed ? 0 : rows, in_data, err, sizeof err) !=
@@ -187,7 +197,7 @@ int mpi_hist_count(int rc, const mpi_hist_job *job, pixsum_ctx *ctx, mpi_hist_re
     pixsum_hist_info info;
     memset(&info, 0, sizeof info);
     t0 = MPI_Wtime();
-    int st = pixsum_mpi_histogram(ctx, &in, &spec, counts, writer ? bins * C : 0, &info, 0,
+    st = pixsum_mpi_histogram(ctx, &in, &spec, counts, writer ? bins * C : 0, &info, 0,
                                   MPI_COMM_WORLD);
     double t_count = mpi_cli_slowest(MPI_Wtime() - t0);
     if (st != PIXSUM_OK) {
