@@ -344,6 +344,23 @@ static void set_keys(GLuint prog, const psi_gl_plan *plan)
     glUniform1ui(glGetUniformLocation(prog, "k_max"), plan->kmax);
 }
 
+/* gl.perbin pass j: the bins first, then below, above and (f32) NaN; sets the
+ * key range [a, b) or *nan. Returns false for a pass no key can fall in (not
+ * drawn, its count stays 0). */
+static bool perbin_pass(const psi_gl_plan *plan, size_t j, uint64_t *a, uint64_t *b, int *nan)
+{
+    *nan = 0;
+    if (j < plan->bins)
+        *a = plan->edges[j], *b = plan->edges[j + 1];
+    else if (j == plan->bins)
+        *a = plan->kmin, *b = plan->edges[0];
+    else if (j == plan->bins + 1)
+        *a = plan->edges[plan->bins], *b = (uint64_t)plan->kmax + 1;
+    else
+        *a = *b = 0, *nan = 1;
+    return *nan || *a < *b;
+}
+
 /* Counts one channel of the uploaded tile (w x h) into r->acc[ch]. */
 static int count_tile_channel(gl_run *r, size_t ch, int w, int h, bool use_mask)
 {
@@ -393,23 +410,14 @@ static int count_tile_channel(gl_run *r, size_t ch, int w, int h, bool use_mask)
         GLint la = glGetUniformLocation(prog, "a"), lb = glGetUniformLocation(prog, "b"),
               ln = glGetUniformLocation(prog, "want_nan");
         glDisable(GL_DEPTH_TEST);
-        /* passes: bins, then below, above and (f32) NaN */
         for (size_t j = 0; j < r->npasses; j++) {
             uint64_t a, b;
-            int nan = 0;
-            if (j < plan->bins)
-                a = plan->edges[j], b = plan->edges[j + 1];
-            else if (j == plan->bins)
-                a = plan->kmin, b = plan->edges[0];
-            else if (j == plan->bins + 1)
-                a = plan->edges[plan->bins], b = (uint64_t)plan->kmax + 1;
-            else
-                a = b = 0, nan = 1;
-            if (!nan && a >= b)
-                continue; /* no key can fall in this bin: count 0, no pass */
+            int nan;
+            if (!perbin_pass(plan, j, &a, &b, &nan))
+                continue;
             glBeginQuery(GL_SAMPLES_PASSED, c->queries[j]);
             glUniform1ui(la, (GLuint)a);
-            glUniform1ui(lb, (GLuint)(b > 0xFFFFFFFFu ? 0xFFFFFFFFu : b));
+            glUniform1ui(lb, (GLuint)b); /* <= kmax + 1 <= 0xFF800001 */
             glUniform1i(ln, nan);
             glDrawArrays(GL_TRIANGLES, 0, 3);
             glEndQuery(GL_SAMPLES_PASSED);
@@ -423,11 +431,9 @@ static int count_tile_channel(gl_run *r, size_t ch, int w, int h, bool use_mask)
                         r->depth ? "depth/plane" : "per-bin");
     uint64_t *acc = r->acc + ch * r->npasses;
     for (size_t j = 0; j < r->npasses; j++) {
-        if (!r->depth && j < plan->bins && plan->edges[j] >= plan->edges[j + 1])
-            continue;
-        if (!r->depth && j == plan->bins && plan->kmin >= plan->edges[0])
-            continue;
-        if (!r->depth && j == plan->bins + 1 && plan->edges[plan->bins] > plan->kmax)
+        uint64_t a, b;
+        int nan;
+        if (!r->depth && !perbin_pass(plan, j, &a, &b, &nan))
             continue;
         GLuint64 n = 0;
         glGetQueryObjectui64v(c->queries[j], GL_QUERY_RESULT, &n);
