@@ -305,6 +305,13 @@ static void texture_format(pixsum_type t, size_t channels, GLint *internal, GLen
     }
 }
 
+/* True when GL can read v's rows in place: a positive stride of whole pixels. */
+static bool in_place(const pixsum_view *v)
+{
+    size_t px = pixsum_type_size(v->type) * v->channels;
+    return v->row_stride > 0 && (size_t)v->row_stride % px == 0;
+}
+
 /* Uploads the tile [x0, x0+w) x [y0, y0+h) of slice z of view v into the
  * texture bound to the active unit. Rows whose stride is a whole number of
  * pixels are read in place (GL_UNPACK_ROW_LENGTH); others are packed into
@@ -314,7 +321,7 @@ static void upload_tile(const pixsum_view *v, size_t z, size_t x0, size_t y0, si
 {
     size_t px = pixsum_type_size(v->type) * v->channels;
     const unsigned char *first = (const unsigned char *)psi_row(v, y0, z) + x0 * px;
-    if (v->row_stride > 0 && (size_t)v->row_stride % px == 0) {
+    if (in_place(v)) {
         glPixelStorei(GL_UNPACK_ROW_LENGTH, (GLint)((size_t)v->row_stride / px));
         glTexImage2D(GL_TEXTURE_2D, 0, internal, (GLsizei)w, (GLsizei)h, 0, format, type, first);
         glPixelStorei(GL_UNPACK_ROW_LENGTH, 0);
@@ -501,9 +508,13 @@ static int run_tiles(gl_run *r, const psi_gl_limits *lim)
     if (st != PIXSUM_OK)
         return st;
     size_t px = pixsum_type_size(in->type) * in->channels;
-    unsigned char *stage = malloc(tw * th * px);
-    if (!stage)
-        return psi_fail(PIXSUM_ERR_NO_MEMORY, "cannot allocate a %zux%zu staging tile", tw, th);
+    unsigned char *stage = NULL; /* only for rows GL cannot read in place */
+    if (!in_place(in) || (mask && !in_place(mask))) {
+        stage = malloc(tw * th * px);
+        if (!stage)
+            return psi_fail(PIXSUM_ERR_NO_MEMORY, "cannot allocate a %zux%zu staging tile", tw,
+                            th);
+    }
     GLint internal;
     GLenum format, type;
     texture_format(in->type, in->channels, &internal, &format, &type);
