@@ -275,25 +275,43 @@ static void create_context(void)
         const char *ext = eglQueryString(EGL_NO_DISPLAY, EGL_EXTENSIONS);
         PFNEGLGETPLATFORMDISPLAYEXTPROC get_platform_display =
             (PFNEGLGETPLATFORMDISPLAYEXTPROC)eglGetProcAddress("eglGetPlatformDisplayEXT");
-        if (!done && (allow & 1) && get_platform_display &&
-            has_word(ext, "EGL_MESA_platform_surfaceless"))
-            done = try_display(
-                get_platform_display(EGL_PLATFORM_SURFACELESS_MESA, EGL_DEFAULT_DISPLAY, NULL),
-                "surfaceless", why, sizeof why);
-        if (!done && (allow & 2) && get_platform_display &&
-            has_word(ext, "EGL_EXT_platform_device")) {
+        /* Devices: hardware ones first (a GPU driver's device, e.g. NVIDIA's),
+         * so that Mesa's surfaceless platform, which falls back to its software
+         * renderer, does not win on a machine with a GPU; software devices
+         * (EGL_MESA_device_software) after surfaceless. */
+        EGLDeviceEXT devices[16];
+        bool software[16] = {false};
+        EGLint ndev = 0;
+        if ((allow & 2) && get_platform_display && has_word(ext, "EGL_EXT_platform_device")) {
             PFNEGLQUERYDEVICESEXTPROC query_devices =
                 (PFNEGLQUERYDEVICESEXTPROC)eglGetProcAddress("eglQueryDevicesEXT");
-            EGLDeviceEXT devices[16];
-            EGLint n = 0;
-            if (query_devices && query_devices(16, devices, &n))
-                for (EGLint i = 0; i < n && !done; i++) {
-                    char label[32];
-                    snprintf(label, sizeof label, "device %d", (int)i);
-                    done = try_display(
-                        get_platform_display(EGL_PLATFORM_DEVICE_EXT, devices[i], NULL), label,
-                        why, sizeof why);
-                }
+            PFNEGLQUERYDEVICESTRINGEXTPROC device_string =
+                (PFNEGLQUERYDEVICESTRINGEXTPROC)eglGetProcAddress("eglQueryDeviceStringEXT");
+            if (!query_devices || !query_devices(16, devices, &ndev))
+                ndev = 0;
+            for (EGLint i = 0; i < ndev; i++)
+                software[i] = device_string &&
+                              has_word(device_string(devices[i], EGL_EXTENSIONS),
+                                       "EGL_MESA_device_software");
+        }
+        for (int round = 0; round < 3 && !done; round++) {
+            if (round == 1) { /* surfaceless, between hardware and software devices */
+                if ((allow & 1) && get_platform_display &&
+                    has_word(ext, "EGL_MESA_platform_surfaceless"))
+                    done = try_display(get_platform_display(EGL_PLATFORM_SURFACELESS_MESA,
+                                                            EGL_DEFAULT_DISPLAY, NULL),
+                                       "surfaceless", why, sizeof why);
+                continue;
+            }
+            for (EGLint i = 0; i < ndev && !done; i++) {
+                if (software[i] != (round == 2))
+                    continue;
+                char label[48];
+                snprintf(label, sizeof label, "device %d%s", (int)i,
+                         software[i] ? " (software)" : "");
+                done = try_display(get_platform_display(EGL_PLATFORM_DEVICE_EXT, devices[i], NULL),
+                                   label, why, sizeof why);
+            }
         }
         if (!done && (allow & 4))
             done = try_display(eglGetDisplay(EGL_DEFAULT_DISPLAY), "default display", why,

@@ -7,8 +7,9 @@
  * context is made current on the calling thread for the call only
  * (psi_gl_acquire ... psi_gl_release).
  *
- * Platforms tried in order: EGL_MESA_platform_surfaceless, EGL_EXT_platform_
- * device (each device), the default display. A context of OpenGL 3.3 core (or
+ * Platforms tried in order: EGL_EXT_platform_device with the hardware devices
+ * (a GPU driver's, e.g. NVIDIA's), EGL_MESA_platform_surfaceless (Mesa: a GPU
+ * it drives, else llvmpipe), the software devices, the default display. A context of OpenGL 3.3 core (or
  * newer) is made current without a surface (EGL_KHR_surfaceless_context), or
  * with a 1x1 pbuffer where that extension is missing.
  *
