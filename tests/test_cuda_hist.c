@@ -3,8 +3,9 @@
  * (pixsum_histogram with hist.scalar): random shapes (1x1, 1xN, Nx1, odd
  * widths, 3-D), padded and misaligned rows, 1-4 channels, masks, bins 1..65536,
  * ranges that cut values off, NaN and infinities, random / natural-like /
- * constant / skewed / striped content, each counting scheme (narrow, wide, wide
- * with warp match, forced through PIXSUM_CUDA_HIST), images large enough for
+ * constant / skewed / striped content, each counting scheme and mode (private,
+ * narrow, wide, warp match, no fused finish, no prefetch, forced through
+ * PIXSUM_CUDA_HIST), images large enough for
  * the 16-bit counters to spill, repeated launches, the caller's stream
  * (captured into a CUDA graph: no synchronisation, no allocation), the
  * cumulative and relative histograms, the joint histogram and the host-memory
@@ -320,7 +321,10 @@ static void run_case(const hcase *k, int also_host)
 
 static const pixsum_type types[] = {PIXSUM_U8, PIXSUM_U16, PIXSUM_I16,
                                     PIXSUM_I32, PIXSUM_F32, PIXSUM_F64};
-static const char *const modes[] = {"", "", "wide", "wide,match", "match", "narrow"};
+static const char *const modes[] = {"",       "",           "wide",          "wide,match",
+                                    "match",  "narrow",     "nofuse",        "narrow,nofuse",
+                                    "noprefetch", "wide,noprefetch", "private"};
+#define MODE_COUNT (sizeof modes / sizeof modes[0])
 
 static size_t pick_bins(void)
 {
@@ -350,7 +354,7 @@ static void random_case(hcase *k)
     k->specials = rnd() % 2;
     k->bins = rnd() % 5 == 0 ? 0 : pick_bins();
     k->range = (int)(rnd() % 3);
-    k->mode = modes[rnd() % 6];
+    k->mode = modes[rnd() % MODE_COUNT];
 }
 
 static void test_random(void **state)
@@ -372,6 +376,10 @@ static void test_large_and_spill(void **state)
     static const hcase cases[] = {
         {PIXSUM_U16, 3000, 2000, 1, 1, 0, 0, C_CONSTANT, 0, 0, 0, 0, ""},
         {PIXSUM_U16, 3000, 2000, 1, 1, 0, 0, C_CONSTANT, 0, 0, 0, 0, "match"},
+        {PIXSUM_U16, 3000, 2000, 1, 1, 0, 0, C_SKEWED, 0, 0, 0, 0, "noprefetch"},
+        {PIXSUM_I16, 2048, 1500, 1, 2, 0, 0, C_CONSTANT, 0, 0, 0, 0, ""},
+        {PIXSUM_U8, 4096, 4096, 1, 1, 0, 0, C_SKEWED, 0, 0, 0, 0, "nofuse"},
+        {PIXSUM_U8, 4096, 4096, 1, 1, 0, 0, C_CONSTANT, 0, 0, 0, 0, "narrow"},
         {PIXSUM_I16, 2048, 2048, 1, 1, 0, 0, C_SKEWED, 0, 0, 0, 0, ""},
         {PIXSUM_U16, 2048, 1024, 1, 3, 8, 0, C_CONSTANT, 0, 0, 0, 0, ""},
         {PIXSUM_U16, 2048, 2048, 1, 1, 0, 0, C_CONSTANT, 2, 0, 0, 0, ""},

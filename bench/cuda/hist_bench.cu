@@ -6,8 +6,9 @@
  *   cub    cub::DeviceHistogram::HistogramEven (int counters, the toolkit's
  *          CUB), unit bins over the type's range;
  *   pixsum pixsum_cuda_histogram() on device data (u64 counts, totals off),
- *          in its automatic scheme and one other (PIXSUM_CUDA_HIST): u8 the
- *          "narrow" scheme, 16-bit images the warp-match mode.
+ *          in its automatic scheme and the others (PIXSUM_CUDA_HIST): u8 the
+ *          "narrow" scheme and the finish without the fused last block
+ *          ("nofuse"), 16-bit images the warp-match mode and no prefetch.
  * Images: u8 with 256 bins and u16 with 65536 bins at 8192^2 and 16384^2, of
  * five contents: noise (uniform), natural (smooth field + a little noise),
  * constant, skewed (90% one value), stripes (a period that puts every lane of a
@@ -227,16 +228,19 @@ static void run_case(const Case &c, int content, pixsum_ctx *ctx, unsigned *sink
     double px_ms = time_ms(batch, [&](int i) {
         PK(pixsum_cuda_histogram(ctx, &views[i % nbuf], &spec, counts, ncounts, NULL, g_stream));
     });
-    /* The other scheme: u8 narrow (lane-replicated atomics) against the
-     * default private tables; 16-bit: the wide scheme's warp-match mode. */
-    const char *variant = es == 1 ? "narrow" : c.type != PIXSUM_F32 ? "match" : nullptr;
-    double var_ms = -1;
-    if (variant && c.channels == 1) {
-        setenv("PIXSUM_CUDA_HIST", variant, 1);
-        var_ms = time_ms(batch, [&](int i) {
+    /* The other schemes and modes (PIXSUM_CUDA_HIST), measured in the same run. */
+    std::vector<std::string> variants;
+    if (c.channels == 1 && es == 1)
+        variants = {"narrow", "nofuse", "narrow,nofuse"};
+    else if (c.channels == 1 && c.type != PIXSUM_F32)
+        variants = {"match", "noprefetch"};
+    std::vector<double> var_ms;
+    for (const std::string &v : variants) {
+        setenv("PIXSUM_CUDA_HIST", v.c_str(), 1);
+        var_ms.push_back(time_ms(batch, [&](int i) {
             PK(pixsum_cuda_histogram(ctx, &views[i % nbuf], &spec, counts, ncounts, NULL,
                                      g_stream));
-        });
+        }));
         unsetenv("PIXSUM_CUDA_HIST");
     }
 
@@ -295,13 +299,16 @@ static void run_case(const Case &c, int content, pixsum_ctx *ctx, unsigned *sink
              c.channels > 1 ? (c.channels == 4 ? " x4ch" : " xch") : "", c.bins);
     printf("%-28s %-9s floor %8.4f ms (%5.0f GB/s) | pixsum %8.4f ms = %.2f of floor",
            name, content_name[content], floor_ms, gbs, px_ms, floor_ms / px_ms);
-    if (var_ms > 0)
-        printf(" | %s %8.4f ms", variant, var_ms);
+    for (size_t k = 0; k < variants.size(); k++)
+        printf(" | %s %.4f", variants[k].c_str(), var_ms[k]);
     if (cub_ms > 0)
         printf(" | CUB %8.4f ms, pixsum %.2fx faster, counts %s", cub_ms, cub_ms / px_ms, check);
     printf("\n");
-    printf("csv,%s,%zu,%zu,%zu,%zu,%s,%.5f,%.5f,%.5f,%.5f\n", pixsum_type_name(c.type), w, h,
-           c.channels, c.bins, content_name[content], floor_ms, px_ms, var_ms, cub_ms);
+    printf("csv,%s,%zu,%zu,%zu,%zu,%s,%.5f,%.5f,%.5f", pixsum_type_name(c.type), w, h,
+           c.channels, c.bins, content_name[content], floor_ms, px_ms, cub_ms);
+    for (size_t k = 0; k < variants.size(); k++)
+        printf(",%s=%.5f", variants[k].c_str(), var_ms[k]);
+    printf("\n");
     fflush(stdout);
     for (int i = 0; i < nbuf; i++)
         cudaFree(buf[i]);

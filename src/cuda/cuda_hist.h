@@ -72,7 +72,8 @@ typedef struct psi_ch_bins {
 typedef struct psi_ch_tuning {
     int scheme;     /* 0 auto, 1 narrow, 2 wide, 3 private (where the type allows) */
     int runs;       /* wide: 0 auto, 1 per-thread runs, 2 runs + warp match */
-    int vec_per_thread; /* narrow: vectors per thread per item (0 = 4) */
+    int no_fuse;    /* 1: private/narrow end with memsets + atomics + a totals kernel */
+    int no_prefetch; /* 1: wide loads an item only when it counts it */
 } psi_ch_tuning;
 
 typedef struct psi_ch_plan {

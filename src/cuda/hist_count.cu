@@ -118,10 +118,13 @@ struct Geo {
     long long chunks, items;       /* chunks per row, rows x chunks */
 };
 
-/* Where the fused finish keeps its table (NULL accum: not fused). */
+/* Where the fused finish keeps its table (NULL accum: not fused): `copies`
+ * copies of channels x entries u64, block b adding into copy b % copies (fewer
+ * blocks queue on one address at the end). */
 struct Fused {
     unsigned long long *accum;
     unsigned *ticket;
+    unsigned copies;
 };
 
 __device__ __forceinline__ const char *row_at(const char *base, long long r, long long height,
@@ -232,10 +235,11 @@ __device__ void finish_block(S &&sum, unsigned entries, const Bins &b, int chann
         }
         return;
     }
+    unsigned long long *mine = f.accum + (size_t)(blockIdx.x % f.copies) * cells;
     for (unsigned e = threadIdx.x; e < cells; e += blockDim.x) {
         unsigned long long s = sum(e);
         if (s)
-            atomicAdd(&f.accum[e], s);
+            atomicAdd(&mine[e], s);
     }
     __threadfence();
     __syncthreads();
@@ -256,7 +260,9 @@ __device__ void finish_block(S &&sum, unsigned entries, const Bins &b, int chann
         in_range[threadIdx.x] = 0;
     __syncthreads();
     for (unsigned e = threadIdx.x; e < cells; e += blockDim.x) {
-        unsigned long long s = atomicExch(&f.accum[e], 0ull);
+        unsigned long long s = 0;
+        for (unsigned k = 0; k < f.copies; k++)
+            s += atomicExch(&f.accum[(size_t)k * cells + e], 0ull);
         if (s) {
             unsigned ch = e / entries, idx = e - ch * entries;
             unsigned cls = RAW ? classify((double)idx, b) : idx;
@@ -402,7 +408,7 @@ __device__ __forceinline__ void wide_put(unsigned *tab, unsigned idx, unsigned k
     atomicAdd(&tab[idx >> 1], k << ((idx & 1u) << 4));
 }
 
-template <typename T, bool RAW, int MATCH>
+template <typename T, bool RAW, int MATCH, bool PREFETCH>
 __global__ void __launch_bounds__(kWideThreads, 1)
     wide_kernel(Geo g, Bins b, int vec, int pass_ch, unsigned words4, unsigned *partials,
                 unsigned long long *spill, unsigned long long *totals)
@@ -449,11 +455,13 @@ __global__ void __launch_bounds__(kWideThreads, 1)
     const unsigned lane = threadIdx.x & 31;
     VecItem<T, VPT> cur_it, nxt_it;
     long long item = blockIdx.x;
-    if (vec && item < g.items)
+    if (PREFETCH && vec && item < g.items)
         load_item(g, item, cur_it);
     for (unsigned round = 0; item < g.items; item += gridDim.x, round++) {
         if (vec) {
-            if (item + gridDim.x < g.items)
+            if (!PREFETCH)
+                load_item(g, item, cur_it);
+            else if (item + gridDim.x < g.items)
                 load_item(g, item + gridDim.x, nxt_it);
             if (match) {
                 /* Lanes stay converged: every lane walks the same steps. */
@@ -481,7 +489,8 @@ __global__ void __launch_bounds__(kWideThreads, 1)
             } else {
                 count_item(g, cur_it, count_run);
             }
-            cur_it = nxt_it;
+            if (PREFETCH)
+                cur_it = nxt_it;
         } else {
             pix_item<T, kWidePix>(g, item, count_run);
         }
@@ -536,45 +545,103 @@ __global__ void __launch_bounds__(kWideThreads, 1)
     }
 }
 
-/* Adds the blocks' 16-bit tables and the spill of one pass, folds raw values
- * through lut (NULL: the index is the bin), into counts / totals. */
-__global__ void wide_reduce(const unsigned *partials, int nblocks, unsigned words,
-                            const unsigned long long *spill, unsigned entries,
-                            const unsigned *lut, Bins b, int pass_ch,
-                            unsigned long long *counts, unsigned long long *totals)
+/* Adds the blocks' 16-bit tables and the spill of one pass into counts:
+ * 64 words per block, four groups of threads each adding a quarter of the
+ * blocks' tables (more loads in flight). direct >= 0: index i is bin
+ * i ^ direct and every bin of the channel is written (no memset needed);
+ * else raw values fold through lut with atomics (counts zeroed before). The
+ * spill is read and left zeroed. in_range[pass_ch] gets the pass's bins; the
+ * pass of channel 0 also finishes `pixels` (its last block). */
+constexpr int kReduceWords = 64;
+__global__ void __launch_bounds__(256)
+    wide_reduce(const unsigned *partials, int nblocks, unsigned words,
+                unsigned long long *spill, unsigned entries, const unsigned *lut, int direct,
+                Bins b, int pass_ch, unsigned long long *counts,
+                unsigned long long *totals, unsigned *ticket)
 {
-    unsigned w = blockIdx.x * blockDim.x + threadIdx.x;
-    if (w >= words)
-        return;
+    __shared__ unsigned long long part[2][4][kReduceWords];
+    __shared__ unsigned long long block_in;
+    __shared__ unsigned last;
+    const unsigned col = threadIdx.x % kReduceWords, grp = threadIdx.x / kReduceWords;
+    const unsigned w = blockIdx.x * kReduceWords + col;
+    if (threadIdx.x == 0)
+        block_in = 0;
     unsigned long long lo = 0, hi = 0;
-    int i = 0;
-    for (; i + 4 <= nblocks; i += 4) {
-        unsigned x0 = __ldcs(&partials[(size_t)i * words + w]);
-        unsigned x1 = __ldcs(&partials[(size_t)(i + 1) * words + w]);
-        unsigned x2 = __ldcs(&partials[(size_t)(i + 2) * words + w]);
-        unsigned x3 = __ldcs(&partials[(size_t)(i + 3) * words + w]);
-        lo += (x0 & 0xFFFFu) + (x1 & 0xFFFFu) + (x2 & 0xFFFFu) + (x3 & 0xFFFFu);
-        hi += (x0 >> 16) + (x1 >> 16) + (x2 >> 16) + (x3 >> 16);
+    if (w < words) {
+        int i = (int)grp;
+        for (; i + 12 < nblocks; i += 16) {
+            unsigned x0 = __ldcs(&partials[(size_t)i * words + w]);
+            unsigned x1 = __ldcs(&partials[(size_t)(i + 4) * words + w]);
+            unsigned x2 = __ldcs(&partials[(size_t)(i + 8) * words + w]);
+            unsigned x3 = __ldcs(&partials[(size_t)(i + 12) * words + w]);
+            lo += (x0 & 0xFFFFu) + (x1 & 0xFFFFu) + (x2 & 0xFFFFu) + (x3 & 0xFFFFu);
+            hi += (x0 >> 16) + (x1 >> 16) + (x2 >> 16) + (x3 >> 16);
+        }
+        for (; i < nblocks; i += 4) {
+            unsigned x = __ldcs(&partials[(size_t)i * words + w]);
+            lo += x & 0xFFFFu;
+            hi += x >> 16;
+        }
     }
-    for (; i < nblocks; i++) {
-        unsigned x = partials[(size_t)i * words + w];
-        lo += x & 0xFFFFu;
-        hi += x >> 16;
+    part[0][grp][col] = lo;
+    part[1][grp][col] = hi;
+    __syncthreads();
+    unsigned long long in = 0;
+    if (grp == 0 && w < words) {
+        for (unsigned h = 0; h < 2; h++) {
+            unsigned idx = 2 * w + h;
+            if (idx >= entries)
+                break;
+            unsigned long long s = part[h][0][col] + part[h][1][col] + part[h][2][col] +
+                                   part[h][3][col];
+            unsigned long long sp = spill[idx];
+            if (sp) {
+                s += sp;
+                spill[idx] = 0;
+            }
+            if (direct >= 0) {
+                counts[(size_t)pass_ch * b.bins + (idx ^ (unsigned)direct)] = s;
+                in += s;
+            } else if (s) {
+                unsigned cls = lut ? lut[idx] : idx;
+                add_class(counts, totals, b, pass_ch, cls, s);
+                if (cls < b.bins)
+                    in += s;
+            }
+        }
     }
-    for (unsigned h = 0; h < 2; h++) {
-        unsigned idx = 2 * w + h;
-        if (idx >= entries)
-            break;
-        unsigned long long s = (h ? hi : lo) + spill[idx];
-        if (s)
-            add_class(counts, totals, b, pass_ch, lut ? lut[idx] : idx, s);
+    if (grp == 0) { /* warps 0 and 1, whole */
+        for (int o = 16; o; o >>= 1)
+            in += __shfl_down_sync(0xFFFFFFFFu, in, o);
+        if ((threadIdx.x & 31) == 0 && in)
+            atomicAdd(&block_in, in);
+    }
+    __syncthreads();
+    if (threadIdx.x == 0 && block_in)
+        atomicAdd(&totals[PSI_CH_T_IN_RANGE + pass_ch], block_in);
+    if (pass_ch != 0)
+        return;
+    __threadfence();
+    __syncthreads();
+    if (threadIdx.x == 0)
+        last = atomicAdd(ticket, 1u) == gridDim.x - 1;
+    __syncthreads();
+    if (last && threadIdx.x == 0) {
+        __threadfence();
+        totals[PSI_CH_T_PIXELS] =
+            atomicAdd(&totals[PSI_CH_T_IN_RANGE], 0ull) + atomicAdd(&totals[PSI_CH_T_BELOW], 0ull) +
+            atomicAdd(&totals[PSI_CH_T_ABOVE], 0ull) + atomicAdd(&totals[PSI_CH_T_NAN], 0ull);
+        *ticket = 0;
     }
 }
 
-/* lut[r] = class of the 16-bit raw value r (u16, or i16 when is_signed). */
-__global__ void raw16_lut(unsigned *lut, Bins b, int is_signed)
+/* lut[r] = class of the 16-bit raw value r (u16, or i16 when is_signed);
+ * also zeroes the totals (this kernel runs first). */
+__global__ void raw16_lut(unsigned *lut, Bins b, int is_signed, unsigned long long *totals)
 {
     unsigned r = blockIdx.x * blockDim.x + threadIdx.x;
+    if (r < PSI_CH_T_COUNT)
+        totals[r] = 0;
     if (r < 65536u) {
         double v = is_signed ? (double)(int16_t)(uint16_t)r : (double)r;
         lut[r] = classify(v, b);
@@ -741,7 +808,7 @@ Scheme scheme_of(const psi_ch_plan *p)
     const psi_ch_image &im = p->img;
     if (im.type == PSI_CH_U8) {
         bool can_private = im.channels == 1 && vec_ok(im) &&
-                           (size_t)smem_optin() >= private_smem() + 4096;
+                           (size_t)smem_optin() >= private_smem() + 2560;
         if (can_private && (p->tuning.scheme == 0 || p->tuning.scheme == 3))
             return S_PRIVATE;
         return S_NARROW;
@@ -756,7 +823,7 @@ Scheme scheme_of(const psi_ch_plan *p)
 
 bool fused(const psi_ch_plan *p)
 {
-    return scheme_of(p) != S_WIDE &&
+    return !p->tuning.no_fuse && scheme_of(p) != S_WIDE &&
            (unsigned long long)p->img.channels * (unsigned long long)p->b.bins <= kFusedCells;
 }
 
@@ -825,10 +892,14 @@ Bins make_bins(const psi_ch_bins &b)
 
 Fused fused_of(const psi_ch_plan *p)
 {
-    Fused f = {nullptr, nullptr};
+    Fused f = {nullptr, nullptr, 1};
     if (fused(p)) {
         f.accum = (unsigned long long *)((char *)p->ws + kAccumOff);
         f.ticket = (unsigned *)((char *)p->ws + kTicketOff);
+        /* copies x cells stays within the 4 x (8192 + 3) cells of the region */
+        unsigned cells = (unsigned)p->img.channels * narrow_entries(p);
+        unsigned c = 4096 / cells;
+        f.copies = c < 1 ? 1 : c > 16 ? 16 : c;
     }
     return f;
 }
@@ -919,7 +990,20 @@ WideLayout wide_layout(const psi_ch_plan *p, unsigned entries)
     return w;
 }
 
-template <typename T, bool RAW, int MATCH>
+/* The bin of raw index i is i ^ direct for every i (u16 or i16 with the
+ * default 65536 unit bins), or the index is the bin (non-raw): the reduce
+ * writes every count. -1: raw values fold through the lookup table. */
+int direct_of(const psi_ch_plan *p)
+{
+    if (!raw16(p->img.type))
+        return 0;
+    double lo = p->img.type == PSI_CH_U16 ? 0.0 : -32768.0;
+    if (p->b.bins == 65536 && p->b.lo == lo && p->b.hi == lo + 65536.0 && p->b.scale == 1.0)
+        return p->img.type == PSI_CH_U16 ? 0 : 0x8000;
+    return -1;
+}
+
+template <typename T, bool RAW, int MATCH, bool PREFETCH>
 cudaError_t launch_wide_pass(const psi_ch_plan *p, const WideLayout &w, unsigned entries,
                              int pass_ch)
 {
@@ -931,13 +1015,9 @@ cudaError_t launch_wide_pass(const psi_ch_plan *p, const WideLayout &w, unsigned
                      (long long)kWideThreads * kWidePix);
     unsigned words4 = wide_words4(entries);
     size_t smem = (size_t)words4 * 16;
-    if (smem > (size_t)smem_optin())
-        return cudaErrorInvalidConfiguration; /* the device's shared memory is too small */
-    auto kern = wide_kernel<T, RAW, MATCH>;
+    auto kern = wide_kernel<T, RAW, MATCH, PREFETCH>;
     cudaError_t e = kernel_ready((const void *)kern, kWideThreads, smem, nullptr);
     if (e != cudaSuccess)
-        return e;
-    if ((e = cudaMemsetAsync(w.spill, 0, (size_t)words4 * 8 * 8, s)) != cudaSuccess)
         return e;
     long long grid = g.items < p->sm_count ? g.items : p->sm_count;
     if (grid == 0)
@@ -947,13 +1027,16 @@ cudaError_t launch_wide_pass(const psi_ch_plan *p, const WideLayout &w, unsigned
     if ((e = cudaGetLastError()) != cudaSuccess)
         return e;
     unsigned words = words4 * 4;
-    wide_reduce<<<(words + 255) / 256, 256, 0, s>>>(w.partials, (int)grid, words, w.spill,
-                                                    entries, RAW ? w.lut : nullptr,
-                                                    make_bins(p->b), pass_ch, p->counts,
-                                                    p->totals);
+    wide_reduce<<<(words + kReduceWords - 1) / kReduceWords, 256, 0, s>>>(
+        w.partials, (int)grid, words, w.spill, entries, RAW ? w.lut : nullptr, direct_of(p),
+        make_bins(p->b), pass_ch, p->counts, p->totals,
+        (unsigned *)((char *)p->ws + kTicketOff));
     return cudaGetLastError();
 }
 
+/* Launches: the lookup table (raw; it zeroes the totals) or a totals memset,
+ * a counts memset unless every count is written, then per channel the count
+ * and reduce kernels. The spill table is zero on entry and left zeroed. */
 template <typename T, bool RAW> cudaError_t launch_wide(const psi_ch_plan *p)
 {
     unsigned entries = wide_entries(p);
@@ -961,15 +1044,24 @@ template <typename T, bool RAW> cudaError_t launch_wide(const psi_ch_plan *p)
     if (p->ws_bytes < w.bytes)
         return cudaErrorInvalidValue;
     cudaStream_t s = (cudaStream_t)p->stream;
+    cudaError_t e;
     if (RAW) {
-        raw16_lut<<<256, 256, 0, s>>>(w.lut, make_bins(p->b), p->img.type == PSI_CH_I16);
-        cudaError_t e = cudaGetLastError();
-        if (e != cudaSuccess)
-            return e;
+        raw16_lut<<<256, 256, 0, s>>>(w.lut, make_bins(p->b), p->img.type == PSI_CH_I16,
+                                      p->totals);
+        e = cudaGetLastError();
+    } else {
+        e = cudaMemsetAsync(p->totals, 0, PSI_CH_T_COUNT * 8, s);
     }
+    if (e == cudaSuccess && direct_of(p) < 0)
+        e = cudaMemsetAsync(p->counts, 0, (size_t)p->img.channels * (size_t)p->b.bins * 8, s);
+    if (e != cudaSuccess)
+        return e;
     for (int c = 0; c < (int)p->img.channels; c++) {
-        cudaError_t e = p->tuning.runs == 2 ? launch_wide_pass<T, RAW, 1>(p, w, entries, c)
-                                            : launch_wide_pass<T, RAW, 0>(p, w, entries, c);
+        bool match = p->tuning.runs == 2, pre = !p->tuning.no_prefetch;
+        e = match ? (pre ? launch_wide_pass<T, RAW, 1, true>(p, w, entries, c)
+                         : launch_wide_pass<T, RAW, 1, false>(p, w, entries, c))
+                  : (pre ? launch_wide_pass<T, RAW, 0, true>(p, w, entries, c)
+                         : launch_wide_pass<T, RAW, 0, false>(p, w, entries, c));
         if (e != cudaSuccess)
             return e;
     }
@@ -978,15 +1070,17 @@ template <typename T, bool RAW> cudaError_t launch_wide(const psi_ch_plan *p)
 
 template <typename T> cudaError_t launch_typed(const psi_ch_plan *p)
 {
-    switch (scheme_of(p)) {
-    case S_PRIVATE: {
-        cudaError_t e = launch_private(p);
-        if (e != cudaErrorInvalidConfiguration)
-            return e;
-        return launch_narrow<T, sizeof(T) == 1>(p); /* too little shared memory here */
-    }
-    case S_NARROW: return launch_narrow<T, sizeof(T) == 1>(p);
-    default: return launch_wide<T, sizeof(T) == 2>(p);
+    if constexpr (sizeof(T) == 1) {
+        if (scheme_of(p) == S_PRIVATE) {
+            cudaError_t e = launch_private(p);
+            if (e != cudaErrorInvalidConfiguration)
+                return e;
+        }
+        return launch_narrow<T, true>(p); /* also where private does not fit */
+    } else {
+        if (scheme_of(p) == S_NARROW)
+            return launch_narrow<T, false>(p);
+        return launch_wide<T, sizeof(T) == 2>(p);
     }
 }
 
@@ -1003,15 +1097,20 @@ extern "C" int psi_ch_launch(const psi_ch_plan *p)
 {
     cudaStream_t s = (cudaStream_t)p->stream;
     cudaError_t e = cudaSuccess;
-    bool one_launch = fused(p) && p->img.width > 0 && p->img.height > 0 && p->img.depth > 0;
-    if (!one_launch) {
+    bool empty = p->img.width <= 0 || p->img.height <= 0 || p->img.depth <= 0;
+    bool wide = scheme_of(p) == S_WIDE;
+    /* private / narrow without the fused finish (and empty images): zeroed
+     * outputs, atomics, then a totals kernel. Fused and wide launches write
+     * every output themselves. */
+    bool zero_first = empty || (!wide && !fused(p));
+    if (zero_first) {
         e = cudaMemsetAsync(p->counts, 0, (size_t)p->img.channels * (size_t)p->b.bins * 8, s);
         if (e == cudaSuccess)
             e = cudaMemsetAsync(p->totals, 0, PSI_CH_T_COUNT * 8, s);
         if (e != cudaSuccess)
             return (int)e;
     }
-    if (p->img.width > 0 && p->img.height > 0 && p->img.depth > 0) {
+    if (!empty) {
         switch (p->img.type) {
         case PSI_CH_U8: e = launch_typed<uint8_t>(p); break;
         case PSI_CH_U16: e = launch_typed<uint16_t>(p); break;
@@ -1023,7 +1122,7 @@ extern "C" int psi_ch_launch(const psi_ch_plan *p)
         if (e != cudaSuccess)
             return (int)e;
     }
-    if (one_launch)
+    if (!zero_first)
         return 0;
     totals_finish<<<(unsigned)p->img.channels, 256, 0, s>>>(p->counts,
                                                            (unsigned long long)p->b.bins,
