@@ -49,6 +49,9 @@ def _integral_args(image, *, dtype=None, sq_dtype=None, method="auto", threads=0
     return image, dtype, sq_dtype, method, threads, wrap, padded, out, out_sq
 
 
+_TORCH_DTYPES = {}  # torch dtype -> NumPy dtype, filled on first sight
+
+
 def _root_module(obj):
     return sys.modules.get(type(obj).__module__.split(".")[0])
 
@@ -61,6 +64,10 @@ class _Gpu:
         self.obj = obj
         self.lib = _root_module(obj)
         self.lib_name = self.lib.__name__ if self.lib else ""
+        self._stream_value = None
+        if self.lib_name == "torch" and getattr(obj, "is_cuda", False):
+            self._from_torch(obj, what, allow_bool)
+            return
         if not hasattr(obj, "__cuda_array_interface__"):
             raise UnsupportedError(f"{what}: a GPU array must expose __cuda_array_interface__",
                                    9, "")
@@ -83,7 +90,36 @@ class _Gpu:
                 step *= max(s, 1)
         self.strides = tuple(int(s) for s in strides)
         self.device = self._device(obj)
-        self.stream = self._stream(obj, cai)
+        self._stream_value = self._stream(obj, cai)
+
+    def _from_torch(self, t, what, allow_bool):
+        """The same description read from a CUDA tensor's own attributes (its
+        __cuda_array_interface__ costs about 10 us a read, a few per call)."""
+        dt = _TORCH_DTYPES.get(t.dtype)
+        if dt is None:
+            name = str(t.dtype).replace("torch.", "")
+            try:
+                dt = _TORCH_DTYPES[t.dtype] = np.dtype(name)
+            except TypeError:
+                raise BadTypeError(f"{what}: GPU dtype {t.dtype} is not a pixsum type", 5,
+                                   "") from None
+        if not ((allow_bool and dt == np.bool_) or dt in _TYPE_NAMES):
+            raise BadTypeError(f"{what}: GPU dtype {t.dtype} is not a pixsum type", 5, "")
+        self.dtype = dt
+        self.shape = tuple(t.shape)
+        size = dt.itemsize
+        self.strides = tuple(st * size for st in t.stride())
+        self.ptr, self.readonly = t.data_ptr(), False
+        index = t.device.index
+        self.device = index if index is not None else 0
+
+    @property
+    def stream(self):
+        """The producer's stream as a cudaStream_t int (0 = legacy default);
+        PyTorch's current stream is looked up on first use."""
+        if self._stream_value is None:
+            self._stream_value = int(self.lib.cuda.current_stream(self.device).cuda_stream)
+        return self._stream_value
 
     def _device(self, obj):
         dev = getattr(obj, "device", None)
@@ -101,7 +137,7 @@ class _Gpu:
                                            "by the protocol (v3)", 2, "")
             return int(s)
         if self.lib_name == "torch":
-            return int(self.lib.cuda.current_stream(self.device).cuda_stream)
+            return None  # looked up when needed (the stream property)
         return 0  # the context's stream: the legacy default stream
 
     def desc(self):
@@ -194,6 +230,17 @@ def _first_slice_skipped(desc):
     return (ptr + strides[0], tname, (1,) + shape[1:], strides)
 
 
+def is_device_array(obj):
+    """True for a CUDA tensor of PyTorch, a CuPy array, or any object with
+    __cuda_array_interface__ (the first two without reading the interface)."""
+    lib = type(obj).__module__.split(".")[0]
+    if lib == "torch" and hasattr(obj, "is_cuda"):
+        return bool(obj.is_cuda)
+    if lib == "cupy" and type(obj).__name__ == "ndarray":
+        return True
+    return hasattr(obj, "__cuda_array_interface__")
+
+
 def is_cuda_dlpack(obj):
     """True if obj's __dlpack_device__ names CUDA (or CUDA managed) memory."""
     try:
@@ -207,7 +254,7 @@ def adopt(obj):
     itself, or for a DLPack-only producer a CuPy/PyTorch view of its memory),
     and the function that turns results back into obj's kind (None when obj
     is used as is)."""
-    if obj is None or hasattr(obj, "__cuda_array_interface__"):
+    if obj is None or is_device_array(obj):
         return obj, None
     if not (hasattr(obj, "__dlpack__") and is_cuda_dlpack(obj)):
         return obj, None  # host memory: the caller refuses it with its reason

@@ -66,7 +66,7 @@ def _shape_text(shape):
 
 def _gpu_array(obj, what, name):
     arr, back = _gpu.adopt(obj)
-    if arr is None or not hasattr(arr, "__cuda_array_interface__"):
+    if arr is None or not _gpu.is_device_array(arr):
         raise UnsupportedError(f"{name}: {what} is a {type(obj).__name__} in host memory "
                                "while the call's other array is on the GPU; pass both on "
                                "the GPU or both on the host")
@@ -256,7 +256,7 @@ def box_query(name, table_obj, sq_obj, boxes, padded):
     table, tg, back = _gpu_array(table_obj, "table", name)
     ops = ops_for(tg)
     with _gpu._device_scope(ops.lib, tg.device):
-        host = not (hasattr(boxes, "__cuda_array_interface__") or _gpu.is_cuda_dlpack(boxes))
+        host = not (_gpu.is_device_array(boxes) or _gpu.is_cuda_dlpack(boxes))
         if host:
             b_host, single = _host_boxes(boxes)
             k = b_host.shape[1]
@@ -439,35 +439,75 @@ def box_filter(image, size, normalize, mode, dtype, method, out):
     return back(res) if back is not None else res
 
 
+def _interior(n, k):
+    """[lo, hi): the outputs of a 'same' window of k along an axis of n whose
+    window is not clipped (lo = k // 2; empty when k is larger than n)."""
+    lo = min(k // 2, n)
+    return lo, max(lo, n - (k - k // 2) + 1)
+
+
+def _diff_along(ops, p, axis, n, k, valid):
+    """Differences of entries k apart along `axis` (0 or 1) of the padded
+    table p: for each output position o, p[hi(o)] - p[lo(o)] with 'valid'
+    (lo = o, hi = o + k) or 'same' (both clipped to [0, n]) windows. The
+    unclipped run is one subtraction of two slices written in place; only the
+    clipped border positions use gathers."""
+    def cut(x, a, b):
+        return x[a:b] if axis == 0 else x[:, a:b]
+
+    if valid:
+        m = n - k + 1
+        return cut(p, k, k + m) - cut(p, 0, m)
+    lo, hi = _interior(n, k)
+    shape = list(p.shape)
+    shape[axis] = n
+    out = ops.empty(shape, ops.np_dtype(p))
+    if hi > lo:
+        ops.subtract_into(cut(p, k, k + hi - lo), cut(p, 0, hi - lo), cut(out, lo, hi))
+    for a, b in ((0, lo), (hi, n)):
+        if b > a:
+            pos = ops.arange(a, b) - k // 2
+            first, last = ops.clip(pos, 0, n), ops.clip(pos + k, 0, n)
+            ops.subtract_into(ops.take(p, last, axis), ops.take(p, first, axis),
+                              cut(out, a, b))
+    return out
+
+
+def _window_counts(ops, n, k, valid):
+    """Pixels per window along one axis (float64): k, or clipped counts."""
+    if valid:
+        return None
+    pos = ops.arange(0, n) - k // 2
+    return ops.f64(ops.clip(pos + k, 0, n) - ops.clip(pos, 0, n), np.int64)
+
+
 def _window_sums(ops, table, tt, kh, kw, valid, height, width, normalize, out_type,
                  channels):
-    """Window sums (or means) from the padded table P: the CPU's expression
-    (P[y1, x1] - P[y1, x0]) - P[y0, x1] + P[y0, x0] in the table's arithmetic."""
+    """Window sums (or means) from the padded table P: D = P[y1] - P[y0] along
+    the rows, then D[:, x1] - D[:, x0] along the columns, in the table's
+    arithmetic (integer tables modulo their width: exact, so the same sums as
+    the CPU's order; float tables round differently from the CPU's banded
+    tables). Means divide each sum once by its window's pixel count."""
     p = ops.signed(table)
-    if valid:
-        ho, wo = height - kh + 1, width - kw + 1
-        top, bottom = p[0:ho], p[kh:kh + ho]
-        r0l, r0r = top[:, 0:wo], top[:, kw:kw + wo]
-        r1l, r1r = bottom[:, 0:wo], bottom[:, kw:kw + wo]
-        rows = ops.zeros((ho,), np.float64) + float(kh)
-        cols = ops.zeros((wo,), np.float64) + float(kw)
-    else:
-        ys = ops.arange(0, height) - kh // 2
-        xs = ops.arange(0, width) - kw // 2
-        y0, y1 = ops.clip(ys, 0, height), ops.clip(ys + kh, 0, height)
-        x0, x1 = ops.clip(xs, 0, width), ops.clip(xs + kw, 0, width)
-        top, bottom = ops.take(p, y0, 0), ops.take(p, y1, 0)
-        r0l, r0r = ops.take(top, x0, 1), ops.take(top, x1, 1)
-        r1l, r1r = ops.take(bottom, x0, 1), ops.take(bottom, x1, 1)
-        rows = ops.f64(y1 - y0, np.int64)
-        cols = ops.f64(x1 - x0, np.int64)
-    v = ((r1r - r1l) - r0r) + r0l
-    if tt.kind == "f" or normalize or out_type.kind == "f":
-        f = ops.f64(v, tt)
-        if normalize:
-            area = rows[:, None] * cols[None, :]
+    d = _diff_along(ops, p, 0, height, kh, valid)
+    v = _diff_along(ops, d, 1, width, kw, valid)
+    if not (tt.kind == "f" or normalize or out_type.kind == "f"):
+        return ops.as_int(v, tt, out_type)
+    if not normalize:
+        return ops.astype(ops.f64(v, tt), out_type)
+    f = ops.f64_div(v, tt, float(kh * kw))  # exact count wherever no window is clipped
+    if not valid:
+        rows = _window_counts(ops, height, kh, False)
+        cols = _window_counts(ops, width, kw, False)
+        r_lo, r_hi = _interior(height, kh)
+        c_lo, c_hi = _interior(width, kw)
+        bands = [(slice(0, r_lo), slice(None)), (slice(r_hi, height), slice(None)),
+                 (slice(None), slice(0, c_lo)), (slice(None), slice(c_hi, width))]
+        for rs, cs in bands:
+            area = rows[rs][:, None] * cols[cs][None, :]
+            if area.shape[0] == 0 or area.shape[1] == 0:
+                continue
             if channels:
                 area = area[:, :, None]
-            f = f / area
-        return ops.astype(f, out_type)
-    return ops.as_int(v, tt, out_type)
+            f[rs, cs] = ops.f64(v[rs, cs], tt) / area
+    return ops.astype(f, out_type)

@@ -109,14 +109,16 @@ def _mask(ops, mask_obj, layout, name):
     if mask_obj is None:
         return None, None
     arr, _ = _gpu.adopt(mask_obj)
-    if arr is None or not hasattr(arr, "__cuda_array_interface__"):
+    if arr is None or not _gpu.is_device_array(arr):
         raise UnsupportedError(f"{name}: the mask is a {type(mask_obj).__name__} in host "
                                "memory while the image is on the GPU; pass the mask as a GPU "
                                "array too")
-    typestr = np.dtype(arr.__cuda_array_interface__["typestr"])
-    if typestr not in (np.dtype(np.bool_), np.dtype(np.uint8)):
+    try:
+        g = _gpu._Gpu(arr, "mask", allow_bool=True)
+    except BadTypeError:
+        raise BadTypeError("mask must be bool or uint8") from None
+    if g.dtype not in (np.dtype(np.bool_), np.dtype(np.uint8)):
         raise BadTypeError("mask must be bool or uint8")
-    g = _gpu._Gpu(arr, "mask", allow_bool=True)
     nd = len(g.shape)
     w = g.shape[-1] if nd >= 1 else 0
     h = g.shape[-2] if nd >= 2 else 1

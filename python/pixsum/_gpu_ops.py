@@ -21,6 +21,8 @@ from ._errors import BadTypeError, UnavailableError
 class Ops:
     """Array operations of one library ('cupy' or 'torch') on one device."""
 
+    _u32_to_f64 = True  # PyTorch converts uint32 tensors itself (else: int64 + mask)
+
     def __init__(self, lib, device):
         self.lib = lib
         self.name = lib.__name__
@@ -129,6 +131,11 @@ class Ops:
             return x.astype(np.float64)
         t = self.lib
         if dtype == np.uint32:
+            if self._u32_to_f64:
+                try:  # one conversion kernel where PyTorch converts uint32
+                    return x.view(t.uint32).to(t.float64)
+                except (RuntimeError, TypeError, AttributeError):
+                    Ops._u32_to_f64 = False
             return (x.to(t.int64) & 0xFFFFFFFF).to(t.float64)
         if dtype == np.uint64:
             v = x.to(t.int64)
@@ -136,6 +143,22 @@ class Ops:
             lo = (v & 0xFFFFFFFF).to(t.float64)
             return hi * 4294967296.0 + lo  # hi * 2^32 is exact: one rounding
         return x.to(t.float64)
+
+    def f64_div(self, x, dtype, divisor):
+        """f64(x, dtype) / divisor, in one kernel where the library allows."""
+        dtype = np.dtype(dtype)
+        if not self.torch:
+            return self.lib.true_divide(x, divisor, dtype=np.float64) if dtype.kind != "f" \
+                else x.astype(np.float64, copy=False) / divisor
+        return self.f64(x, dtype).div_(divisor) if dtype.kind != "f" or \
+            dtype != np.float64 else x / divisor
+
+    def subtract_into(self, a, b, out):
+        """out[...] = a - b without a temporary (out: a view of the result)."""
+        if self.torch:
+            self.lib.sub(a, b, out=out)
+        else:
+            self.lib.subtract(a, b, out=out)
 
     def as_int(self, x, dtype, out_dtype):
         """x (values of NumPy integer dtype `dtype`, possibly a signed() view)
