@@ -446,39 +446,62 @@ def _interior(n, k):
     return lo, max(lo, n - (k - k // 2) + 1)
 
 
-def _diff_along(ops, p, axis, n, k, valid):
-    """Differences of entries k apart along `axis` (0 or 1) of the padded
-    table p: for each output position o, p[hi(o)] - p[lo(o)] with 'valid'
-    (lo = o, hi = o + k) or 'same' (both clipped to [0, n]) windows. The
-    unclipped run is one subtraction of two slices written in place; only the
-    clipped border positions use gathers."""
+class _SamePlan:
+    """Host-made geometry of 'same' windows along one axis of n outputs: the
+    unclipped run [lo, hi), the border outputs (those before lo, then those
+    from hi), their clipped table indices, and every window's pixel count."""
+
+    def __init__(self, n, k):
+        pos = np.arange(n, dtype=np.int64) - k // 2
+        first, last = np.clip(pos, 0, n), np.clip(pos + k, 0, n)
+        self.n, self.k = n, k
+        self.lo, self.hi = _interior(n, k)
+        self.border = np.r_[0:self.lo, self.hi:n].astype(np.int64)
+        self.first, self.last = first[self.border], last[self.border]
+        self.counts = (last - first).astype(np.float64)
+
+
+def _upload_plans(ops, plans):
+    """One upload of every plan's border indices and one of its counts (a
+    few hundred bytes): device views border/first/last/counts per plan."""
+    ints = np.concatenate([np.concatenate([p.border, p.first, p.last]) for p in plans])
+    floats = np.concatenate([p.counts for p in plans])
+    di, df = ops.from_host(ints), ops.from_host(floats)
+    at_i = at_f = 0
+    for p in plans:
+        nb = len(p.border)
+        p.d_border = di[at_i:at_i + nb]
+        p.d_first = di[at_i + nb:at_i + 2 * nb]
+        p.d_last = di[at_i + 2 * nb:at_i + 3 * nb]
+        p.d_counts = df[at_f:at_f + p.n]
+        at_i += 3 * nb
+        at_f += p.n
+
+
+def _diff_along(ops, p, axis, plan, k, valid):
+    """Differences of table entries along `axis` (0 or 1): for output o,
+    p[o + k] - p[o] ('valid'), or ('same') p[last(o)] - p[first(o)] with the
+    window clipped to the image. The unclipped run is one subtraction of two
+    slices written in place; the clipped borders take one pair of gathers."""
     def cut(x, a, b):
         return x[a:b] if axis == 0 else x[:, a:b]
 
     if valid:
-        m = n - k + 1
+        m = plan
         return cut(p, k, k + m) - cut(p, 0, m)
-    lo, hi = _interior(n, k)
+    n, lo, hi = plan.n, plan.lo, plan.hi
     shape = list(p.shape)
     shape[axis] = n
     out = ops.empty(shape, ops.np_dtype(p))
     if hi > lo:
         ops.subtract_into(cut(p, k, k + hi - lo), cut(p, 0, hi - lo), cut(out, lo, hi))
-    for a, b in ((0, lo), (hi, n)):
-        if b > a:
-            pos = ops.arange(a, b) - k // 2
-            first, last = ops.clip(pos, 0, n), ops.clip(pos + k, 0, n)
-            ops.subtract_into(ops.take(p, last, axis), ops.take(p, first, axis),
-                              cut(out, a, b))
+    if len(plan.border):
+        b = ops.take(p, plan.d_last, axis) - ops.take(p, plan.d_first, axis)
+        if lo:
+            ops.copy_into(cut(out, 0, lo), cut(b, 0, lo))
+        if n > hi:
+            ops.copy_into(cut(out, hi, n), cut(b, lo, len(plan.border)))
     return out
-
-
-def _window_counts(ops, n, k, valid):
-    """Pixels per window along one axis (float64): k, or clipped counts."""
-    if valid:
-        return None
-    pos = ops.arange(0, n) - k // 2
-    return ops.f64(ops.clip(pos + k, 0, n) - ops.clip(pos, 0, n), np.int64)
 
 
 def _window_sums(ops, table, tt, kh, kw, valid, height, width, normalize, out_type,
@@ -489,25 +512,30 @@ def _window_sums(ops, table, tt, kh, kw, valid, height, width, normalize, out_ty
     the CPU's order; float tables round differently from the CPU's banded
     tables). Means divide each sum once by its window's pixel count."""
     p = ops.signed(table)
-    d = _diff_along(ops, p, 0, height, kh, valid)
-    v = _diff_along(ops, d, 1, width, kw, valid)
+    if valid:
+        rows, cols = height - kh + 1, width - kw + 1
+    else:
+        rows, cols = _SamePlan(height, kh), _SamePlan(width, kw)
+        _upload_plans(ops, [rows, cols])
+    d = _diff_along(ops, p, 0, rows, kh, valid)
+    v = _diff_along(ops, d, 1, cols, kw, valid)
     if not (tt.kind == "f" or normalize or out_type.kind == "f"):
         return ops.as_int(v, tt, out_type)
     if not normalize:
         return ops.astype(ops.f64(v, tt), out_type)
     f = ops.f64_div(v, tt, float(kh * kw))  # exact count wherever no window is clipped
     if not valid:
-        rows = _window_counts(ops, height, kh, False)
-        cols = _window_counts(ops, width, kw, False)
-        r_lo, r_hi = _interior(height, kh)
-        c_lo, c_hi = _interior(width, kw)
-        bands = [(slice(0, r_lo), slice(None)), (slice(r_hi, height), slice(None)),
-                 (slice(None), slice(0, c_lo)), (slice(None), slice(c_hi, width))]
-        for rs, cs in bands:
-            area = rows[rs][:, None] * cols[cs][None, :]
-            if area.shape[0] == 0 or area.shape[1] == 0:
+        # border rows (all columns), then border columns (all rows): divided
+        # by their clipped counts, written back by index
+        for axis, plan, other in ((0, rows, cols), (1, cols, rows)):
+            if not len(plan.border):
                 continue
+            vb = ops.f64(ops.take(v, plan.d_border, axis), tt)
+            if axis == 0:
+                area = plan.d_counts[plan.d_border][:, None] * other.d_counts[None, :]
+            else:
+                area = other.d_counts[:, None] * plan.d_counts[plan.d_border][None, :]
             if channels:
                 area = area[:, :, None]
-            f[rs, cs] = ops.f64(v[rs, cs], tt) / area
+            ops.put_along(f, plan.d_border, axis, vb / area)
     return ops.astype(f, out_type)

@@ -359,14 +359,11 @@ def _equalize_table(ops, cdf, levels, dtype):
     then round((cdf - cdf_min) * (L - 1) / (n - cdf_min)) with halves rounded
     up, clamped to L - 1; the identity for a channel of one value."""
     n = cdf[:, -1:]
-    cmin = ops.row_min(ops.where(cdf > 0, cdf, n))
+    cmin = ops.row_min(ops.where(cdf > 0, cdf, n))  # first non-zero: the cdf only grows
     dn = n - cmin
-    den = 2 * ops.clip_lo(dn, 1)
-    q = (2 * (cdf - cmin) * (levels - 1) + dn) // den
+    q = ((cdf - cmin) * (2 * (levels - 1)) + dn) // ops.clip_lo(2 * dn, 2)
     lut = ops.where0(cdf > cmin, ops.clip_hi(q, levels - 1))
-    ident = ops.arange(0, levels)[None, :] + ops.zeros(cdf.shape, np.int64)
-    lut = ops.where(dn == 0, ident, lut)
-    return lut
+    return ops.where(dn == 0, ops.arange(0, levels)[None, :], lut)  # one value: unchanged
 
 
 def _apply_table(ops, arr, lut, levels, nch, has_channels, dtype):

@@ -82,10 +82,13 @@ class Ops:
         return self.lib.arange(start, stop, dtype=np.dtype(dtype))
 
     def from_host(self, a):
-        """A device copy of NumPy array `a` (enqueued on the current stream)."""
+        """A device copy of NumPy array `a`, enqueued on the current stream
+        from pinned memory, so the host does not wait for the stream (CuPy's
+        asarray stages through its pinned pool and keeps the buffer until the
+        copy is done; PyTorch's caching host allocator does the same)."""
         a = np.ascontiguousarray(a)
         if self.torch:
-            return self.lib.from_numpy(a).to(self.dev)
+            return self.lib.from_numpy(a).pin_memory().to(self.dev, non_blocking=True)
         return self.lib.asarray(a)
 
     def to_host(self, x):
@@ -150,8 +153,19 @@ class Ops:
         if not self.torch:
             return self.lib.true_divide(x, divisor, dtype=np.float64) if dtype.kind != "f" \
                 else x.astype(np.float64, copy=False) / divisor
-        return self.f64(x, dtype).div_(divisor) if dtype.kind != "f" or \
-            dtype != np.float64 else x / divisor
+        # PyTorch multiplies by the reciprocal when dividing by a Python number
+        # (not correctly rounded); a 0-d device tensor gets a true division.
+        d = self.lib.full((), divisor, dtype=self.lib.float64, device=self.dev)
+        return self.f64(x, dtype).div_(d) if dtype != np.float64 else x / d
+
+    def put_along(self, x, idx, axis, values):
+        """x's entries at int64 indices idx along `axis` (0 or 1) = values."""
+        if self.torch:
+            x.index_copy_(axis, idx, values)
+        elif axis == 0:
+            x[idx] = values
+        else:
+            x[:, idx] = values
 
     def subtract_into(self, a, b, out):
         """out[...] = a - b without a temporary (out: a view of the result)."""
