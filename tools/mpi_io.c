@@ -126,7 +126,11 @@ int mpi_cli_rank_ctx(const char *cmd, const cli_common *common, pixsum_ctx *ctx,
         long share = (cores > 0 ? cores : 1) / (local_size > 0 ? local_size : 1);
         pixsum_ctx_set(ctx, PIXSUM_PARAM_THREADS, share > 0 ? (intptr_t)share : 1);
     }
-    if (common->device < 0) {
+    /* Only a method that may run on a GPU needs a device (asking for the
+     * count starts the CUDA runtime, which a CPU run should not pay for). */
+    const char *m = common->method;
+    int may_use_gpu = !m || !strcmp(m, "auto") || !strncmp(m, "cuda", 4);
+    if (common->device < 0 && may_use_gpu) {
         int count = pixsum_cuda_device_count ? pixsum_cuda_device_count() : 0;
         if (count > 0) {
             *device = local % count;

@@ -60,9 +60,9 @@ int mpi_cli_rank_error(const char *cmd, const char *fmt, ...)
 
 /* The per-rank part of a context for a distributed command (not collective):
  * without --threads, each rank takes its share of its node's cores (cores /
- * ranks on the node); without --device, each rank takes the CUDA device
- * (its rank on the node) % (CUDA devices visible), so ranks on one node spread
- * over its GPUs whatever the method (the setting is ignored by CPU methods).
+ * ranks on the node); without --device, when the method is a CUDA one or
+ * auto, each rank takes the CUDA device (its rank on the node) % (CUDA
+ * devices visible), so the ranks of a node spread over its GPUs.
  * *device receives the CUDA device this rank's context uses (-1: none, i.e. a
  * build without CUDA or no device). Returns 0, or 1 after printing why. */
 int mpi_cli_rank_ctx(const char *cmd, const cli_common *common, pixsum_ctx *ctx, int *device);
