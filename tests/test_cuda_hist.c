@@ -4,7 +4,7 @@
  * widths, 3-D), padded and misaligned rows, 1-4 channels, masks, bins 1..65536,
  * ranges that cut values off, NaN and infinities, random / natural-like /
  * constant / skewed / striped content, each counting scheme and mode (private,
- * narrow, wide, warp match, no fused finish, no prefetch, forced through
+ * narrow, wide, warp match, fused finish, prefetch, forced through
  * PIXSUM_CUDA_HIST), images large enough for
  * the 16-bit counters to spill, repeated launches, the caller's stream
  * (captured into a CUDA graph: no synchronisation, no allocation), the
@@ -321,9 +321,9 @@ static void run_case(const hcase *k, int also_host)
 
 static const pixsum_type types[] = {PIXSUM_U8, PIXSUM_U16, PIXSUM_I16,
                                     PIXSUM_I32, PIXSUM_F32, PIXSUM_F64};
-static const char *const modes[] = {"",       "",           "wide",          "wide,match",
-                                    "match",  "narrow",     "nofuse",        "narrow,nofuse",
-                                    "noprefetch", "wide,noprefetch", "private"};
+static const char *const modes[] = {"",      "",         "wide",         "wide,match",
+                                    "match", "narrow",   "fuse",         "private",
+                                    "private,fuse", "prefetch", "wide,prefetch"};
 #define MODE_COUNT (sizeof modes / sizeof modes[0])
 
 static size_t pick_bins(void)
@@ -376,10 +376,10 @@ static void test_large_and_spill(void **state)
     static const hcase cases[] = {
         {PIXSUM_U16, 3000, 2000, 1, 1, 0, 0, C_CONSTANT, 0, 0, 0, 0, ""},
         {PIXSUM_U16, 3000, 2000, 1, 1, 0, 0, C_CONSTANT, 0, 0, 0, 0, "match"},
-        {PIXSUM_U16, 3000, 2000, 1, 1, 0, 0, C_SKEWED, 0, 0, 0, 0, "noprefetch"},
+        {PIXSUM_U16, 3000, 2000, 1, 1, 0, 0, C_SKEWED, 0, 0, 0, 0, "prefetch"},
         {PIXSUM_I16, 2048, 1500, 1, 2, 0, 0, C_CONSTANT, 0, 0, 0, 0, ""},
-        {PIXSUM_U8, 4096, 4096, 1, 1, 0, 0, C_SKEWED, 0, 0, 0, 0, "nofuse"},
-        {PIXSUM_U8, 4096, 4096, 1, 1, 0, 0, C_CONSTANT, 0, 0, 0, 0, "narrow"},
+        {PIXSUM_U8, 4096, 4096, 1, 1, 0, 0, C_SKEWED, 0, 0, 0, 0, "private,fuse"},
+        {PIXSUM_U8, 4096, 4096, 1, 1, 0, 0, C_CONSTANT, 0, 0, 0, 0, "fuse"},
         {PIXSUM_I16, 2048, 2048, 1, 1, 0, 0, C_SKEWED, 0, 0, 0, 0, ""},
         {PIXSUM_U16, 2048, 1024, 1, 3, 8, 0, C_CONSTANT, 0, 0, 0, 0, ""},
         {PIXSUM_U16, 2048, 2048, 1, 1, 0, 0, C_CONSTANT, 2, 0, 0, 0, ""},

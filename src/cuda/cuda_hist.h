@@ -4,22 +4,24 @@
  * the per-context state slot that cuda_host.c keeps for it.
  *
  * A count request (psi_ch_plan) is one validated image on the device with its
- * resolved bins. The launcher picks one of three counting schemes (their
- * details are in hist_count.cu):
- *   private u8, one channel, 16-byte aligned rows: 256 16-bit counters per
- *           thread in shared memory, plain loads and stores, no atomics;
- *   narrow  the other u8 images, and the other types when channels x (bins + 3)
- *           u32 fit in 96 KiB: a u32 table per block in shared memory,
+ * resolved bins. The launcher picks one of two counting schemes, a third on
+ * request (their details are in hist_count.cu):
+ *   narrow  u8 images, and the other types when channels x (bins + 3) u32 fit
+ *           in 96 KiB: a u32 table per block in shared memory,
  *           replicated so that lane l of a warp always hits copy l (no bank
  *           conflict whatever the content); u8 counts raw values, the other
  *           types count classes (bins + below/above/NaN);
  *   wide    u16/i16 (raw values) and many bins: up to 65536 16-bit counters
  *           (two per word) per block for one channel at a time, moved to a u64
  *           spill table before they can wrap; a reduce kernel adds the blocks'
- *           tables and folds raw values into bins.
- * Counts end in the caller's u64 array, so they never wrap. With few bins
- * (channels x bins <= 8192) private and narrow run as one launch: the last
- * block folds a u64 table of the workspace into the counts and totals.
+ *           tables and folds raw values into bins;
+ *   private (on request) u8, one channel, 16-byte aligned rows: 256 16-bit
+ *           counters per thread in shared memory, plain loads and stores.
+ * Counts end in the caller's u64 array, so they never wrap. On request
+ * ("fuse"), private and narrow with few bins (channels x bins <= 8192) run as
+ * one launch: the last block folds a u64 table of the workspace into the
+ * counts and totals. The defaults are the fastest measured on an H100
+ * (docs/benchmarks.md, "GPU histograms (#6)").
  * Class numbers follow hist.h: bin, then bins + 0 (below), + 1 (above),
  * + 2 (NaN). The workspace must be zero-filled when allocated.
  *
@@ -70,10 +72,10 @@ typedef struct psi_ch_bins {
 
 /* Scheme choices for benchmarks and tests (0 = the launcher decides). */
 typedef struct psi_ch_tuning {
-    int scheme;     /* 0 auto, 1 narrow, 2 wide, 3 private (where the type allows) */
+    int scheme;     /* 0 auto, 1 narrow, 2 wide, 3 private (u8, one channel, aligned) */
     int runs;       /* wide: 0 auto, 1 per-thread runs, 2 runs + warp match */
-    int no_fuse;    /* 1: private/narrow end with memsets + atomics + a totals kernel */
-    int no_prefetch; /* 1: wide loads an item only when it counts it */
+    int fuse;       /* 1: private/narrow with few bins finish in their last block */
+    int prefetch;   /* 1: wide loads the next item while counting the current one */
 } psi_ch_tuning;
 
 typedef struct psi_ch_plan {

@@ -7,32 +7,39 @@
  * path loads 16 bytes per thread and load (rows 16-byte aligned, no mask); the
  * pixel path loads one sample at a time (masks, odd alignment).
  *
- * private (u8, one channel, vector path) each thread owns 256 16-bit counters
- *         in shared memory, laid out counter-major (counter v of thread t at
- *         v * T + t), so a warp's loads and stores never share a bank and no
- *         atomic is needed: samples are taken in pairs (both counters read,
- *         then written, the second write covering a == b). A thread counts
- *         fewer than 2^16 samples per block, so no counter wraps.
- * narrow  C x entries x copies u32 counters in shared memory; lane l of a
+ * narrow (the default for u8, and for few bins of i32/f32/f64)
+ *         C x entries x copies u32 counters in shared memory; lane l of a
  *         warp adds into copy l % copies, and copy j of entry e lies in bank
  *         (e * copies + j) % 32, so 32 lanes never collide (copies = 32)
  *         whatever the image holds. Each block counts fewer than 2^31
  *         samples, so a u32 never wraps.
- * wide    one channel per launch; 16-bit counters, two per word, for up to
+ * wide (the default for u16/i16 and many bins)
+ *         one channel per launch; 16-bit counters, two per word, for up to
  *         65536 indices (raw u16/i16 values, or bins). A block counts in
  *         intervals of at most 1024 x 48 = 49152 samples; after each interval
  *         (barrier) every counter of 2^14 or more is moved to a u64 spill
  *         table, so a counter starts an interval below 2^14 and ends it at most
  *         2^14 - 1 + 49152 = 65535: it never wraps. Each thread merges runs of
  *         equal indices before adding (or, in the "match" mode, the lanes of a
- *         warp that hold the same index add once). The next item's data is
- *         loaded while the current one is counted.
- * The per-block tables end in the caller's u64 counts: private and narrow
- * with few bins (channels x bins <= 8192) add into a u64 table in the
- * workspace, and the last block to finish folds it into bins and writes the
- * counts and totals (one launch in all, the table left zeroed for the next
- * call); otherwise blocks add into the counts with atomics after memsets, and
- * the wide tables are added up by a reduce kernel.
+ *         warp that hold the same index add once). With "prefetch" the next
+ *         item's data is loaded while the current one is counted (measured
+ *         slower on the H100: more registers than the 64 a 1024-thread block
+ *         allows, so spills).
+ * private (on request; u8, one channel, vector path) each thread owns 256 16-bit counters
+ *         in shared memory, laid out counter-major (counter v of thread t at
+ *         v * T + t), so a warp's loads and stores never share a bank and no
+ *         atomic is needed: samples are taken in pairs (both counters read,
+ *         then written, the second write covering a == b). A thread counts
+ *         fewer than 2^16 samples per block, so no counter wraps. Measured
+ *         slower than narrow on the H100 (each pair waits for its loads).
+ * The per-block tables end in the caller's u64 counts: by default private and
+ * narrow blocks add into the counts with atomics after memsets, and a small
+ * kernel finishes the totals; with "fuse" and few bins (channels x bins <=
+ * 8192) they add into a u64 table in the workspace, and the last block to
+ * finish folds it into bins and writes the counts and totals (one launch in
+ * all, the table left zeroed; measured slower: the blocks queue on the same
+ * addresses at the end). The wide tables are added up by a reduce kernel that
+ * writes every count when each raw value is its own bin.
  *
  * The bin formula is evaluated with __dsub_rn / __dmul_rn (no contraction
  * into an FMA) and truncation, as on the CPU, so every class is the CPU's.
@@ -809,7 +816,7 @@ Scheme scheme_of(const psi_ch_plan *p)
     if (im.type == PSI_CH_U8) {
         bool can_private = im.channels == 1 && vec_ok(im) &&
                            (size_t)smem_optin() >= private_smem() + 2560;
-        if (can_private && (p->tuning.scheme == 0 || p->tuning.scheme == 3))
+        if (can_private && p->tuning.scheme == 3)
             return S_PRIVATE;
         return S_NARROW;
     }
@@ -823,7 +830,7 @@ Scheme scheme_of(const psi_ch_plan *p)
 
 bool fused(const psi_ch_plan *p)
 {
-    return !p->tuning.no_fuse && scheme_of(p) != S_WIDE &&
+    return p->tuning.fuse && scheme_of(p) != S_WIDE &&
            (unsigned long long)p->img.channels * (unsigned long long)p->b.bins <= kFusedCells;
 }
 
@@ -1057,7 +1064,7 @@ template <typename T, bool RAW> cudaError_t launch_wide(const psi_ch_plan *p)
     if (e != cudaSuccess)
         return e;
     for (int c = 0; c < (int)p->img.channels; c++) {
-        bool match = p->tuning.runs == 2, pre = !p->tuning.no_prefetch;
+        bool match = p->tuning.runs == 2, pre = p->tuning.prefetch != 0;
         e = match ? (pre ? launch_wide_pass<T, RAW, 1, true>(p, w, entries, c)
                          : launch_wide_pass<T, RAW, 1, false>(p, w, entries, c))
                   : (pre ? launch_wide_pass<T, RAW, 0, true>(p, w, entries, c)
