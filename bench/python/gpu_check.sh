@@ -2,8 +2,10 @@
 # gpu_check.sh - the Python part of scripts/gpu-check.sh, on the GPU machine:
 # builds the extension with CUDA for that machine's python3 (the one holding
 # PyTorch and CuPy), runs the whole pytest suite (python/tests, including the
-# CuPy/PyTorch/DLPack tests of test_gpu.py, which skip elsewhere) and the GPU
-# peer comparison (bench/python/compare_gpu.py). Logs: $OUT/python-*.log.
+# CuPy/PyTorch/DLPack tests of test_gpu.py and test_gpu_hist.py, which skip
+# elsewhere), the GPU peer comparison (bench/python/compare_gpu.py: integral,
+# histogram and box_filter rows) and the per-call host overhead on small images
+# (bench/python/gpu_overhead.py). Logs: $OUT/python-*.log.
 #
 # usage: bench/python/gpu_check.sh [OUT]     (CUDA_ARCH, JOBS as gpu-check.sh)
 set -u -o pipefail
@@ -23,4 +25,5 @@ PYTHONPATH=$B/python $PY -m pytest -q -p no:cacheprovider -rs python/tests 2>&1 
     tee "$OUT/python-test.log" | tail -20
 rc=${PIPESTATUS[0]}
 PYTHONPATH=$B/python $PY bench/python/compare_gpu.py 2>&1 | tee "$OUT/python-bench.log"
+PYTHONPATH=$B/python $PY bench/python/gpu_overhead.py 2>&1 | tee "$OUT/python-overhead.log"
 exit "$rc"
