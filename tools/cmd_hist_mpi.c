@@ -176,7 +176,7 @@ int mpi_hist_count(int rc, const mpi_hist_job *job, pixsum_ctx *ctx, mpi_hist_re
     if (failed)
         snprintf(err, sizeof err, "out of memory for %zu rows of %zu pixels and %zu x %zu bins",
                  rows, W, C, bins);
-    double t0 = MPI_Wtime();
+    double t0 = MPI_Wtime(), c0 = mpi_cli_thread_cpu();
     /* Collective for .npy: a rank that failed still takes part, with 0 rows. */
     if (mpi_input_read(job->in_path, &d, first, failed ? 0 : rows, in_data, err, sizeof err) !=
         0)
@@ -190,6 +190,7 @@ int mpi_hist_count(int rc, const mpi_hist_job *job, pixsum_ctx *ctx, mpi_hist_re
     if (mpi_cli_any(failed))
         goto done;
     double t_read = mpi_cli_slowest(MPI_Wtime() - t0);
+    double c_read = mpi_cli_slowest(mpi_cli_thread_cpu() - c0);
 
     /* Count and reduce onto rank 0. */
     pixsum_hist_spec spec = job->spec;
@@ -197,9 +198,11 @@ int mpi_hist_count(int rc, const mpi_hist_job *job, pixsum_ctx *ctx, mpi_hist_re
     pixsum_hist_info info;
     memset(&info, 0, sizeof info);
     t0 = MPI_Wtime();
+    c0 = mpi_cli_thread_cpu();
     st = pixsum_mpi_histogram(ctx, &in, &spec, counts, writer ? bins * C : 0, &info, 0,
                                   MPI_COMM_WORLD);
     double t_count = mpi_cli_slowest(MPI_Wtime() - t0);
+    double c_count = mpi_cli_slowest(mpi_cli_thread_cpu() - c0);
     if (st != PIXSUM_OK) {
         /* Every rank has the same status; the one that found it says why. */
         if (strncmp(pixsum_last_error(), "rank ", 5) != 0)
@@ -211,11 +214,13 @@ int mpi_hist_count(int rc, const mpi_hist_job *job, pixsum_ctx *ctx, mpi_hist_re
         /* stderr: stdout may carry the histogram itself */
         fprintf(stderr,
                 "pixsum hist --mpi: %s %zux%zux%zu %s, %d ranks (%zu..%zu rows each)\n"
-                "  read %.3f s (%s%s), count + reduce %.3f s, total %.3f s (slowest rank)\n"
+                "  read %.3f s (cpu %.3f s; %s%s), count + reduce %.3f s (cpu %.3f s), "
+                "total %.3f s (slowest rank each)\n"
                 "  reduced per rank: %zu bytes ((channels x bins + 17) x 8)%s\n",
                 job->in_path, W, H, C, pixsum_type_name(type), mpi_cli_size,
                 H / (size_t)mpi_cli_size, (H + (size_t)mpi_cli_size - 1) / (size_t)mpi_cli_size,
-                t_read, mpi_input_how(&d), job->mask_path ? ", mask too" : "", t_count,
+                t_read, c_read, mpi_input_how(&d), job->mask_path ? ", mask too" : "", t_count,
+                c_count,
                 MPI_Wtime() - t_start, (C * bins + 17) * 8,
                 range_from_data(type, &job->spec) ? " + 24 for the data range" : "");
         fflush(stderr);

@@ -330,7 +330,7 @@ static int run_files(const mpi_args *a, pixsum_ctx *ctx)
     int failed = rows && !in_data;
     if (failed)
         snprintf(err, sizeof err, "out of memory for %zu input rows", rows);
-    double t0 = MPI_Wtime();
+    double t0 = MPI_Wtime(), c0 = mpi_cli_thread_cpu();
     if (mpi_input_read(a->in, &d, first, failed ? 0 : rows, in_data, err, sizeof err) != 0)
         failed = 1;
     if (failed)
@@ -340,6 +340,7 @@ static int run_files(const mpi_args *a, pixsum_ctx *ctx)
         return 1;
     }
     double t_read = mpi_cli_slowest(MPI_Wtime() - t0);
+    double c_read = mpi_cli_slowest(mpi_cli_thread_cpu() - c0);
 
     /* Output strips, then the distributed table. */
     size_t pad = a->padded ? 1 : 0, out_rows = rows + (a->padded && mpi_cli_rank == 0 ? 1 : 0);
@@ -379,9 +380,9 @@ static int run_files(const mpi_args *a, pixsum_ctx *ctx)
                C, pixsum_type_name(in_type), pixsum_type_name(out_type),
                a->sq ? " + squared " : "", a->sq ? pixsum_type_name(sq_type) : "", mpi_cli_size,
                H / (size_t)mpi_cli_size, (H + (size_t)mpi_cli_size - 1) / (size_t)mpi_cli_size);
-        printf("  read %.3f s (%s), table %.3f s, write %.3f s%s, total %.3f s "
+        printf("  read %.3f s (cpu %.3f s; %s), table %.3f s, write %.3f s%s, total %.3f s "
                "(slowest rank each)\n",
-               t_read, mpi_input_how(&d), t_table, t_write + t_sq,
+               t_read, c_read, mpi_input_how(&d), t_table, t_write + t_sq,
                a->sq ? " (both tables)" : "", MPI_Wtime() - t_start);
         printf("  scan vector per rank: %zu bytes (width x channels x %zu)", W * C * e, e);
         if (a->sq)

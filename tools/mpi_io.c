@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 /* In a build with CUDA the library defines it (tools/cmd_info.c does the same). */
@@ -101,6 +102,13 @@ double mpi_cli_slowest(double t)
     double m = t;
     MPI_Allreduce(&t, &m, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     return m;
+}
+
+double mpi_cli_thread_cpu(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
 int mpi_cli_rank_error(const char *cmd, const char *fmt, ...)

@@ -51,6 +51,10 @@ int mpi_cli_max(int v);
 /* Collective: the largest of the ranks' values of t (the slowest rank). */
 double mpi_cli_slowest(double t);
 
+/* CPU seconds used by the calling thread so far (CLOCK_THREAD_CPUTIME_ID):
+ * the work a rank does, whatever share of a core the scheduler gives it. */
+double mpi_cli_thread_cpu(void);
+
 /* Prints "pixsum CMD (rank R of N): message" to stderr. Returns 1. */
 int mpi_cli_rank_error(const char *cmd, const char *fmt, ...)
 #if defined(__GNUC__)
