@@ -152,7 +152,8 @@ typedef struct pixsum_cuda_hist_totals {
  * Returns PIXSUM_OK, the codes of pixsum_hist_resolve(), PIXSUM_ERR_NULL,
  * PIXSUM_ERR_BAD_SHAPE (counts_len below channels x bins), PIXSUM_ERR_ALIASING
  * (counts overlaps the image), PIXSUM_ERR_UNSUPPORTED (more than 65536 bins,
- * samples not aligned to their size), PIXSUM_ERR_INVALID_ARG (no range for a
+ * samples not aligned to their size, or a device with less than 128 KiB of
+ * shared memory per block for u16/i16 or many bins), PIXSUM_ERR_INVALID_ARG (no range for a
  * type that needs one), PIXSUM_ERR_UNAVAILABLE (no device), PIXSUM_ERR_CUDA. */
 PIXSUM_API int pixsum_cuda_histogram(pixsum_ctx *ctx, const pixsum_view *in,
                                      const pixsum_hist_spec *spec, uint64_t *counts,

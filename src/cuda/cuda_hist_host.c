@@ -253,6 +253,14 @@ static int launch_count(hist_state *h, psi_ch_plan *plan, pixsum_cuda_hist_total
     plan->ws_bytes = h->ws_bytes;
     plan->totals = totals ? (unsigned long long *)totals : (unsigned long long *)h->ws;
     int e = psi_ch_launch(plan);
+    if (e == cudaErrorInvalidConfiguration) {
+        cudaGetLastError();
+        return psi_fail(PIXSUM_ERR_UNSUPPORTED,
+                        "cuda.hist: this device cannot run the counting kernels for this image "
+                        "type with %lld bins (16-bit images and many bins need 128 KiB of "
+                        "shared memory per block)",
+                        plan->b.bins);
+    }
     if (e)
         return hist_cuda_fail((cudaError_t)e, "cuda.hist");
     return PIXSUM_OK;
