@@ -200,7 +200,7 @@ int mpi_hist_count(int rc, const mpi_hist_job *job, pixsum_ctx *ctx, mpi_hist_re
     t0 = MPI_Wtime();
     c0 = mpi_cli_thread_cpu();
     st = pixsum_mpi_histogram(ctx, &in, &spec, counts, writer ? bins * C : 0, &info, 0,
-                                  MPI_COMM_WORLD);
+                              MPI_COMM_WORLD);
     double t_count = mpi_cli_slowest(MPI_Wtime() - t0);
     double c_count = mpi_cli_slowest(mpi_cli_thread_cpu() - c0);
     if (st != PIXSUM_OK) {
@@ -220,8 +220,7 @@ int mpi_hist_count(int rc, const mpi_hist_job *job, pixsum_ctx *ctx, mpi_hist_re
                 job->in_path, W, H, C, pixsum_type_name(type), mpi_cli_size,
                 H / (size_t)mpi_cli_size, (H + (size_t)mpi_cli_size - 1) / (size_t)mpi_cli_size,
                 t_read, c_read, mpi_input_how(&d), job->mask_path ? ", mask too" : "", t_count,
-                c_count,
-                MPI_Wtime() - t_start, (C * bins + 17) * 8,
+                c_count, MPI_Wtime() - t_start, (C * bins + 17) * 8,
                 range_from_data(type, &job->spec) ? " + 24 for the data range" : "");
         fflush(stderr);
     }

@@ -274,8 +274,8 @@ static int write_table(const char *path, const pixsum_view *strip, size_t table_
     }
     /* The strip is packed unless the caller made it otherwise; write row runs. */
     MPI_Offset at = (MPI_Offset)(hlen + first_out_row * row_bytes);
-    if (mpi_file_io_all(f, at, strip->height ? strip->data : header, strip->height * row_bytes, 1,
-                    err, sizeof err) != 0)
+    if (mpi_file_io_all(f, at, strip->height ? strip->data : header, strip->height * row_bytes,
+                        1, err, sizeof err) != 0)
         failed = 1;
     if (MPI_File_close(&f) != MPI_SUCCESS)
         failed = 1;
