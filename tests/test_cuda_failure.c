@@ -131,7 +131,7 @@ static void test_unreachable_memory(void **state)
         printf("this system lets the GPU read pageable memory: host pointers are valid\n");
     }
     /* a view running 1 GiB past a small allocation */
-    pixsum_view far = pixsum_view_2d(d_out, PIXSUM_U32, 1024, 1 << 18, 1, 0);
+    pixsum_view far = pixsum_view_2d(d_out, PIXSUM_U64, 1024, 1 << 18, 1, 0);
     pixsum_view far_in = pixsum_view_2d(d_in, PIXSUM_U8, 1024, 1 << 18, 1, 0);
     expect_refused(pixsum_cuda_integral(ctx, &far_in, &far, NULL), "input");
     /* a freed buffer */

@@ -361,17 +361,6 @@ static void section_fast(void)
             printf("csv,copyvariants,%d,%zu,%.5f,%.5f,%.5f,%.5f\n", pi, n, cpv[0], cpv[1],
                    cpv[2], cpv[3]);
             double lb = time_method("cuda.lookback", tin, tout, n, n, b, NULL);
-            /* the persistent-block variant, same run (see sat_lookback.cu) */
-            char *prev = getenv("PIXSUM_CUDA_LB") ? strdup(getenv("PIXSUM_CUDA_LB")) : NULL;
-            setenv("PIXSUM_CUDA_LB", "rows=8,persist=1", 1);
-            double lbp = time_method("cuda.lookback", tin, tout, n, n, b, NULL);
-            if (prev)
-                setenv("PIXSUM_CUDA_LB", prev, 1);
-            else
-                unsetenv("PIXSUM_CUDA_LB");
-            free(prev);
-            printf("csv,persist,%s,%zu,%.5f,%.5f,%.5f\n", pixsum_type_name(tin), n, cp, lb, lbp);
-            printf("           persistent rows=8: %.4f ms = %.3f of copy\n", lbp, cp / lbp);
             free_bufs(b);
             double np = pi == 0 ? time_npp(n, n) : -1;
             char pair[32];
@@ -396,24 +385,18 @@ static void section_tune(void)
             size_t px = n * n;
             bufset b = make_bufs(px * pixsum_type_size(tin), px * pixsum_type_size(tout), tin);
             for (int rows : {4, 8, 16})
-                for (int hints : {0, 3, 7, 13}) {
-                    /* hints 13 = 3 with persistent blocks (persist=1) */
-                    int persist = hints == 13;
-                    if (persist)
-                        hints = 3;
+                for (int hints : {0, 3, 7}) {
                     char env[64];
                     if (rows == 16) /* 16 warps of 4 rows */
-                        snprintf(env, sizeof env, "rows=4,warps=16,hints=%d,persist=%d", hints,
-                                 persist);
+                        snprintf(env, sizeof env, "rows=4,warps=16,hints=%d", hints);
                     else
-                        snprintf(env, sizeof env, "rows=%d,hints=%d,persist=%d", rows, hints,
-                                 persist);
+                        snprintf(env, sizeof env, "rows=%d,hints=%d", rows, hints);
                     setenv("PIXSUM_CUDA_LB", env, 1);
                     double t = time_method("cuda.lookback", tin, tout, n, n, b, NULL);
                     printf("%s->%s %5zu %-16s %9.4f ms\n", pixsum_type_name(tin),
                            pixsum_type_name(tout), n, env, t);
-                    printf("csv,tune,%s,%zu,%d,%d,%d,%.5f\n", pixsum_type_name(tin), n, rows,
-                           hints, persist, t);
+                    printf("csv,tune,%s,%zu,%d,%d,%.5f\n", pixsum_type_name(tin), n, rows, hints,
+                           t);
                 }
             unsetenv("PIXSUM_CUDA_LB");
             double host_us = 0, g = graph_ms(tin, tout, n, n, b, &host_us);

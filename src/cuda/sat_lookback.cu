@@ -48,7 +48,6 @@ constexpr int LB_TW = 256;
  * below; PIXSUM_CUDA_LB="rows=4,hints=0" overrides them (for tuning runs). */
 struct lb_choice {
     int rows, warps, hints; /* tile height = rows x warps */
-    int persist;            /* 1: persistent blocks prefetching their next tile */
 };
 
 static lb_choice lb_choose(const psi_cu_plan *p)
@@ -57,13 +56,10 @@ static lb_choice lb_choose(const psi_cu_plan *p)
     /* Measured on an H100 (docs/benchmarks.md): streaming hints on; for
      * 4-byte tables 16 warps of 4 rows (64-row tiles, 64 registers) beat 8
      * warps of 8 rows and 8 warps of 4 rows at 1024^2 and 8192^2. */
-    lb_choice c = {4, acc_size == 4 ? 16 : 8, 3, 0};
+    lb_choice c = {4, acc_size == 4 ? 16 : 8, 3};
     const char *e = getenv("PIXSUM_CUDA_LB");
     if (e) {
         const char *r = strstr(e, "rows="), *h = strstr(e, "hints="), *wp = strstr(e, "warps=");
-        const char *ps = strstr(e, "persist=");
-        if (ps)
-            c.persist = atoi(ps + 8) != 0;
         if (r && acc_size == 4 && (atoi(r + 5) == 4 || atoi(r + 5) == 8)) {
             c.rows = atoi(r + 5);
             c.warps = 8;
@@ -164,56 +160,49 @@ __device__ __forceinline__ int warp_flag(const u64 *f, u64 epoch, bool wait)
     return st;
 }
 
-/* The shared memory of one tile's work. */
-template <typename TAcc, int R, int NW>
-struct lb_shared {
-    __align__(16) TAcc col[NW][LB_TW];
-    __align__(16) TAcc top[LB_TW];
-    __align__(16) TAcc bottom[LB_TW];
-    TAcc rowcum[NW * R];
-    TAcc edge[NW * R];
-    u64 ticket, epoch;
-};
-
-/* Where tile t lies. */
-struct lb_tile {
-    u64 tx, ty;
-    plane_ptrs b;
-    i64 x0, xs, ybase;
-};
-
-template <typename TIn, typename TAcc, int R, int NW>
-__device__ __forceinline__ lb_tile tile_at(const psi_cu_plan &p, const lb_geom &g, u64 t,
-                                           unsigned warp, unsigned lane)
+template <typename TIn, typename TAcc, int R, int NW, int MINB>
+__global__ void __launch_bounds__(32 * NW, MINB) lookback_kernel(psi_cu_plan p, lb_geom g)
 {
-    constexpr int TW = LB_TW, TH = NW * R;
+    constexpr int TW = LB_TW, TH = NW * R, HR = TH / 32;
+    __shared__ __align__(16) TAcc s_col[NW][TW];
+    __shared__ __align__(16) TAcc s_top[TW];
+    __shared__ __align__(16) TAcc s_bottom[TW];
+    __shared__ TAcc s_rowcum[TH];
+    __shared__ TAcc s_edge[TH];
+    __shared__ u64 s_ticket, s_epoch;
+
+    psi_cu_header *hdr = (psi_cu_header *)p.ws;
+    const unsigned tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
+    if (tid == 0) {
+        u64 e;
+        s_ticket = take_ticket(hdr, &e);
+        s_epoch = e;
+    }
+    __syncthreads();
+    const u64 t = s_ticket, epoch = s_epoch;
     const u64 per_plane = g.tiles_x * g.tiles_y;
     const i64 plane = (i64)(t / per_plane);
     const u64 rem = t % per_plane;
-    lb_tile c;
-    c.ty = rem / g.tiles_x;
-    c.tx = rem % g.tiles_x;
-    c.b = plane_base(p, plane, sizeof(TIn), sizeof(TAcc));
-    c.x0 = (i64)c.tx * TW;
-    c.xs = c.x0 + (i64)lane * 8;
-    c.ybase = (i64)c.ty * TH + (i64)warp * R;
-    return c;
-}
-
-/* Steps 2-5 for tile t whose pixels are in v (each lane: 8 consecutive pixels
- * of its warp's R rows): the tile-local table, both look-backs, the writes. */
-template <typename TIn, typename TAcc, int R, int NW>
-__device__ __forceinline__ void tile_finish(const psi_cu_plan &p, const lb_geom &g,
-                                            lb_shared<TAcc, R, NW> &sm, u64 t, u64 epoch,
-                                            TAcc (&v)[R][8])
-{
-    constexpr int TW = LB_TW, TH = NW * R, HR = TH / 32;
-    const unsigned tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
-    const lb_tile c = tile_at<TIn, TAcc, R, NW>(p, g, t, warp, lane);
-    const u64 tx = c.tx, ty = c.ty;
-    const plane_ptrs b = c.b;
+    const u64 ty = rem / g.tiles_x, tx = rem % g.tiles_x;
+    const plane_ptrs b = plane_base(p, plane, sizeof(TIn), sizeof(TAcc));
     const i64 w = p.width, ch = p.channels, rows = p.y1 - p.y0;
-    const i64 x0 = c.x0, xs = c.xs, ybase = c.ybase;
+    const i64 x0 = (i64)tx * TW, xs = x0 + (i64)lane * 8;
+    const i64 ybase = (i64)ty * TH + (i64)warp * R;
+
+    /* 1-2: load and build the tile-local table. */
+    TAcc v[R][8];
+#pragma unroll
+    for (int i = 0; i < R; i++) {
+        i64 yl = ybase + i;
+        if (yl < rows) {
+            load8<TIn, TAcc>(b.in + (p.y0 + yl) * p.in_row, xs, w, ch, g.vec_in, p.squared,
+                             g.hints, v[i]);
+        } else {
+#pragma unroll
+            for (int k = 0; k < 8; k++)
+                v[i][k] = (TAcc)0;
+        }
+    }
 #pragma unroll
     for (int i = 0; i < R; i++) {
 #pragma unroll
@@ -232,24 +221,24 @@ __device__ __forceinline__ void tile_finish(const psi_cu_plan &p, const lb_geom 
             v[i][k] += v[i - 1][k];
 #pragma unroll
     for (int k = 0; k < 8; k++)
-        sm.col[warp][lane * 8 + k] = v[R - 1][k];
+        s_col[warp][lane * 8 + k] = v[R - 1][k];
     __syncthreads();
     if (tid < TW) { /* one thread per column: offsets between the warps' rows */
         TAcc run = (TAcc)0;
 #pragma unroll
         for (int wq = 0; wq < NW; wq++) {
-            TAcc c = sm.col[wq][tid];
-            sm.col[wq][tid] = run;
+            TAcc c = s_col[wq][tid];
+            s_col[wq][tid] = run;
             run += c;
         }
-        sm.bottom[tid] = run;
+        s_bottom[tid] = run;
     }
     __syncthreads();
     if (warp > 0) {
         TAcc off[8];
 #pragma unroll
         for (int k = 0; k < 8; k++)
-            off[k] = sm.col[warp][lane * 8 + k];
+            off[k] = s_col[warp][lane * 8 + k];
 #pragma unroll
         for (int i = 0; i < R; i++)
 #pragma unroll
@@ -259,7 +248,7 @@ __device__ __forceinline__ void tile_finish(const psi_cu_plan &p, const lb_geom 
     if (lane == 31) {
 #pragma unroll
         for (int i = 0; i < R; i++)
-            sm.rowcum[warp * R + i] = v[i][7];
+            s_rowcum[warp * R + i] = v[i][7];
     }
     __syncthreads();
 
@@ -271,7 +260,7 @@ __device__ __forceinline__ void tile_finish(const psi_cu_plan &p, const lb_geom 
         TAcc P[8], top[8];
 #pragma unroll
         for (int k = 0; k < 8; k++) {
-            P[k] = sm.bottom[lane * 8 + k];
+            P[k] = s_bottom[lane * 8 + k];
             top[k] = (TAcc)0;
         }
         if (ty == 0) {
@@ -316,14 +305,14 @@ __device__ __forceinline__ void tile_finish(const psi_cu_plan &p, const lb_geom 
         }
 #pragma unroll
         for (int k = 0; k < 8; k++)
-            sm.top[lane * 8 + k] = top[k];
+            s_top[lane * 8 + k] = top[k];
         __syncwarp();
 
-        const TAcc top_last = sm.top[TW - 1];
+        const TAcc top_last = s_top[TW - 1];
         TAcc a[HR], e[HR];
 #pragma unroll
         for (int m = 0; m < HR; m++) {
-            a[m] = top_last + sm.rowcum[lane + 32 * m];
+            a[m] = top_last + s_rowcum[lane + 32 * m];
             e[m] = (TAcc)0;
         }
         if (tx > 0) {
@@ -357,12 +346,12 @@ __device__ __forceinline__ void tile_finish(const psi_cu_plan &p, const lb_geom 
         }
 #pragma unroll
         for (int m = 0; m < HR; m++)
-            sm.edge[lane + 32 * m] = e[m];
+            s_edge[lane + 32 * m] = e[m];
     }
     __syncthreads();
 
     /* 5: add the offsets and write. Full-width tiles go through the warp's
-     * row of sm.col (free now) so that every store instruction of the warp
+     * row of s_col (free now) so that every store instruction of the warp
      * writes one contiguous 512-byte span. */
     TAcc top[8];
     if (g.hints & 4) {
@@ -372,16 +361,16 @@ __device__ __forceinline__ void tile_finish(const psi_cu_plan &p, const lb_geom 
     } else {
 #pragma unroll
         for (int k = 0; k < 8; k++)
-            top[k] = sm.top[lane * 8 + k];
+            top[k] = s_top[lane * 8 + k];
     }
     const bool staged = g.vec_out && x0 + TW <= w;
-    TAcc *stage = &sm.col[warp][0];
+    TAcc *stage = &s_col[warp][0];
     constexpr int CHUNKS = TW * (int)sizeof(TAcc) / 16 / 32; /* 16-byte chunks per lane */
 #pragma unroll
     for (int i = 0; i < R; i++) {
         i64 yl = ybase + i;
         if (yl < rows) {
-            TAcc e = (g.hints & 4) ? (TAcc)0 : sm.edge[warp * R + i];
+            TAcc e = (g.hints & 4) ? (TAcc)0 : s_edge[warp * R + i];
 #pragma unroll
             for (int k = 0; k < 8; k++)
                 v[i][k] += top[k] + e;
@@ -406,190 +395,8 @@ __device__ __forceinline__ void tile_finish(const psi_cu_plan &p, const lb_geom 
             }
         }
     }
-}
-
-/* Loads tile c's pixels from global memory into v (zeros outside the image). */
-template <typename TIn, typename TAcc, int R>
-__device__ __forceinline__ void tile_load(const psi_cu_plan &p, const lb_geom &g,
-                                          const lb_tile &c, TAcc (&v)[R][8])
-{
-    const i64 w = p.width, ch = p.channels, rows = p.y1 - p.y0;
-#pragma unroll
-    for (int i = 0; i < R; i++) {
-        i64 yl = c.ybase + i;
-        if (yl < rows) {
-            load8<TIn, TAcc>(c.b.in + (p.y0 + yl) * p.in_row, c.xs, w, ch, g.vec_in, p.squared,
-                             g.hints, v[i]);
-        } else {
-#pragma unroll
-            for (int k = 0; k < 8; k++)
-                v[i][k] = (TAcc)0;
-        }
-    }
-}
-
-/* One block per tile, in ticket order. */
-template <typename TIn, typename TAcc, int R, int NW, int MINB>
-__global__ void __launch_bounds__(32 * NW, MINB) lookback_kernel(psi_cu_plan p, lb_geom g)
-{
-    __shared__ lb_shared<TAcc, R, NW> sm;
-    psi_cu_header *hdr = (psi_cu_header *)p.ws;
-    const unsigned tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
-    if (tid == 0) {
-        u64 e;
-        sm.ticket = take_ticket(hdr, &e);
-        sm.epoch = e;
-    }
-    __syncthreads();
-    const u64 t = sm.ticket, epoch = sm.epoch;
-    TAcc v[R][8];
-    tile_load<TIn, TAcc, R>(p, g, tile_at<TIn, TAcc, R, NW>(p, g, t, warp, lane), v);
-    tile_finish<TIn, TAcc, R, NW>(p, g, sm, t, epoch, v);
     if (tid == 0)
         finish_block(hdr, g.total);
-}
-
-/* ---- persistent variant ----------------------------------------------------------
- * A grid of as many blocks as fit on the GPU at once; each block takes tiles
- * from the ticket until they run out. While it works on tile t (look-backs
- * and writes, mostly waiting for other tiles' flags), the pixels of its next
- * tile are already on their way into shared memory (cp.async), so the memory
- * system stays busy during the look-back latency without costing registers.
- * Deadlock-free: the smallest unfinished ticket's tile only waits for smaller
- * tickets, all finished, and its block is never busy with a larger one. */
-
-/* Asynchronous copy of `bytes` (<= N) bytes from global src to shared dst,
- * zero-filling the rest of the N-byte piece. */
-template <int N>
-__device__ __forceinline__ void copy_async(void *dst, const void *src, int bytes)
-{
-#if __CUDA_ARCH__ >= 800
-    unsigned d = (unsigned)__cvta_generic_to_shared(dst);
-    if (N == 16)
-        asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(d), "l"(src),
-                     "r"(bytes));
-    else
-        asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;" ::"r"(d), "l"(src),
-                     "n"(N), "r"(bytes));
-#else
-    unsigned char *o = (unsigned char *)dst;
-    const unsigned char *i = (const unsigned char *)src;
-    for (int k = 0; k < N; k++)
-        o[k] = k < bytes ? i[k] : 0;
-#endif
-}
-
-__device__ __forceinline__ void copy_async_commit_and_wait_prior(bool wait)
-{
-#if __CUDA_ARCH__ >= 800
-    if (wait)
-        asm volatile("cp.async.wait_all;" ::: "memory");
-    else
-        asm volatile("cp.async.commit_group;" ::: "memory");
-#else
-    (void)wait;
-#endif
-}
-
-/* Starts copying tile c's pixels (channel step 1, aligned rows: g.vec_in)
- * into buf[TH][TW], zeros outside the image. */
-template <typename TIn, int R, int NW>
-__device__ __forceinline__ void tile_prefetch(const psi_cu_plan &p, const lb_tile &c, TIn *buf)
-{
-    constexpr int PIECE = 8 * (int)sizeof(TIn) >= 16 ? 16 : 8 * (int)sizeof(TIn);
-    constexpr int PER = PIECE / (int)sizeof(TIn); /* elements per piece */
-    const unsigned tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
-    const i64 w = p.width, rows = p.y1 - p.y0;
-#pragma unroll
-    for (int i = 0; i < R; i++) {
-        const i64 yl = c.ybase + i;
-        TIn *dst = buf + (size_t)(warp * R + i) * LB_TW + lane * 8;
-        const TIn *row = (const TIn *)(c.b.in + (p.y0 + (yl < rows ? yl : 0)) * p.in_row);
-        i64 valid = yl < rows ? w - c.xs : 0;
-        valid = valid < 0 ? 0 : (valid > 8 ? 8 : valid);
-#pragma unroll
-        for (int j = 0; j < 8 / PER; j++) {
-            i64 n = valid - j * PER;
-            n = n < 0 ? 0 : (n > PER ? PER : n);
-            const TIn *src = n > 0 ? row + c.xs + j * PER : (const TIn *)c.b.in;
-            copy_async<PIECE>(dst + j * PER, src, (int)(n * (i64)sizeof(TIn)));
-        }
-    }
-}
-
-/* Reads this lane's pixels of a prefetched tile from shared memory. */
-template <typename TIn, typename TAcc, int R, int NW>
-__device__ __forceinline__ void tile_from_shared(const TIn *buf, int squared,
-                                                 TAcc (&v)[R][8])
-{
-    const unsigned tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
-#pragma unroll
-    for (int i = 0; i < R; i++) {
-        const TIn *src = buf + (size_t)(warp * R + i) * LB_TW + lane * 8;
-        union {
-            uint4 q[(8 * sizeof(TIn) + 15) / 16];
-            uint2 d;
-            TIn e[8];
-        } u;
-        if (sizeof(TIn) == 1) {
-            u.d = *(const uint2 *)src;
-        } else {
-#pragma unroll
-            for (int j = 0; j < (int)(8 * sizeof(TIn) / 16); j++)
-                u.q[j] = ((const uint4 *)src)[j];
-        }
-#pragma unroll
-        for (int k = 0; k < 8; k++)
-            v[i][k] = sample<TAcc, TIn>(u.e[k], squared);
-    }
-}
-
-template <typename TIn, typename TAcc, int R, int NW, int MINB>
-__global__ void __launch_bounds__(32 * NW, MINB) lookback_persistent_kernel(psi_cu_plan p,
-                                                                           lb_geom g)
-{
-    __shared__ lb_shared<TAcc, R, NW> sm;
-    extern __shared__ __align__(16) unsigned char lb_dynamic[];
-    TIn *buf = (TIn *)lb_dynamic; /* [TH][TW] pixels of the next tile */
-    psi_cu_header *hdr = (psi_cu_header *)p.ws;
-    const unsigned tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
-    if (tid == 0) {
-        u64 e;
-        sm.ticket = take_ticket(hdr, &e);
-        sm.epoch = e;
-    }
-    __syncthreads();
-    u64 t = sm.ticket;
-    const u64 epoch = sm.epoch;
-    if (t < g.total && g.vec_in) {
-        tile_prefetch<TIn, R, NW>(p, tile_at<TIn, TAcc, R, NW>(p, g, t, warp, lane), buf);
-        copy_async_commit_and_wait_prior(false);
-    }
-    while (t < g.total) {
-        TAcc v[R][8];
-        if (g.vec_in) {
-            copy_async_commit_and_wait_prior(true);
-            __syncthreads(); /* every lane's pieces have landed */
-            tile_from_shared<TIn, TAcc, R, NW>(buf, p.squared, v);
-        } else {
-            tile_load<TIn, TAcc, R>(p, g, tile_at<TIn, TAcc, R, NW>(p, g, t, warp, lane), v);
-        }
-        if (tid == 0) {
-            u64 e;
-            sm.ticket = take_ticket(hdr, &e);
-        }
-        __syncthreads(); /* the buffer is read, the next ticket visible */
-        const u64 next = sm.ticket;
-        if (next < g.total && g.vec_in) {
-            tile_prefetch<TIn, R, NW>(p, tile_at<TIn, TAcc, R, NW>(p, g, next, warp, lane), buf);
-            copy_async_commit_and_wait_prior(false);
-        }
-        tile_finish<TIn, TAcc, R, NW>(p, g, sm, t, epoch, v);
-        t = next;
-    }
-    __syncthreads();
-    if (tid == 0)
-        finish_block(hdr, (u64)gridDim.x);
 }
 
 /* Workspace layout after the header: vflags[T], hflags[T] (u64), then
@@ -616,35 +423,8 @@ size_t lookback_workspace(const psi_cu_plan *p)
     return bytes;
 }
 
-/* Blocks of the persistent kernel that fit on the current device at once
- * (queried once per device and kernel), after raising its dynamic shared
- * memory limit. 0 on error. */
 template <typename TIn, typename TAcc, int R, int NW, int MINB>
-static unsigned persistent_grid(size_t dyn_bytes)
-{
-    static int cached_device = -1;
-    static unsigned cached_blocks = 0;
-    int dev = 0;
-    if (cudaGetDevice(&dev) != cudaSuccess)
-        return 0;
-    if (dev == cached_device)
-        return cached_blocks;
-    auto kernel = lookback_persistent_kernel<TIn, TAcc, R, NW, MINB>;
-    int sms = 0, per_sm = 0;
-    if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                             (int)dyn_bytes) != cudaSuccess ||
-        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess ||
-        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, 32 * NW, dyn_bytes) !=
-            cudaSuccess ||
-        per_sm < 1)
-        return 0;
-    cached_blocks = (unsigned)(sms * per_sm);
-    cached_device = dev;
-    return cached_blocks;
-}
-
-template <typename TIn, typename TAcc, int R, int NW, int MINB>
-static int lookback_launch(const psi_cu_plan *p, int hints, int persist)
+static int lookback_launch(const psi_cu_plan *p, int hints)
 {
     lb_geom g;
     g.hints = hints;
@@ -668,19 +448,6 @@ static int lookback_launch(const psi_cu_plan *p, int hints, int persist)
                 (p->depth == 1 || p->out_slice % 16 == 0);
     if (g.total > 0x7fffffffull)
         return (int)cudaErrorInvalidConfiguration;
-    if (persist) {
-        const size_t dyn = (size_t)R * NW * LB_TW * sizeof(TIn);
-        unsigned grid = persistent_grid<TIn, TAcc, R, NW, MINB>(dyn);
-        if (grid == 0) {
-            cudaError_t e = cudaGetLastError();
-            return e != cudaSuccess ? (int)e : (int)cudaErrorInvalidConfiguration;
-        }
-        if ((u64)grid > g.total)
-            grid = (unsigned)g.total;
-        lookback_persistent_kernel<TIn, TAcc, R, NW, MINB>
-            <<<grid, 32 * NW, dyn, (cudaStream_t)p->stream>>>(*p, g);
-        return (int)cudaGetLastError();
-    }
     lookback_kernel<TIn, TAcc, R, NW, MINB>
         <<<(unsigned)g.total, 32 * NW, 0, (cudaStream_t)p->stream>>>(*p, g);
     return (int)cudaGetLastError();
@@ -692,12 +459,12 @@ static int lookback_pick(const psi_cu_plan *p)
     lb_choice c = lb_choose(p);
     if constexpr (sizeof(TAcc) == 4) {
         if (c.rows == 8)
-            return lookback_launch<TIn, TAcc, 8, 8, 2>(p, c.hints, c.persist);
+            return lookback_launch<TIn, TAcc, 8, 8, 2>(p, c.hints);
         if (c.warps == 16)
-            return lookback_launch<TIn, TAcc, 4, 16, 2>(p, c.hints, c.persist);
-        return lookback_launch<TIn, TAcc, 4, 8, 4>(p, c.hints, c.persist);
+            return lookback_launch<TIn, TAcc, 4, 16, 2>(p, c.hints);
+        return lookback_launch<TIn, TAcc, 4, 8, 4>(p, c.hints);
     } else {
-        return lookback_launch<TIn, TAcc, 4, 8, 2>(p, c.hints, c.persist);
+        return lookback_launch<TIn, TAcc, 4, 8, 2>(p, c.hints);
     }
 }
 
