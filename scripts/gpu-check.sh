@@ -19,7 +19,7 @@ OUT=${OUT:-$PWD/gpu-out}
 JOBS=${JOBS:-$(nproc)}
 ARCH=${CUDA_ARCH:-90}
 BUILD=build-gpu
-STEPS=${*:-build test sanitize bench histtest histbench gl python torch mpi}
+STEPS=${*:-build test failtest sanitize bench histtest histbench gl python torch mpi}
 mkdir -p "$OUT"
 CUDA_HOME=${CUDA_HOME:-$(dirname "$(dirname "$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)")")}
 export PATH="$CUDA_HOME/bin:$PATH"
