@@ -12,9 +12,11 @@ array (via pixsum._gpu.dispatch). Nothing is copied to the host:
     n * sum_sq and sum^2 fit in 63 bits (then bit-identical to the CPU's exact
     128-bit result), else with the float64 formula clamped at 0;
   - box_filter computes the padded integral table on the device
-    (pixsum_cuda_integral, wrap mode, the CPU's table type rule) and takes the
-    window sums P[y1, x1] - P[y1, x0] - P[y0, x1] + P[y0, x0] with slicing
-    ('valid') or row/column gathers ('same', windows clipped to the image).
+    (pixsum_cuda_integral, wrap mode, the CPU's table type rule), then the row
+    differences D = P[y1] - P[y0] and the column differences D[:, x1] - D[:, x0]
+    as subtractions of slices written in place; only the clipped borders of
+    'same' windows use gathers (their indices planned on the host, uploaded
+    once). Means divide each sum once by its window's pixel count.
 
 Boxes may be host sequences/NumPy arrays (checked on the host, then copied to
 the device: a small host-to-device copy of the box list) or GPU integer arrays
