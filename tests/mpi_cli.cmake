@@ -3,8 +3,9 @@
 # those tests), it is the test itself:
 #   1. writes a P2 PGM (odd size, values 0..255 from a fixed formula),
 #   2. the single-process CLI writes the padded table of it (reference),
-#   3. N ranks write it with --mpi (streaming reader path for PGM, and for the
-#      same image as a tiled BigTIFF): same data,
+#   3. N ranks write it with --mpi (streaming reader path for PGM; for the
+#      same image as a tiled BigTIFF each rank decodes only its tiles): same
+#      data,
 #   4. that u32 table, a .npy, is the input of a second round (MPI-IO reader
 #      path, u32 -> u64), again against the single-process CLI,
 #   5. usage and runtime errors give the same exit status on every rank.
@@ -60,8 +61,8 @@ if(CMAKE_SCRIPT_MODE_FILE)
   run_ok(${MPI} ${PIXSUM} integral ${WORK}/in.pgm -o ${WORK}/out.npy --padded --mpi)
   same_data(${WORK}/ref.npy ${WORK}/out.npy)
 
-  # The same image as a tiled BigTIFF: each rank reads past the tiles of the
-  # rows before its strip.
+  # The same image as a tiled BigTIFF: each rank decodes only the rows of
+  # tiles that hold its rows (more TIFF cases: mpi_hist_cli.cmake).
   run_ok(${PIXSUM} convert ${WORK}/in.pgm ${WORK}/in.tif --tile 16 --bigtiff)
   run_ok(${MPI} ${PIXSUM} integral ${WORK}/in.tif -o ${WORK}/out_tif.npy --padded --mpi)
   same_data(${WORK}/ref.npy ${WORK}/out_tif.npy)
