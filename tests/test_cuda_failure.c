@@ -130,16 +130,25 @@ static void test_unreachable_memory(void **state)
     } else {
         printf("this system lets the GPU read pageable memory: host pointers are valid\n");
     }
-    /* a view running 1 GiB past a small allocation */
+    /* views running 256 MiB (input) and 2 GiB (table) past small allocations:
+     * whichever is checked first and ends in unmapped memory is named */
     pixsum_view far = pixsum_view_2d(d_out, PIXSUM_U64, 1024, 1 << 18, 1, 0);
     pixsum_view far_in = pixsum_view_2d(d_in, PIXSUM_U8, 1024, 1 << 18, 1, 0);
-    expect_refused(pixsum_cuda_integral(ctx, &far_in, &far, NULL), "input");
-    /* a freed buffer */
+    expect_refused(pixsum_cuda_integral(ctx, &far_in, &far, NULL), "GPU can reach");
+    /* a freed buffer (unless the driver keeps the range mapped after cudaFree) */
     uint8_t *d_gone;
     CU_OK(cudaMalloc((void **)&d_gone, 64 << 20));
     CU_OK(cudaFree(d_gone));
-    pixsum_view gone = pixsum_view_2d(d_gone, PIXSUM_U8, W, H, 1, 0);
-    expect_refused(pixsum_cuda_integral(ctx, &gone, &dout, NULL), "input");
+    struct cudaPointerAttributes ga;
+    memset(&ga, 0, sizeof ga);
+    if (cudaPointerGetAttributes(&ga, d_gone) == cudaSuccess &&
+        ga.type == cudaMemoryTypeDevice) {
+        printf("freed-buffer case skipped: the range is still mapped after cudaFree\n");
+    } else {
+        cudaGetLastError();
+        pixsum_view gone = pixsum_view_2d(d_gone, PIXSUM_U8, W, H, 1, 0);
+        expect_refused(pixsum_cuda_integral(ctx, &gone, &dout, NULL), "input");
+    }
     CU_OK(cudaDeviceSynchronize());
     assert_true(device_all(d_out, W * H * 4, 0x5a));
 
