@@ -308,3 +308,49 @@ def test_tilted_refused(lib, rng):
     d = lib.dev(random_image(rng, (10, 10), np.uint8))
     with pytest.raises(pixsum.UnsupportedError, match="host"):
         pixsum.integral_tilted(d)
+
+
+def test_dlpack_only_producer_and_streams(lib, rng):
+    """A producer seen only through __dlpack__ is read in place; box queries
+    and joint histograms on a non-default stream are right once it is synced."""
+    img = random_image(rng, (70, 90), np.uint8)
+    d = lib.dev(img)
+
+    class OnlyDlpack:
+        def __dlpack__(self, **kw):
+            return d.__dlpack__(**kw)
+
+        def __dlpack_device__(self):
+            return d.__dlpack_device__()
+
+    wrapped = OnlyDlpack()
+    counts = _any_host(pixsum.histogram(wrapped)).astype(np.uint64)
+    np.testing.assert_array_equal(counts, pixsum.histogram(img))
+    got = pixsum.box_filter(wrapped, 5, normalize=False)
+    np.testing.assert_array_equal(_any_host(got), pixsum.box_filter(img, 5, normalize=False))
+    got = pixsum.equalize(wrapped)
+    np.testing.assert_array_equal(_any_host(got), pixsum.equalize(img))
+    table = pixsum.integral(img)
+    boxes = boxes_for(rng, 70, 90, 500)
+    s = lib.stream()
+    with lib.on(s):
+        t = lib.dev(table)
+        sums = pixsum.box_sum(t, boxes)
+        joint = pixsum.histogram2d(lib.dev(img), lib.dev(img[::-1].copy()), bins=16)
+    s.synchronize()
+    same(lib, sums, pixsum.box_sum(table, boxes))
+    same(lib, joint, pixsum.histogram2d(img, img[::-1].copy(), bins=16))
+
+
+def _any_host(x):
+    """NumPy copy of a CuPy array or a PyTorch tensor (uint types read as
+    their bits)."""
+    if type(x).__module__.split(".")[0] == "cupy":
+        import cupy
+        return cupy.asnumpy(x)
+    name = str(x.dtype).replace("torch.", "")
+    if name in ("uint16", "uint32", "uint64"):
+        import torch
+        size = int(name[4:]) // 8
+        return x.view(getattr(torch, f"int{size * 8}")).cpu().numpy().view(f"u{size}")
+    return x.cpu().numpy()
