@@ -335,8 +335,30 @@ static void create_context(void)
     }
 }
 
+/* EGL keeps per-thread state (the bound API, the last error). Releasing it
+ * after every call (eglReleaseThread) made each call rebuild it, which cost
+ * tens of milliseconds per call on the NVIDIA driver; it is released once,
+ * when a thread that used GL exits (a thread-specific key's destructor). */
+static pthread_key_t gl_thread_key;
+static pthread_once_t gl_thread_key_once = PTHREAD_ONCE_INIT;
+
+static void release_thread_state(void *unused)
+{
+    (void)unused;
+    eglReleaseThread();
+}
+
+static void make_thread_key(void)
+{
+    if (pthread_key_create(&gl_thread_key, release_thread_state) != 0)
+        gl_thread_key = (pthread_key_t)-1;
+}
+
 int psi_gl_acquire(const psi_gl_limits **limits, void ***user)
 {
+    pthread_once(&gl_thread_key_once, make_thread_key);
+    if (gl_thread_key != (pthread_key_t)-1 && !pthread_getspecific(gl_thread_key))
+        pthread_setspecific(gl_thread_key, (void *)1);
     pthread_mutex_lock(&gl_lock);
     if (gl_state == GL_STATE_UNTRIED)
         create_context();
@@ -362,7 +384,7 @@ int psi_gl_acquire(const psi_gl_limits **limits, void ***user)
 
 void psi_gl_release(void)
 {
+    /* unbound, so that another thread can make the context current */
     eglMakeCurrent(gl_display, EGL_NO_SURFACE, EGL_NO_SURFACE, EGL_NO_CONTEXT);
-    eglReleaseThread(); /* frees this thread's EGL state: threads leave nothing behind */
     pthread_mutex_unlock(&gl_lock);
 }
