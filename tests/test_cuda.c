@@ -52,20 +52,7 @@ static uint64_t rnd(void)
     return z ^ (z >> 31);
 }
 
-#define CU_OK(call)                                                                    \
-    do {                                                                               \
-        cudaError_t e_ = (call);                                                       \
-        if (e_ != cudaSuccess)                                                         \
-            fail_msg("%s failed: %s", #call, cudaGetErrorString(e_));                  \
-    } while (0)
-
-#define PX_OK(call)                                                                    \
-    do {                                                                               \
-        int st_ = (call);                                                              \
-        if (st_ != PIXSUM_OK)                                                          \
-            fail_msg("%s returned %d (%s): %s", #call, st_, pixsum_strerror(st_),     \
-                     pixsum_last_error());                                            \
-    } while (0)
+#include "testutil_cuda.h"
 
 static void fill_random(pixsum_type t, void *p, size_t n, int extreme)
 {

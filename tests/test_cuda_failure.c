@@ -38,20 +38,7 @@ int main(void)
 
 #include <cmocka.h>
 
-#define CU_OK(call)                                                                    \
-    do {                                                                               \
-        cudaError_t e_ = (call);                                                       \
-        if (e_ != cudaSuccess)                                                         \
-            fail_msg("%s failed: %s", #call, cudaGetErrorString(e_));                  \
-    } while (0)
-
-#define PX_OK(call)                                                                    \
-    do {                                                                               \
-        int st_ = (call);                                                              \
-        if (st_ != PIXSUM_OK)                                                          \
-            fail_msg("%s returned %d (%s): %s", #call, st_, pixsum_strerror(st_),     \
-                     pixsum_last_error());                                            \
-    } while (0)
+#include "testutil_cuda.h"
 
 static int skip_large(void)
 {

@@ -59,20 +59,7 @@ static size_t rnd_in(size_t lo, size_t hi) /* inclusive */
     return lo + (size_t)(rnd() % (uint64_t)(hi - lo + 1));
 }
 
-#define CU_OK(call)                                                                    \
-    do {                                                                               \
-        cudaError_t e_ = (call);                                                       \
-        if (e_ != cudaSuccess)                                                         \
-            fail_msg("%s failed: %s", #call, cudaGetErrorString(e_));                  \
-    } while (0)
-
-#define PX_OK(call)                                                                    \
-    do {                                                                               \
-        int st_ = (call);                                                              \
-        if (st_ != PIXSUM_OK)                                                          \
-            fail_msg("%s returned %d (%s): %s", #call, st_, pixsum_strerror(st_),     \
-                     pixsum_last_error());                                            \
-    } while (0)
+#include "testutil_cuda.h"
 
 enum content { C_RANDOM, C_NATURAL, C_CONSTANT, C_SKEWED, C_STRIPES, C_COUNT };
 static const char *const content_names[] = {"random", "natural", "constant", "skewed",

@@ -35,25 +35,7 @@
 #include "pixsum.h"
 #include "pixsum_cuda.h"
 
-#define CK(call)                                                                        \
-    do {                                                                                \
-        cudaError_t e_ = (call);                                                        \
-        if (e_ != cudaSuccess) {                                                        \
-            fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #call,                \
-                    cudaGetErrorString(e_));                                            \
-            exit(1);                                                                    \
-        }                                                                               \
-    } while (0)
-
-#define PK(call)                                                                        \
-    do {                                                                                \
-        int st_ = (call);                                                               \
-        if (st_ != PIXSUM_OK) {                                                         \
-            fprintf(stderr, "%s:%d %s: %s: %s\n", __FILE__, __LINE__, #call,           \
-                    pixsum_strerror(st_), pixsum_last_error());                         \
-            exit(1);                                                                    \
-        }                                                                               \
-    } while (0)
+#include "bench_check.h"
 
 static cudaStream_t g_stream;
 static size_t g_l2 = 50u << 20;
