@@ -82,6 +82,18 @@ PIXSUM_API int pixsum_cuda_integral_sq(pixsum_ctx *ctx, const pixsum_view *in,
 PIXSUM_API int pixsum_cuda_integral_batch(pixsum_ctx *ctx, const pixsum_view *in,
                                           const pixsum_view *out, void *stream);
 
+/* OpenCV's 45-degree tilted integral of a 2-D device image, as
+ * pixsum_integral_tilted() (the (W+1) x (H+1) table, same type pairs as
+ * pixsum_cuda_integral(), wrap setting; integer tables bit-identical with the
+ * CPU, float tables summed in another order). Three kernels with sequential
+ * walks along diagonals and columns: correct on any size, not tuned for
+ * speed. Scratch of W x H x channels accumulators comes from the context
+ * (allocated on first use and kept; ctx NULL: for this call only, and the
+ * call then waits for its work). Returns as pixsum_cuda_integral(), plus
+ * PIXSUM_ERR_BAD_SHAPE for a 3-D input. */
+PIXSUM_API int pixsum_cuda_integral_tilted(pixsum_ctx *ctx, const pixsum_view *in,
+                                           const pixsum_view *out, void *stream);
+
 /* The most general form: plain and/or squared tables (either may be NULL, not
  * both), `batch` = 1 treats depth as independent images, with a caller-given
  * device workspace of at least pixsum_cuda_workspace_size() bytes instead of

@@ -52,11 +52,11 @@ if has build; then
     cmake --build $BUILD -j "$JOBS" --target pixsum pixsum_static >>"$OUT/build.log" 2>&1 ||
         { tail -40 "$OUT/build.log"; exit 1; }
     if [ "$TESTING" = ON ]; then
-        cmake --build $BUILD -j "$JOBS" --target test_cuda test_cuda_hist test_cuda_failure >>"$OUT/build.log" 2>&1 ||
+        cmake --build $BUILD -j "$JOBS" --target test_cuda test_cuda_hist test_cuda_failure test_cuda_tilted >>"$OUT/build.log" 2>&1 ||
             { tail -40 "$OUT/build.log"; exit 1; }
     else
         mkdir -p $BUILD/tests
-        for t in test_cuda test_cuda_hist test_cuda_failure; do
+        for t in test_cuda test_cuda_hist test_cuda_failure test_cuda_tilted; do
         gcc -O2 -std=c11 -D_GNU_SOURCE -DPIXSUM_TEST_HAVE_CUDA=1 -Iinclude -Isrc -Itests \
             -I"$CMOCKA_DIR/include" -I"$CUDA_HOME/include" tests/$t.c \
             -o $BUILD/tests/$t -L$BUILD/src -lpixsum \
@@ -72,6 +72,9 @@ fi
 if has test; then
     step "test_cuda (full)"
     $BUILD/tests/test_cuda 2>&1 | tee "$OUT/test.log" | tail -25
+    [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+    step "test_cuda_tilted"
+    $BUILD/tests/test_cuda_tilted 2>&1 | tee "$OUT/test-tilted.log" | tail -8
     [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
     # The other cuda.lookback launch shapes (PIXSUM_CUDA_LB) must be exact too.
     for v in ${LB_VARIANTS:-rows=4,hints=3 rows=8,hints=0}; do

@@ -15,6 +15,7 @@
 #include "cuda_hist.h"
 #include "cuda_memcheck.h"
 #include "cuda_plan.h"
+#include "cuda_tilted.h"
 
 #include <cuda_runtime_api.h>
 #include <pthread.h>
@@ -43,6 +44,9 @@ typedef struct psi_cuda_state {
     double last_ms[4];
     int have_last;
     psi_cuda_hist_slot hist;    /* histogram buffers (cuda_hist_host.c) */
+    void *tilted_ws;            /* scratch of the tilted integral (kept apart from ws,
+                                   whose look-back flags it would overwrite) */
+    size_t tilted_ws_bytes;
 } psi_cuda_state;
 
 static int cuda_fail(cudaError_t e, const char *what)
@@ -67,6 +71,7 @@ static void state_free(psi_cuda_state *s)
     if (cudaGetDevice(&prev) == cudaSuccess && prev != s->device)
         cudaSetDevice(s->device);
     cudaFree(s->ws);
+    cudaFree(s->tilted_ws);
     cudaFree(s->d_in);
     cudaFree(s->d_out[0]);
     cudaFree(s->d_out[1]);
@@ -624,6 +629,63 @@ int pixsum_cuda_integral_batch(pixsum_ctx *ctx, const pixsum_view *in, const pix
     if (!out)
         return psi_fail(PIXSUM_ERR_NULL, "output view is NULL");
     return device_entry(ctx, in, out, NULL, 1, stream);
+}
+
+int pixsum_cuda_integral_tilted(pixsum_ctx *ctx, const pixsum_view *in, const pixsum_view *out,
+                                void *stream)
+{
+    psi_clear_error();
+    pixsum_ctx local = psi_default_ctx;
+    pixsum_ctx *c = ctx ? ctx : &local;
+    if (!in || !out)
+        return psi_fail(PIXSUM_ERR_NULL, "input or output view is NULL");
+    int st = pixsum_view_check(in);
+    if (st != PIXSUM_OK)
+        return psi_fail(st, "input: %s", pixsum_last_error());
+    if (in->depth != 1)
+        return psi_fail(PIXSUM_ERR_BAD_SHAPE, "the tilted integral is defined for 2-D images");
+    if ((st = check_table(in, out, in->width + 1, in->height + 1, 1, 0, c->wrap, "output")) !=
+        PIXSUM_OK)
+        return st;
+    psi_cu_plan plan;
+    if ((st = make_plan(in, out, 0, 0, &plan)) != PIXSUM_OK)
+        return st;
+    plan.out_slice = 0;
+    if ((st = need_device(c->cuda_device)) != PIXSUM_OK ||
+        (st = psi_cuda_check_view(in, "input", c->cuda_device)) != PIXSUM_OK ||
+        (st = psi_cuda_check_view(out, "table", c->cuda_device)) != PIXSUM_OK)
+        return st;
+    psi_cuda_state *s = state_of(c);
+    if (!s)
+        return psi_fail(PIXSUM_ERR_NO_MEMORY, "cannot allocate the CUDA state");
+    int prev = -1;
+    cudaGetDevice(&prev);
+    if (prev != s->device)
+        CU_TRY(cudaSetDevice(s->device), "cudaSetDevice");
+    size_t bytes = psi_cu_tilted_workspace(&plan);
+    if (s->tilted_ws_bytes < bytes) {
+        if (s->tilted_ws) {
+            CU_TRY(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+            cudaFree(s->tilted_ws);
+            s->tilted_ws = NULL;
+            s->tilted_ws_bytes = 0;
+        }
+        CU_TRY(cudaMalloc(&s->tilted_ws, bytes), "cudaMalloc (tilted scratch)");
+        s->tilted_ws_bytes = bytes;
+    }
+    plan.ws = s->tilted_ws;
+    plan.ws_bytes = s->tilted_ws_bytes;
+    plan.stream = (void *)ctx_stream(c, stream);
+    int e = psi_cu_tilted(&plan);
+    if (prev >= 0 && prev != s->device)
+        cudaSetDevice(prev);
+    if (e)
+        return cuda_fail((cudaError_t)e, "tilted integral");
+    if (!ctx) {
+        cudaStreamSynchronize(ctx_stream(c, stream));
+        ctx_release(c);
+    }
+    return PIXSUM_OK;
 }
 
 int pixsum_cuda_integral_ws(const pixsum_ctx *ctx, const pixsum_view *in, const pixsum_view *out,
