@@ -14,11 +14,10 @@ version, cuda_device_count. Each has a docstring (help(pixsum.integral)).
 Arrays are read and written in place: any row or slice stride (crops, flips,
 every other row) works without a copy, and out= arrays are filled in place.
 The GIL is released while the library computes, so threads run in parallel.
-GPU arrays (CuPy, PyTorch: __cuda_array_interface__ or DLPack) given to
-integral, integral_sq, integral3d, box_sum, box_mean, box_var, box_filter,
-histogram, histogram2d and equalize run on the GPU (the CUDA backend and the
-array's own library) on the caller's stream, without a host copy, and come
-back as GPU arrays of the same kind (integral_tilted refuses them).
+GPU arrays (CuPy, PyTorch: __cuda_array_interface__ or DLPack) given to any
+of these functions run on the GPU (the CUDA backend and the array's own
+library) on the caller's stream, without a host copy, and come back as GPU
+arrays of the same kind.
 
 Errors raise subclasses of pixsum.Error, one per C status code, carrying the
 library's detail text in .detail (and .status).

@@ -3,8 +3,8 @@
 pixsum.integral(), integral_sq() and integral3d() hand a GPU array here (the C
 extension recognises __cuda_array_interface__ and CUDA __dlpack_device__);
 box_sum/box_mean/box_var/box_filter go on to _gpu_box.py and histogram/
-histogram2d/equalize to _gpu_hist.py; integral_tilted is refused (no CUDA
-method).
+histogram2d/equalize to _gpu_hist.py; integral_tilted runs
+pixsum_cuda_integral_tilted() (a correct GPU path, not a tuned one).
 This module reads the array's memory description, allocates the result with
 the input's own library (CuPy in -> CuPy out, PyTorch in -> PyTorch out, other
 DLPack producers -> their from_dlpack() of the result), and calls
@@ -31,7 +31,7 @@ from . import _core
 from ._errors import BadShapeError, BadTypeError, InvalidArgumentError, UnavailableError, \
     UnsupportedError
 
-_GPU_FUNCTIONS = ("integral", "integral_sq", "integral3d")
+_GPU_FUNCTIONS = ("integral", "integral_sq", "integral3d", "integral_tilted")
 _BOX_FUNCTIONS = ("box_sum", "box_mean", "box_var", "box_filter")
 _HIST_FUNCTIONS = ("histogram", "histogram2d", "equalize")
 _ALL_GPU_FUNCTIONS = _GPU_FUNCTIONS + _BOX_FUNCTIONS + _HIST_FUNCTIONS
@@ -50,6 +50,10 @@ def _integral_args(image, *, dtype=None, sq_dtype=None, method="auto", threads=0
 
 
 _TORCH_DTYPES = {}  # torch dtype -> NumPy dtype, filled on first sight
+
+
+def _tilted_args(image, *, dtype=None, method="auto", threads=0, wrap=False, out=None):
+    return image, dtype, None, method, threads, wrap, True, out, None
 
 
 def _root_module(obj):
@@ -275,10 +279,6 @@ def adopt(obj):
 def dispatch(name, args, kwargs):
     """Runs pixsum.<name>(*args, **kwargs) for a GPU array (see the module
     docstring). Called by the C extension."""
-    if name == "integral_tilted":
-        raise UnsupportedError("integral_tilted: the CUDA backend has no tilted integral; "
-                               "copy the image to the host first (e.g. cupy.asnumpy(image) "
-                               "or tensor.cpu().numpy()) and call it on the NumPy array")
     if name not in _ALL_GPU_FUNCTIONS:
         raise UnsupportedError(f"{name}: GPU arrays are not accepted; copy this one to the "
                                "host first", 9, "")
@@ -291,8 +291,9 @@ def dispatch(name, args, kwargs):
     if name in _HIST_FUNCTIONS:
         from . import _gpu_hist
         return _gpu_hist.dispatch(name, args, kwargs or {})
+    tilted = name == "integral_tilted"
     image, dtype, sq_dtype, method, _threads, wrap, padded, out, out_sq = \
-        _integral_args(*args, **(kwargs or {}))
+        (_tilted_args if tilted else _integral_args)(*args, **(kwargs or {}))
     orig = image
     image, _ = adopt(image)
     src = _Gpu(image, "image")
@@ -320,7 +321,7 @@ def dispatch(name, args, kwargs):
         _core._cuda_integral(spatial, src.desc(), out_desc,
                              res_sq_g.desc() if squared else None, stream=src.stream,
                              device=src.device, method=method or "auto", wrap=bool(wrap),
-                             padded=bool(padded))
+                             padded=bool(padded), tilted=tilted)
     # a DLPack-only producer gets its own kind back when it can import one
     if orig is not image:
         back = getattr(_root_module(orig), "from_dlpack", None)

@@ -163,9 +163,10 @@ static int desc_view(PyObject *desc, int spatial, const char *what, pixsum_view 
 
 const char psb_cuda_integral_doc[] =
 "_cuda_integral(spatial, image, out, out_sq=None, *, stream=0, device=0,\n"
-"               method='auto', wrap=False, padded=False)\n"
+"               method='auto', wrap=False, padded=False, tilted=False)\n"
 "--\n\n"
-"Internal: integral of device memory through pixsum_cuda_integral[_sq]().\n"
+"Internal: integral of device memory through pixsum_cuda_integral[_sq]()\n"
+"(tilted=True: pixsum_cuda_integral_tilted(), 2-D, out the padded table).\n"
 "image/out/out_sq are (ptr, dtype name, shape, byte strides) tuples; stream is\n"
 "a cudaStream_t as an int (0 = the context's stream). Enqueues and returns\n"
 "without synchronising. Use pixsum.integral() with a GPU array instead.";
@@ -174,15 +175,14 @@ PyObject *psb_py_cuda_integral(PyObject *self, PyObject *args, PyObject *kwargs)
 {
     (void)self;
     static char *kwlist[] = {"spatial", "image", "out", "out_sq", "stream", "device",
-                             "method", "wrap", "padded", NULL};
-    int spatial, device = 0;
+                             "method", "wrap", "padded", "tilted", NULL};
+    int spatial, device = 0, tilted = 0;
     PyObject *image, *out, *out_sq = Py_None;
     unsigned long long stream = 0;
     psb_opts o = {NULL, 0, 0, 0};
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "iOO|O$Kizpp:_cuda_integral", kwlist,
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "iOO|O$Kizppp:_cuda_integral", kwlist,
                                      &spatial, &image, &out, &out_sq, &stream, &device,
-                                     &o.method,
-                                     &o.wrap, &o.padded))
+                                     &o.method, &o.wrap, &o.padded, &tilted))
         return NULL;
 #ifdef PSB_HAVE_CUDA
     if (spatial != 2 && spatial != 3)
@@ -203,7 +203,11 @@ PyObject *psb_py_cuda_integral(PyObject *self, PyObject *args, PyObject *kwargs)
         return psb_fail_library(st, "context");
     void *s = (void *)(uintptr_t)stream;
     Py_BEGIN_ALLOW_THREADS
-    if (squared)
+    if (tilted)
+        st = plain && !squared && spatial == 2
+                 ? pixsum_cuda_integral_tilted(ctx, &vin, &vout, s)
+                 : PIXSUM_ERR_INVALID_ARG;
+    else if (squared)
         st = pixsum_cuda_integral_sq(ctx, &vin, plain ? &vout : NULL, &vsq, s);
     else
         st = pixsum_cuda_integral(ctx, &vin, &vout, s);
@@ -218,6 +222,7 @@ PyObject *psb_py_cuda_integral(PyObject *self, PyObject *args, PyObject *kwargs)
     (void)out_sq;
     (void)stream;
     (void)device;
+    (void)tilted;
     return psb_fail(PIXSUM_ERR_UNAVAILABLE, "GPU arrays need a pixsum library built with "
                     "CUDA; this one was built without it");
 #endif

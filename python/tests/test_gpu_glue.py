@@ -48,12 +48,15 @@ class FakeDevice:
         raise AssertionError(f"descriptor {desc} points at no registered buffer")
 
     def __call__(self, spatial, image, out, out_sq=None, *, stream=0, device=0,
-                 method="auto", wrap=False, padded=False):
+                 method="auto", wrap=False, padded=False, tilted=False):
         self.calls.append({"spatial": spatial, "stream": stream, "device": device,
-                           "image": image, "out": out})
+                           "image": image, "out": out, "tilted": tilted})
         src = self.view(image)
         kw = dict(method=method, wrap=wrap, padded=padded)
-        if out_sq is not None:
+        if tilted:
+            assert spatial == 2 and out_sq is None and padded
+            pixsum.integral_tilted(src, out=self.view(out), method=method, wrap=wrap)
+        elif out_sq is not None:
             pixsum.integral_sq(src, out=self.view(out) if out else None,
                                out_sq=self.view(out_sq), **kw)
         elif spatial == 3 and src.shape[0] == 1:  # the library treats depth 1 as 2-D
@@ -138,8 +141,8 @@ def test_glue_errors(device, rng):
     bad_stream = HostAsGpu(img, stream=0)
     with pytest.raises(pixsum.InvalidArgumentError):
         pixsum.integral(bad_stream)
-    with pytest.raises(pixsum.UnsupportedError):
-        pixsum.integral_tilted(gpu(device, img))
+    with pytest.raises(pixsum.BadShapeError):
+        pixsum.integral_tilted(gpu(device, img), out=gpu(device, np.empty((5, 6), np.uint32)))
 
 
 # ---- box queries, box filter, histograms and equalisation, without a GPU ----------------
@@ -224,11 +227,13 @@ class NumpyDevice:
         self.calls = []
 
     def integral(self, spatial, image, out, out_sq=None, *, stream=0, device=0, method="auto",
-                 wrap=False, padded=False):
+                 wrap=False, padded=False, tilted=False):
         self.calls.append(("integral", stream))
         src, dst = _view(image), _view(out)
         kw = dict(method="auto", wrap=wrap, padded=padded)
-        if spatial == 3:
+        if tilted:
+            pixsum.integral_tilted(src, out=dst, wrap=wrap)
+        elif spatial == 3:
             pixsum.integral3d(src, out=dst, **kw)
         else:
             pixsum.integral(src, out=dst, **kw)
@@ -531,6 +536,18 @@ def test_glue_equalize_equals_cpu(numdev, rng, dtype):
         call("equalize", dev(img), out=dev(img[:-1]))
 
 
-def test_tilted_is_refused_with_advice():
-    with pytest.raises(pixsum.UnsupportedError, match="host"):
-        _gpu.dispatch("integral_tilted", (None,), {})
+def test_tilted(device, rng):
+    """integral_tilted of a GPU array: the padded (H+1) x (W+1) table, the CPU's
+    dtype rule, out= and strided views handed to the device entry point."""
+    base = random_image(rng, (21, 17, 2), np.uint16)
+    view = base[::-1, 3:]
+    r = pixsum.integral_tilted(gpu(device, view, stream=0x99))
+    want = pixsum.integral_tilted(np.ascontiguousarray(view))
+    assert r.arr.shape == want.shape == (22, 15, 2) and r.arr.dtype == want.dtype
+    np.testing.assert_array_equal(r.arr, want)
+    call = device.calls[-1]
+    assert call["tilted"] and call["stream"] == 0x99
+    f = random_image(rng, (6, 9), np.float32)
+    out = gpu(device, np.empty((7, 10), np.float64))
+    assert pixsum.integral_tilted(gpu(device, f), out=out) is out
+    np.testing.assert_array_equal(out.arr, pixsum.integral_tilted(f, dtype=np.float64))
