@@ -522,7 +522,23 @@ typedef struct record {
     char peer[24];
     int floor_stream;
     double mbytes;
+    /* CUDA methods on host memory: the last call's copies and kernels (ms,
+     * from pixsum_cuda_last_transfer_ms); have_transfer 0 otherwise */
+    int have_transfer;
+    double h2d_ms, kernel_ms, d2h_ms, call_ms;
 } record;
+
+/* Present in a library built with CUDA only (pixsum_cuda.h). */
+int pixsum_cuda_last_transfer_ms(const pixsum_ctx *ctx, double *h2d_ms, double *kernel_ms,
+                                 double *d2h_ms, double *total_ms) __attribute__((weak));
+
+/* Fills r's transfer fields when ctx's last call went through a CUDA method. */
+static void read_transfer(const pixsum_ctx *ctx, record *r)
+{
+    r->have_transfer = pixsum_cuda_last_transfer_ms &&
+                       pixsum_cuda_last_transfer_ms(ctx, &r->h2d_ms, &r->kernel_ms, &r->d2h_ms,
+                                                    &r->call_ms) == PIXSUM_OK;
+}
 
 static void print_header(void)
 {
@@ -542,6 +558,10 @@ static void print_record(const record *r)
            r->method, pair, size, r->channels, r->threads, r->t.median_ms, r->t.kbest_ms,
            r->t.converged ? " " : "*", px / (r->t.median_ms * 1e6), peer,
            r->floor_ms / r->t.median_ms);
+    if (r->have_transfer)
+        printf("%-11s   last call: host->device %.4f ms, kernels %.4f ms, device->host %.4f ms "
+               "(overlapped in chunks), whole call %.4f ms\n",
+               "", r->h2d_ms, r->kernel_ms, r->d2h_ms, r->call_ms);
     fflush(stdout);
 }
 
@@ -563,6 +583,9 @@ static void json_record(FILE *f, const record *r, int first)
                 r->peer, r->peer_ms, r->peer_ms / r->t.median_ms);
     else
         fprintf(f, "\"peer\": null, \"peer_median_ms\": null, \"ratio_peer\": null, ");
+    if (r->have_transfer)
+        fprintf(f, "\"h2d_ms\": %.6f, \"kernel_ms\": %.6f, \"d2h_ms\": %.6f, \"call_ms\": %.6f, ",
+                r->h2d_ms, r->kernel_ms, r->d2h_ms, r->call_ms);
     fprintf(f, "\"ratio_floor\": %.4f}", r->floor_ms / r->t.median_ms);
 }
 
@@ -740,6 +763,7 @@ static void bench_one_case(run_state *rs, bench_case *c, char **methods, int nme
             pixsum_ctx_free(ctx);
             continue;
         }
+        read_transfer(ctx, &r);
         finish_record(rs, &r);
         pixsum_ctx_free(ctx);
     }
