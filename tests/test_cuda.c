@@ -42,34 +42,7 @@ int main(void)
 
 /* ---- helpers --------------------------------------------------------------------- */
 
-static uint64_t rng_state;
-
-static uint64_t rnd(void)
-{
-    uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
 #include "testutil_cuda.h"
-
-static void fill_random(pixsum_type t, void *p, size_t n, int extreme)
-{
-    for (size_t i = 0; i < n; i++) {
-        uint64_t r = rnd();
-        switch (t) {
-        case PIXSUM_U8: ((uint8_t *)p)[i] = extreme ? 255 : (uint8_t)r; break;
-        case PIXSUM_U16: ((uint16_t *)p)[i] = extreme ? 65535 : (uint16_t)r; break;
-        case PIXSUM_I16: ((int16_t *)p)[i] = extreme ? (int16_t)-32768 : (int16_t)r; break;
-        case PIXSUM_I32: ((int32_t *)p)[i] = extreme ? INT32_MIN : (int32_t)r; break;
-        case PIXSUM_U32: ((uint32_t *)p)[i] = extreme ? UINT32_MAX : (uint32_t)r; break;
-        case PIXSUM_F32: ((float *)p)[i] = (float)((double)(r >> 11) / 9007199254740992.0); break;
-        case PIXSUM_F64: ((double *)p)[i] = (double)(r >> 11) / 9007199254740992.0; break;
-        default: break;
-        }
-    }
-}
 
 /* Compares two tables of the same shape; floats against `bound_table` (the f64
  * table of the input, which is >= 0 here) scaled by the error bound. */

@@ -42,24 +42,15 @@ int main(void)
 
 #include <cmocka.h>
 
-static uint64_t rng_state;
+#include "testutil_cuda.h"
+
 static cudaStream_t g_stream;
 static int g_quick;
-
-static uint64_t rnd(void)
-{
-    uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
 
 static size_t rnd_in(size_t lo, size_t hi) /* inclusive */
 {
     return lo + (size_t)(rnd() % (uint64_t)(hi - lo + 1));
 }
-
-#include "testutil_cuda.h"
 
 enum content { C_RANDOM, C_NATURAL, C_CONSTANT, C_SKEWED, C_STRIPES, C_COUNT };
 static const char *const content_names[] = {"random", "natural", "constant", "skewed",

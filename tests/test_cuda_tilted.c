@@ -39,32 +39,6 @@ int main(void)
 
 #include "testutil_cuda.h"
 
-static uint64_t rng_state;
-
-static uint64_t rnd(void)
-{
-    uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
-static void fill(pixsum_type t, void *p, size_t n, int extreme)
-{
-    for (size_t i = 0; i < n; i++) {
-        uint64_t r = rnd();
-        switch (t) {
-        case PIXSUM_U8: ((uint8_t *)p)[i] = extreme ? 255 : (uint8_t)r; break;
-        case PIXSUM_U16: ((uint16_t *)p)[i] = extreme ? 65535 : (uint16_t)r; break;
-        case PIXSUM_I16: ((int16_t *)p)[i] = extreme ? INT16_MIN : (int16_t)r; break;
-        case PIXSUM_I32: ((int32_t *)p)[i] = extreme ? INT32_MIN : (int32_t)r; break;
-        case PIXSUM_F32: ((float *)p)[i] = (float)((double)(r >> 11) / 9007199254740992.0); break;
-        case PIXSUM_F64: ((double *)p)[i] = (double)(r >> 11) / 9007199254740992.0; break;
-        default: break;
-        }
-    }
-}
-
 typedef struct pair {
     pixsum_type in, out;
 } pair;
@@ -85,7 +59,7 @@ static void run_case(pixsum_ctx *gpu, pair pr, size_t w, size_t h, size_t ch, si
     size_t in_bytes = in_row * h, out_bytes = out_row * (h + 1);
     unsigned char *hin = malloc(in_bytes), *want = malloc(out_bytes), *got = malloc(out_bytes);
     assert_true(hin && want && got);
-    fill(pr.in, hin, in_bytes / ie, extreme);
+    fill_random(pr.in, hin, in_bytes / ie, extreme);
     pixsum_view vin = pixsum_view_2d(hin, pr.in, w, h, ch, (ptrdiff_t)in_row);
     pixsum_view vwant = pixsum_view_2d(want, pr.out, w + 1, h + 1, ch, (ptrdiff_t)out_row);
     pixsum_ctx *cpu = pixsum_ctx_new();
