@@ -647,6 +647,11 @@ int pixsum_cuda_integral_tilted(pixsum_ctx *ctx, const pixsum_view *in, const pi
     if ((st = check_table(in, out, in->width + 1, in->height + 1, 1, 0, c->wrap, "output")) !=
         PIXSUM_OK)
         return st;
+    uintptr_t ilo, ihi, olo, ohi;
+    view_extent(in, &ilo, &ihi);
+    view_extent(out, &olo, &ohi);
+    if (ilo < ohi && olo < ihi)
+        return psi_fail(PIXSUM_ERR_ALIASING, "the tilted table overlaps the input");
     psi_cu_plan plan;
     if ((st = make_plan(in, out, 0, 0, &plan)) != PIXSUM_OK)
         return st;
@@ -658,34 +663,43 @@ int pixsum_cuda_integral_tilted(pixsum_ctx *ctx, const pixsum_view *in, const pi
     psi_cuda_state *s = state_of(c);
     if (!s)
         return psi_fail(PIXSUM_ERR_NO_MEMORY, "cannot allocate the CUDA state");
+    const int device = s->device;
     int prev = -1;
     cudaGetDevice(&prev);
-    if (prev != s->device)
-        CU_TRY(cudaSetDevice(s->device), "cudaSetDevice");
+    cudaError_t e = prev != device ? cudaSetDevice(device) : cudaSuccess;
+    const char *what = "cudaSetDevice";
     size_t bytes = psi_cu_tilted_workspace(&plan);
-    if (s->tilted_ws_bytes < bytes) {
+    if (e == cudaSuccess && s->tilted_ws_bytes < bytes) {
         if (s->tilted_ws) {
-            CU_TRY(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+            what = "cudaDeviceSynchronize";
+            e = cudaDeviceSynchronize();
             cudaFree(s->tilted_ws);
             s->tilted_ws = NULL;
             s->tilted_ws_bytes = 0;
         }
-        CU_TRY(cudaMalloc(&s->tilted_ws, bytes), "cudaMalloc (tilted scratch)");
-        s->tilted_ws_bytes = bytes;
+        if (e == cudaSuccess) {
+            what = "cudaMalloc (tilted scratch)";
+            e = cudaMalloc(&s->tilted_ws, bytes);
+            if (e != cudaSuccess)
+                s->tilted_ws = NULL;
+            s->tilted_ws_bytes = e == cudaSuccess ? bytes : 0;
+        }
     }
-    plan.ws = s->tilted_ws;
-    plan.ws_bytes = s->tilted_ws_bytes;
-    plan.stream = (void *)ctx_stream(c, stream);
-    int e = psi_cu_tilted(&plan);
-    if (prev >= 0 && prev != s->device)
-        cudaSetDevice(prev);
-    if (e)
-        return cuda_fail((cudaError_t)e, "tilted integral");
-    if (!ctx) {
+    if (e == cudaSuccess) {
+        plan.ws = s->tilted_ws;
+        plan.ws_bytes = s->tilted_ws_bytes;
+        plan.stream = (void *)ctx_stream(c, stream);
+        what = "tilted integral";
+        e = (cudaError_t)psi_cu_tilted(&plan);
+    }
+    st = e == cudaSuccess ? PIXSUM_OK : cuda_fail(e, what);
+    if (!ctx) { /* no context to keep the scratch in: wait for the work, then free it */
         cudaStreamSynchronize(ctx_stream(c, stream));
-        ctx_release(c);
+        ctx_release(c); /* frees s */
     }
-    return PIXSUM_OK;
+    if (prev >= 0 && prev != device)
+        cudaSetDevice(prev);
+    return st;
 }
 
 int pixsum_cuda_integral_ws(const pixsum_ctx *ctx, const pixsum_view *in, const pixsum_view *out,
