@@ -4,7 +4,8 @@
  * 1xN, Nx1, odd and random sizes, padded row strides, 1-4 channels, wrap mode
  * past 2^32 (wrap is on throughout, so sums of any size are compared),
  * repeated calls on one context (the scratch is reused), and the
- * refusals (3-D input, wrong table shape, host memory). Integer tables must
+ * refusals (3-D input, wrong table shape, host memory, a table overlapping
+ * the input). Integer tables must
  * match bit for bit; float tables (non-negative input) within
  * (W + H + 16) x epsilon x the CPU's value.
  *
@@ -180,6 +181,8 @@ static void test_refusals(void **state)
                          PIXSUM_ERR_INVALID_ARG);
     }
     assert_int_equal(pixsum_cuda_integral_tilted(ctx, NULL, &out, NULL), PIXSUM_ERR_NULL);
+    pixsum_view alias = pixsum_view_2d(d, PIXSUM_U32, 17, 17, 1, 0);
+    assert_int_equal(pixsum_cuda_integral_tilted(ctx, &in, &alias, NULL), PIXSUM_ERR_ALIASING);
     cudaFree(d);
     pixsum_ctx_free(ctx);
 }
