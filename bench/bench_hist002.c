@@ -26,6 +26,7 @@
  */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include "pixsum.h"
+#include "bench_timing.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -115,19 +116,6 @@ static void make_teapot(uint8_t *img, size_t n)
 
 /* ---- timing ------------------------------------------------------------ */
 
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
 typedef struct result {
     int status;        /* PIXSUM_OK, or why it did not run */
     int exact;         /* counts equal hist.scalar's */
@@ -169,10 +157,8 @@ static result run_method(const char *method, const pixsum_view *v, size_t bins,
         if (r.runs >= min_runs && now_ms() - start > max_seconds * 1e3)
             break;
     }
-    qsort(samples, (size_t)r.runs, sizeof *samples, cmp_double);
+    r.median_ms = sort_median(samples, r.runs);
     r.min_ms = samples[0];
-    r.median_ms = r.runs % 2 ? samples[r.runs / 2]
-                             : 0.5 * (samples[r.runs / 2 - 1] + samples[r.runs / 2]);
 out:
     free(counts);
     pixsum_ctx_free(ctx);

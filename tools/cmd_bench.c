@@ -20,6 +20,7 @@
 #include "commands.h"
 #include "pixsum.h"
 #include "../src/cpu/isa.h"
+#include "../bench/bench_timing.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -429,19 +430,6 @@ typedef struct timing {
     int runs, converged;
 } timing;
 
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
 typedef int (*timed_fn)(void *arg);
 
 /* Times fn: warm-up, then up to M runs; stops early once the K fastest agree
@@ -469,12 +457,11 @@ static int measure(const bench_opts *o, timed_fn fn, void *arg, timing *t)
         if (n >= o->runs_min && (converged || now_ms() - start > o->max_seconds * 1e3))
             break;
     }
-    qsort(samples, (size_t)n, sizeof *samples, cmp_double);
+    t->median_ms = sort_median(samples, n);
     t->runs = n;
     t->converged = converged;
     t->min_ms = samples[0];
     t->kbest_ms = samples[0];
-    t->median_ms = n % 2 ? samples[n / 2] : 0.5 * (samples[n / 2 - 1] + samples[n / 2]);
     return 0;
 }
 
