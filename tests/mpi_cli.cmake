@@ -60,15 +60,5 @@ if(CMAKE_SCRIPT_MODE_FILE)
   return()
 endif()
 
-if(PIXSUM_HAVE_MPI AND MPIEXEC_EXECUTABLE AND TARGET pixsum_cli)
-  foreach(np 1 2 3 4)
-    add_test(NAME mpi_cli_np${np}
-             COMMAND ${CMAKE_COMMAND} -DPIXSUM=$<TARGET_FILE:pixsum_cli>
-                     -DMPIEXEC=${MPIEXEC_EXECUTABLE} -DNP=${np}
-                     -DWORK=${CMAKE_CURRENT_BINARY_DIR}/mpi_cli_np${np}
-                     -P ${CMAKE_CURRENT_LIST_FILE})
-    set_tests_properties(mpi_cli_np${np} PROPERTIES
-        ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;ASAN_OPTIONS=detect_leaks=0"
-        LABELS mpi TIMEOUT 300 RESOURCE_LOCK pixsum_mpi PROCESSORS ${np})
-  endforeach()
-endif()
+include(${CMAKE_CURRENT_LIST_DIR}/cli/mpi_script_lib.cmake)
+pixsum_add_mpi_script_tests(mpi_cli ${CMAKE_CURRENT_LIST_FILE})

@@ -1,7 +1,27 @@
-# mpi_script_lib.cmake - the checks the MPI end-to-end test scripts share
-# (tests/mpi_cli.cmake, tests/mpi_hist_cli.cmake, run with -P): commands that
-# must succeed or fail with a given status, and comparisons of outputs (whole
-# files, or the table data of two .npy files whose headers may differ).
+# mpi_script_lib.cmake - what the MPI end-to-end test scripts
+# (tests/mpi_cli.cmake, tests/mpi_hist_cli.cmake) share: at configure time the
+# registration of a script as ctest tests on 1-4 ranks; when the script runs
+# (-P), the checks: commands that must succeed or fail with a given status, and
+# comparisons of outputs (whole files, or the table data of two .npy files
+# whose headers may differ).
+
+# Registers `script` (run with -P) as the tests <name>_np1..4, each on that
+# many ranks, when the build has MPI and the tool.
+function(pixsum_add_mpi_script_tests name script)
+  if(NOT (PIXSUM_HAVE_MPI AND MPIEXEC_EXECUTABLE AND TARGET pixsum_cli))
+    return()
+  endif()
+  foreach(np 1 2 3 4)
+    add_test(NAME ${name}_np${np}
+             COMMAND ${CMAKE_COMMAND} -DPIXSUM=$<TARGET_FILE:pixsum_cli>
+                     -DMPIEXEC=${MPIEXEC_EXECUTABLE} -DNP=${np}
+                     -DWORK=${CMAKE_CURRENT_BINARY_DIR}/${name}_np${np}
+                     -P ${script})
+    set_tests_properties(${name}_np${np} PROPERTIES
+        ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;ASAN_OPTIONS=detect_leaks=0"
+        LABELS mpi TIMEOUT 300 RESOURCE_LOCK pixsum_mpi PROCESSORS ${np})
+  endforeach()
+endfunction()
 function(run_ok)
   execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out
                   ERROR_VARIABLE err)
