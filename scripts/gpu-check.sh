@@ -7,7 +7,8 @@
 # (bench/cuda/torch_peer.py). Logs go to $OUT (default ./gpu-out).
 #
 # usage: scripts/gpu-check.sh [steps]   steps: any of build test sanitize bench gl
-#                                       failtest histtest histbench python torch mpi
+#                                       failtest leakcheck clibench histtest histbench python
+#                                       torch mpi
 #                                       (default: all, in that order)
 # Environment: OUT, JOBS, CUDA_ARCH (default 90), PIXSUM_TEST_NO_LARGE=1.
 # Without cmocka installed, .gpu-deps/*.deb (libcmocka0, libcmocka-dev,
@@ -19,7 +20,7 @@ OUT=${OUT:-$PWD/gpu-out}
 JOBS=${JOBS:-$(nproc)}
 ARCH=${CUDA_ARCH:-90}
 BUILD=build-gpu
-STEPS=${*:-build test failtest sanitize bench histtest histbench gl python torch mpi}
+STEPS=${*:-build test failtest leakcheck sanitize bench clibench histtest histbench gl python torch mpi}
 mkdir -p "$OUT"
 CUDA_HOME=${CUDA_HOME:-$(dirname "$(dirname "$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)")")}
 export PATH="$CUDA_HOME/bin:$PATH"
@@ -41,29 +42,43 @@ if ! pkg-config --exists cmocka 2>/dev/null; then
     fi
 fi
 
+# Compiles CUDA tests straight with gcc against BUILD's libpixsum (when the
+# carried cmocka is used, or for the sanitized build): compile_cuda_tests
+# BUILD EXTRA_FLAGS TEST...
+compile_cuda_tests() {
+    local b=$1 extra=$2 t
+    shift 2
+    local cm_inc="" cm_lib=""
+    if [ -n "$CMOCKA_DIR" ]; then
+        cm_inc="-I$CMOCKA_DIR/include"
+        cm_lib="-L$CMOCKA_DIR/lib/x86_64-linux-gnu -Wl,-rpath,$CMOCKA_DIR/lib/x86_64-linux-gnu"
+    fi
+    mkdir -p "$b/tests"
+    for t in "$@"; do
+        # shellcheck disable=SC2086
+        gcc -O2 -g -std=c11 -D_GNU_SOURCE -DPIXSUM_TEST_HAVE_CUDA=1 $extra -Iinclude -Isrc -Itests \
+            $cm_inc -I"$CUDA_HOME/include" tests/$t.c -o "$b/tests/$t" -L"$b/src" -lpixsum \
+            $cm_lib -lcmocka -L"$CUDA_HOME/lib64" -lcudart -lm \
+            -Wl,-rpath,"$PWD/$b/src:$CUDA_HOME/lib64" >>"$OUT/build.log" 2>&1 || return 1
+    done
+}
+
 if has build; then
     step "build ($BUILD, sm_$ARCH)"
     TESTING=ON
     [ -n "$CMOCKA_DIR" ] && TESTING=OFF
     cmake -S . -B $BUILD -DCMAKE_BUILD_TYPE=Release -DPIXSUM_CUDA=ON \
-        -DCMAKE_CUDA_ARCHITECTURES=$ARCH -DPIXSUM_PYTHON=OFF -DPIXSUM_GL=OFF \
-        -DPIXSUM_BUILD_TOOLS=OFF -DPIXSUM_BUILD_EXAMPLES=OFF -DBUILD_TESTING=$TESTING \
+        -DCMAKE_CUDA_ARCHITECTURES=$ARCH -DPIXSUM_PYTHON=OFF -DPIXSUM_GL=OFF -DPIXSUM_MPI=OFF \
+        -DPIXSUM_BUILD_TOOLS=ON -DPIXSUM_BUILD_EXAMPLES=OFF -DBUILD_TESTING=$TESTING \
         -DPIXSUM_WERROR=OFF >"$OUT/build.log" 2>&1 || { tail -30 "$OUT/build.log"; exit 1; }
-    cmake --build $BUILD -j "$JOBS" --target pixsum pixsum_static >>"$OUT/build.log" 2>&1 ||
+    cmake --build $BUILD -j "$JOBS" --target pixsum pixsum_static pixsum_cli >>"$OUT/build.log" 2>&1 ||
         { tail -40 "$OUT/build.log"; exit 1; }
     if [ "$TESTING" = ON ]; then
         cmake --build $BUILD -j "$JOBS" --target test_cuda test_cuda_hist test_cuda_failure test_cuda_tilted >>"$OUT/build.log" 2>&1 ||
             { tail -40 "$OUT/build.log"; exit 1; }
     else
-        mkdir -p $BUILD/tests
-        for t in test_cuda test_cuda_hist test_cuda_failure test_cuda_tilted; do
-        gcc -O2 -std=c11 -D_GNU_SOURCE -DPIXSUM_TEST_HAVE_CUDA=1 -Iinclude -Isrc -Itests \
-            -I"$CMOCKA_DIR/include" -I"$CUDA_HOME/include" tests/$t.c \
-            -o $BUILD/tests/$t -L$BUILD/src -lpixsum \
-            -L"$CMOCKA_DIR/lib/x86_64-linux-gnu" -lcmocka -L"$CUDA_HOME/lib64" -lcudart -lm \
-            -Wl,-rpath,"$PWD/$BUILD/src:$CMOCKA_DIR/lib/x86_64-linux-gnu:$CUDA_HOME/lib64" \
-            >>"$OUT/build.log" 2>&1 || { tail -40 "$OUT/build.log"; exit 1; }
-        done
+        compile_cuda_tests $BUILD "" test_cuda test_cuda_hist test_cuda_failure test_cuda_tilted ||
+            { tail -40 "$OUT/build.log"; exit 1; }
     fi
     grep -E "warning" "$OUT/build.log" | head -20
     echo "build ok"
@@ -94,6 +109,39 @@ if has failtest; then
     [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 fi
 
+if has leakcheck; then
+    # Host-side leak and memory-error check of the CUDA failure paths (issue 9):
+    # the library and the CUDA tests built with AddressSanitizer + UBSan (C code
+    # only; nvcc objects are not instrumented), LeakSanitizer on at exit.
+    # protect_shadow_gap=0 lets the CUDA driver map memory where ASan would
+    # otherwise reserve it. tests/lsan-cuda.supp names the CUDA driver and
+    # runtime, whose own caches live until exit.
+    step "leakcheck: ASan + UBSan + LSan over test_cuda_failure, test_cuda_tilted, test_cuda_hist, test_cuda"
+    AB=build-gpu-asan
+    if cmake -S . -B $AB -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPIXSUM_SANITIZE=ON -DPIXSUM_CUDA=ON \
+           -DCMAKE_CUDA_ARCHITECTURES=$ARCH -DPIXSUM_PYTHON=OFF -DPIXSUM_GL=OFF -DPIXSUM_MPI=OFF \
+           -DPIXSUM_BUILD_TOOLS=OFF -DPIXSUM_BUILD_EXAMPLES=OFF -DBUILD_TESTING=OFF \
+           -DPIXSUM_WERROR=OFF >"$OUT/leak-build.log" 2>&1 &&
+       cmake --build $AB -j "$JOBS" --target pixsum >>"$OUT/leak-build.log" 2>&1 &&
+       compile_cuda_tests $AB "-fsanitize=address,undefined -fno-omit-frame-pointer" \
+           test_cuda_failure test_cuda_tilted test_cuda_hist test_cuda; then
+        for t in test_cuda_failure test_cuda_tilted test_cuda_hist test_cuda; do
+            PIXSUM_TEST_NO_LARGE=1 PIXSUM_TEST_QUICK=1 \
+            ASAN_OPTIONS=protect_shadow_gap=0:detect_leaks=1:allocator_may_return_null=1 \
+            LSAN_OPTIONS=suppressions=$PWD/tests/lsan-cuda.supp:print_suppressions=1 \
+            UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+                $AB/tests/$t >"$OUT/leak-$t.log" 2>&1
+            rc=$?
+            grep -E "PASSED|FAILED|ERROR: (Leak|Address)|runtime error|SUMMARY" "$OUT/leak-$t.log" | head -8
+            echo "$t under ASan+LSan: exit code $rc"
+            [ $rc -eq 0 ] || status=1
+        done
+    else
+        tail -30 "$OUT/leak-build.log"
+        status=1
+    fi
+fi
+
 if has sanitize; then
     CS=$(command -v compute-sanitizer || echo "$CUDA_HOME/bin/compute-sanitizer")
     for tool in memcheck racecheck synccheck; do
@@ -122,6 +170,16 @@ if has bench; then
         nvcc "${BENCH_COMMON[@]}" >>"$OUT/bench-build.log" 2>&1 || { tail -20 "$OUT/bench-build.log"; exit 1; }
     fi
     $BUILD/gpu_bench ${BENCH_SECTION:-all} ${BENCH_REPS:-15} 2>&1 | tee "$OUT/bench.log"
+fi
+
+if has clibench; then
+    # `pixsum bench` with CUDA methods on host memory: the call's host->device,
+    # kernel and device->host times under each row (issue 5), next to the CPU.
+    step "pixsum bench (CUDA methods on host memory: transfer vs kernel time)"
+    $BUILD/tools/pixsum bench --op integral --pair u8:u32,f32:f64 --size 1024,4096,8192 \
+        --method cuda.lookback,simd.2wh --threads 1 --json "$OUT/clibench.json" 2>&1 |
+        tee "$OUT/clibench.log"
+    [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 fi
 
 if has histtest; then
