@@ -354,6 +354,68 @@ static void section_fast(void)
     }
 }
 
+/* cuda.lookback launch variants side by side with the copy floor, all in this
+ * process: the PIXSUM_CUDA_LB strings of BENCH_LB_VARIANTS (space-separated;
+ * default: both kernels, with and without their look-backs), then the GPU-only
+ * time per call at 1024^2 (graph replay) of each. */
+static void section_variants(void)
+{
+    const char *env = getenv("BENCH_LB_VARIANTS");
+    std::string list = env ? env : "staged=0 staged=1 staged=0,hints=7 staged=1,hints=7";
+    std::vector<std::string> vars;
+    for (size_t a = 0; a < list.size();) {
+        size_t z = list.find(' ', a);
+        if (z == std::string::npos)
+            z = list.size();
+        if (z > a)
+            vars.push_back(list.substr(a, z - a));
+        a = z + 1;
+    }
+    printf("\n== cuda.lookback variants vs same-run copy floor (device data, median of %d) ==\n",
+           g_reps);
+    printf("(hints=7 skips the look-backs: a timing experiment whose table is wrong)\n");
+    printf("%-10s %6s %9s", "pair", "size", "copy_ms");
+    for (auto &v : vars)
+        printf(" %22s", v.c_str());
+    printf("\n");
+    const size_t sizes[] = {1024, 4096, 8192, 16384};
+    for (int pi = 0; pi < 3; pi++) {
+        pixsum_type tin = pi == 0 ? PIXSUM_U8 : PIXSUM_F32;
+        pixsum_type tout = pi == 0 ? PIXSUM_U32 : (pi == 1 ? PIXSUM_F32 : PIXSUM_F64);
+        for (size_t n : sizes) {
+            if (pi == 2 && n > 8192)
+                continue;
+            size_t px = n * n;
+            bufset b = make_bufs(px * pixsum_type_size(tin), px * pixsum_type_size(tout), tin);
+            double cp = pi == 0   ? time_copy<unsigned char, unsigned>(px, b, NULL)
+                        : pi == 1 ? time_copy<float, float>(px, b, NULL)
+                                  : time_copy<float, double>(px, b, NULL);
+            printf("%s->%-4s %6zu %9.4f", pixsum_type_name(tin), pixsum_type_name(tout), n, cp);
+            for (auto &v : vars) {
+                setenv("PIXSUM_CUDA_LB", v.c_str(), 1);
+                double t = time_method("cuda.lookback", tin, tout, n, n, b, NULL);
+                printf("   %9.4f (%5.3f cp)", t, cp / t);
+                fflush(stdout);
+                fprintf(stderr, "csv,variant,%s,%s,%zu,%s,%.5f,%.5f\n", pixsum_type_name(tin),
+                        pixsum_type_name(tout), n, v.c_str(), cp, t);
+            }
+            unsetenv("PIXSUM_CUDA_LB");
+            printf("\n");
+            free_bufs(b);
+        }
+    }
+    size_t n = 1024, px = n * n;
+    bufset b = make_bufs(px, px * 4, PIXSUM_U8);
+    for (auto &v : vars) {
+        setenv("PIXSUM_CUDA_LB", v.c_str(), 1);
+        double host_us = 0, g = graph_ms(PIXSUM_U8, PIXSUM_U32, n, n, b, &host_us);
+        printf("u8->u32 1024^2 %-22s graph replay %.2f us per call (GPU only); host enqueue "
+               "%.2f us per call\n", v.c_str(), g * 1e3, host_us);
+    }
+    unsetenv("PIXSUM_CUDA_LB");
+    free_bufs(b);
+}
+
 /* Lookback launch variants (rows per warp, cache hints) and the GPU-only
  * per-call time at 1024^2 through graph replay. */
 static void section_tune(void)
@@ -519,6 +581,8 @@ int main(int argc, char **argv)
         section_tune();
     if (what == "fast" || what == "all")
         section_fast();
+    if (what == "variants" || what == "all")
+        section_variants();
     if (what == "p004" || what == "all")
         section_p004();
     if (what == "p003" || what == "all")

@@ -27,39 +27,30 @@
  * the CPU in any association order); float tables round differently from the
  * CPU's order (bound in docs/benchmarks.md).
  */
-#include "sat_common.cuh"
+#include "sat_lookback.cuh"
 
 #include <stdlib.h>
 #include <string.h>
 
 namespace psi_cu {
 
-struct lb_geom {
-    u64 tiles_x, tiles_y, total;
-    u64 *vflags, *hflags;
-    void *vagg, *vinc, *hagg, *hinc;
-    int vec_in, vec_out;
-    int hints; /* bit 0: evict-first (streaming) loads, bit 1: streaming stores */
-};
-
-constexpr int LB_TW = 256;
-
-/* Launch choices: rows per warp R (tile height 8R) and cache hints. Defaults
- * below; PIXSUM_CUDA_LB="rows=4,hints=0" overrides them (for tuning runs). */
-struct lb_choice {
-    int rows, warps, hints; /* tile height = rows x warps */
-};
-
-static lb_choice lb_choose(const psi_cu_plan *p)
+/* Launch choices: the staged kernel (default for every type pair, see
+ * sat_lookback_staged.cu) or this register kernel with R rows per warp (tile
+ * height NW x R) and cache hints. PIXSUM_CUDA_LB="staged=0,rows=4,hints=0"
+ * overrides them (tuning runs and tests of every variant). */
+lb_choice lb_choose(const psi_cu_plan *p)
 {
     size_t acc_size = psi_cu_acc_size(p->acc);
     /* Measured on an H100 (docs/benchmarks.md): streaming hints on; for
      * 4-byte tables 16 warps of 4 rows (64-row tiles, 64 registers) beat 8
      * warps of 8 rows and 8 warps of 4 rows at 1024^2 and 8192^2. */
-    lb_choice c = {4, acc_size == 4 ? 16 : 8, 3};
+    lb_choice c = {PSI_CU_LB_STAGED_DEFAULT, 4, acc_size == 4 ? 16 : 8, 3};
     const char *e = getenv("PIXSUM_CUDA_LB");
     if (e) {
         const char *r = strstr(e, "rows="), *h = strstr(e, "hints="), *wp = strstr(e, "warps=");
+        const char *sg = strstr(e, "staged=");
+        if (sg)
+            c.staged = atoi(sg + 7) != 0;
         if (r && acc_size == 4 && (atoi(r + 5) == 4 || atoi(r + 5) == 8)) {
             c.rows = atoi(r + 5);
             c.warps = 8;
@@ -68,6 +59,13 @@ static lb_choice lb_choose(const psi_cu_plan *p)
             c.warps = 16;
         if (h)
             c.hints = atoi(h + 6) & 7;
+    }
+    if (c.staged) { /* 8 warps; rows from the input width unless forced (8-bit: 4 or 8) */
+        const char *r = e ? strstr(e, "rows=") : NULL;
+        c.warps = 8;
+        c.rows = lb_staged_rows(p);
+        if (r && psi_cu_in_size(p->tin) == 1 && (atoi(r + 5) == 4 || atoi(r + 5) == 8))
+            c.rows = atoi(r + 5);
     }
     return c;
 }
@@ -132,38 +130,10 @@ __device__ __forceinline__ void store8(char *row, i64 x, i64 w, i64 ch, bool vec
     }
 }
 
-/* Writes a lane's values, then the flag: __syncwarp orders every lane's
- * stores before lane 0's release store (release is cumulative), and readers
- * acquire the flag before reading the values. */
-template <typename TAcc, int N>
-__device__ __forceinline__ void publish(TAcc *dst, const TAcc *vals, u64 *flag, u64 fv,
-                                        unsigned lane, int stride)
-{
-#pragma unroll
-    for (int k = 0; k < N; k++)
-        st_cg(dst + k * stride, vals[k]);
-    __syncwarp();
-    if (lane == 0)
-        store_release(flag, fv);
-}
-
-/* The status of a flag as the whole warp sees it: lane 0's reading, and every
- * lane re-reads until it has itself acquired at least that status (statuses
- * only grow within a launch), so each lane's value loads are ordered after an
- * acquire of the status it acts on. wait: spin until some status is set. */
-__device__ __forceinline__ int warp_flag(const u64 *f, u64 epoch, bool wait)
-{
-    int mine = wait ? wait_flag(f, epoch) : peek_flag(f, epoch);
-    int st = __shfl_sync(0xffffffffu, mine, 0);
-    while (mine < st)
-        mine = peek_flag(f, epoch);
-    return st;
-}
-
 template <typename TIn, typename TAcc, int R, int NW, int MINB>
 __global__ void __launch_bounds__(32 * NW, MINB) lookback_kernel(psi_cu_plan p, lb_geom g)
 {
-    constexpr int TW = LB_TW, TH = NW * R, HR = TH / 32;
+    constexpr int TW = LB_TW, TH = NW * R;
     __shared__ __align__(16) TAcc s_col[NW][TW];
     __shared__ __align__(16) TAcc s_top[TW];
     __shared__ __align__(16) TAcc s_bottom[TW];
@@ -255,98 +225,12 @@ __global__ void __launch_bounds__(32 * NW, MINB) lookback_kernel(psi_cu_plan p, 
     /* 3-4: the two look-backs, by warp 0 (bit 2 of hints skips them: a
      * timing experiment only, the table is then wrong). */
     if (warp == 0 && !(g.hints & 4)) {
-        TAcc *vagg = (TAcc *)g.vagg, *vinc = (TAcc *)g.vinc;
-        TAcc *hagg = (TAcc *)g.hagg, *hinc = (TAcc *)g.hinc;
-        TAcc P[8], top[8];
-#pragma unroll
-        for (int k = 0; k < 8; k++) {
-            P[k] = s_bottom[lane * 8 + k];
-            top[k] = (TAcc)0;
-        }
-        if (ty == 0) {
-            if (p.y0 > 0) {
-                /* Carried table row y0 - 1: Top(x) = C(x) - C(x0 - 1). */
-                const TAcc *crow = (const TAcc *)(b.out + (p.y0 - 1) * p.out_row);
-                TAcc base = x0 > 0 ? crow[(x0 - 1) * ch] : (TAcc)0;
-#pragma unroll
-                for (int k = 0; k < 8; k++)
-                    top[k] = xs + k < w ? (TAcc)(crow[(xs + k) * ch] - base) : (TAcc)0;
-            }
-        } else {
-            u64 j = t - g.tiles_x;
-            bool published = false;
-            for (;;) {
-                /* Publish the aggregate only when the look-back cannot end at
-                 * once (saves its bytes and a fence in the common case). */
-                int st = warp_flag(&g.vflags[j], epoch, false);
-                if (st != FLAG_INCLUSIVE && !published) {
-                    publish<TAcc, 8>(vagg + t * TW + lane * 8, P, &g.vflags[t],
-                                     flag_value(epoch, FLAG_AGGREGATE), lane, 1);
-                    published = true;
-                }
-                if (st == 0)
-                    st = warp_flag(&g.vflags[j], epoch, true);
-                const TAcc *src = (st == FLAG_INCLUSIVE ? vinc : vagg) + j * TW + lane * 8;
-#pragma unroll
-                for (int k = 0; k < 8; k++)
-                    top[k] += ld_cg(src + k);
-                if (st == FLAG_INCLUSIVE)
-                    break;
-                j -= g.tiles_x;
-            }
-        }
-        if (ty + 1 < g.tiles_y) {
-            TAcc inc[8];
-#pragma unroll
-            for (int k = 0; k < 8; k++)
-                inc[k] = top[k] + P[k];
-            publish<TAcc, 8>(vinc + t * TW + lane * 8, inc, &g.vflags[t],
-                             flag_value(epoch, FLAG_INCLUSIVE), lane, 1);
-        }
+        TAcc P[8];
 #pragma unroll
         for (int k = 0; k < 8; k++)
-            s_top[lane * 8 + k] = top[k];
-        __syncwarp();
-
-        const TAcc top_last = s_top[TW - 1];
-        TAcc a[HR], e[HR];
-#pragma unroll
-        for (int m = 0; m < HR; m++) {
-            a[m] = top_last + s_rowcum[lane + 32 * m];
-            e[m] = (TAcc)0;
-        }
-        if (tx > 0) {
-            u64 j = t - 1;
-            bool published = false;
-            for (;;) {
-                int st = warp_flag(&g.hflags[j], epoch, false);
-                if (st != FLAG_INCLUSIVE && !published) {
-                    publish<TAcc, HR>(hagg + t * TH + lane, a, &g.hflags[t],
-                                      flag_value(epoch, FLAG_AGGREGATE), lane, 32);
-                    published = true;
-                }
-                if (st == 0)
-                    st = warp_flag(&g.hflags[j], epoch, true);
-                const TAcc *src = (st == FLAG_INCLUSIVE ? hinc : hagg) + j * TH + lane;
-#pragma unroll
-                for (int m = 0; m < HR; m++)
-                    e[m] += ld_cg(src + 32 * m);
-                if (st == FLAG_INCLUSIVE)
-                    break;
-                j -= 1;
-            }
-        }
-        if (tx + 1 < g.tiles_x) {
-            TAcc inc[HR];
-#pragma unroll
-            for (int m = 0; m < HR; m++)
-                inc[m] = e[m] + a[m];
-            publish<TAcc, HR>(hinc + t * TH + lane, inc, &g.hflags[t],
-                              flag_value(epoch, FLAG_INCLUSIVE), lane, 32);
-        }
-#pragma unroll
-        for (int m = 0; m < HR; m++)
-            s_edge[lane + 32 * m] = e[m];
+            P[k] = s_bottom[lane * 8 + k];
+        tile_lookbacks<TAcc, TH>(p, g, b.out, t, tx, ty, epoch, lane, P, s_rowcum, s_top,
+                                 s_edge);
     }
     __syncthreads();
 
@@ -399,10 +283,8 @@ __global__ void __launch_bounds__(32 * NW, MINB) lookback_kernel(psi_cu_plan p, 
         finish_block(hdr, g.total);
 }
 
-/* Workspace layout after the header: vflags[T], hflags[T] (u64), then
- * vagg[T][TW], vinc[T][TW], hagg[T][TH], hinc[T][TH] of the accumulator. */
-static void lb_layout(const psi_cu_plan *p, size_t acc_size, int tile_height,
-                      u64 *tiles_x, u64 *tiles_y, u64 *total, size_t *bytes)
+void lb_layout(const psi_cu_plan *p, size_t acc_size, int tile_height, u64 *tiles_x,
+               u64 *tiles_y, u64 *total, size_t *bytes)
 {
     const u64 th = (u64)tile_height;
     const u64 rows = (u64)(p->y1 - p->y0);
@@ -411,6 +293,29 @@ static void lb_layout(const psi_cu_plan *p, size_t acc_size, int tile_height,
     *total = *tiles_x * *tiles_y * (u64)(p->depth * p->channels);
     *bytes = sizeof(psi_cu_header) + 2 * *total * sizeof(u64) +
              *total * (2 * LB_TW + 2 * th) * acc_size;
+}
+
+int lb_geometry(const psi_cu_plan *p, size_t in_size, size_t acc_size, int tile_height,
+                int hints, lb_geom *g)
+{
+    size_t bytes;
+    g->hints = hints;
+    lb_layout(p, acc_size, tile_height, &g->tiles_x, &g->tiles_y, &g->total, &bytes);
+    char *base = (char *)p->ws + sizeof(psi_cu_header);
+    g->vflags = (u64 *)base;
+    g->hflags = g->vflags + g->total;
+    char *vals = (char *)(g->hflags + g->total);
+    g->vagg = vals;
+    g->vinc = vals + g->total * LB_TW * acc_size;
+    g->hagg = vals + 2 * g->total * LB_TW * acc_size;
+    g->hinc = vals + (2 * g->total * LB_TW + g->total * (u64)tile_height) * acc_size;
+    /* Vector accesses need channel step 1 and aligned rows and planes. */
+    const size_t ain = 8 * in_size >= 16 ? 16 : 8 * in_size;
+    g->vec_in = p->channels == 1 && (uintptr_t)p->in % ain == 0 && p->in_row % (i64)ain == 0 &&
+                (p->depth == 1 || p->in_slice % (i64)ain == 0);
+    g->vec_out = p->channels == 1 && (uintptr_t)p->out % 16 == 0 && p->out_row % 16 == 0 &&
+                 (p->depth == 1 || p->out_slice % 16 == 0);
+    return g->total > 0x7fffffffull ? (int)cudaErrorInvalidConfiguration : 0;
 }
 
 size_t lookback_workspace(const psi_cu_plan *p)
@@ -427,27 +332,9 @@ template <typename TIn, typename TAcc, int R, int NW, int MINB>
 static int lookback_launch(const psi_cu_plan *p, int hints)
 {
     lb_geom g;
-    g.hints = hints;
-    size_t bytes;
-    lb_layout(p, sizeof(TAcc), R * NW, &g.tiles_x, &g.tiles_y, &g.total, &bytes);
-    if (g.total == 0)
-        return 0;
-    char *base = (char *)p->ws + sizeof(psi_cu_header);
-    g.vflags = (u64 *)base;
-    g.hflags = g.vflags + g.total;
-    TAcc *vals = (TAcc *)(g.hflags + g.total);
-    g.vagg = vals;
-    g.vinc = vals + g.total * LB_TW;
-    g.hagg = vals + 2 * g.total * LB_TW;
-    g.hinc = vals + 2 * g.total * LB_TW + g.total * NW * R;
-    /* Vector accesses need channel step 1 and aligned rows and planes. */
-    const size_t ain = 8 * sizeof(TIn) >= 16 ? 16 : 8 * sizeof(TIn);
-    g.vec_in = p->channels == 1 && (uintptr_t)p->in % ain == 0 && p->in_row % (i64)ain == 0 &&
-               (p->depth == 1 || p->in_slice % (i64)ain == 0);
-    g.vec_out = p->channels == 1 && (uintptr_t)p->out % 16 == 0 && p->out_row % 16 == 0 &&
-                (p->depth == 1 || p->out_slice % 16 == 0);
-    if (g.total > 0x7fffffffull)
-        return (int)cudaErrorInvalidConfiguration;
+    int err = lb_geometry(p, sizeof(TIn), sizeof(TAcc), R * NW, hints, &g);
+    if (err || g.total == 0)
+        return err;
     lookback_kernel<TIn, TAcc, R, NW, MINB>
         <<<(unsigned)g.total, 32 * NW, 0, (cudaStream_t)p->stream>>>(*p, g);
     return (int)cudaGetLastError();
@@ -457,6 +344,8 @@ template <typename TIn, typename TAcc>
 static int lookback_pick(const psi_cu_plan *p)
 {
     lb_choice c = lb_choose(p);
+    if (c.staged)
+        return lookback_staged_dispatch(p, c);
     if constexpr (sizeof(TAcc) == 4) {
         if (c.rows == 8)
             return lookback_launch<TIn, TAcc, 8, 8, 2>(p, c.hints);

@@ -1,0 +1,215 @@
+/*
+ * sat_lookback.cuh - what the two cuda.lookback kernels share: the tile
+ * geometry and workspace layout, the launch choice (PIXSUM_CUDA_LB), the
+ * flag publish/read helpers, and the two look-backs of a tile (vertical, then
+ * horizontal) run by one warp.
+ *
+ * Both kernels cut a plane into tiles of LB_TW = 256 columns x TH rows and
+ * need, for each tile, from its own local table L (the inclusive 2-D prefix of
+ * the tile's pixels alone):
+ *   P(x) = L(x, TH - 1), the tile's bottom row, and
+ *   rowcum(r) = L(TW - 1, r), its right column;
+ * tile_lookbacks() turns them into
+ *   Top(x) = sum of the pixels above the tile in columns x0..x, and
+ *   E(r) = I(x0 - 1, y0 + r), the table column just left of the tile,
+ * so that the table is I(x, y) = L(x, y) + Top(x) + E(y).
+ * Flags are 64-bit words (epoch << 2 | status) written with st.release.gpu
+ * after the values and read with ld.acquire.gpu before them; the epoch is
+ * advanced by the last block of every launch, so stale flags never match.
+ */
+#ifndef PIXSUM_SAT_LOOKBACK_CUH
+#define PIXSUM_SAT_LOOKBACK_CUH
+
+#include "sat_common.cuh"
+
+namespace psi_cu {
+
+struct lb_geom {
+    u64 tiles_x, tiles_y, total;
+    u64 *vflags, *hflags;
+    void *vagg, *vinc, *hagg, *hinc;
+    int vec_in, vec_out;
+    int hints; /* bit 0: evict-first (streaming) loads, bit 1: streaming stores */
+};
+
+constexpr int LB_TW = 256;
+
+/* Launch choice of cuda.lookback: the register kernel (sat_lookback.cu, rows
+ * per warp R, NW warps) or the staged kernel (sat_lookback_staged.cu: the
+ * tile kept in shared memory, many small blocks per SM); tile height and
+ * cache hints. Resolved by lb_choose() in sat_lookback.cu. */
+struct lb_choice {
+    int staged;
+    int rows, warps, hints; /* tile height = rows x warps */
+};
+
+lb_choice lb_choose(const psi_cu_plan *p);
+
+/* Whether cuda.lookback runs the staged kernel unless PIXSUM_CUDA_LB says
+ * otherwise (chosen from the same-run measurements in docs/benchmarks.md). */
+#ifndef PSI_CU_LB_STAGED_DEFAULT
+#define PSI_CU_LB_STAGED_DEFAULT 0
+#endif
+
+/* Rows per warp of the staged kernel for plan p (its tiles are 8 warps high). */
+int lb_staged_rows(const psi_cu_plan *p);
+
+/* Workspace layout after the header: vflags[T], hflags[T] (u64), then
+ * vagg[T][TW], vinc[T][TW], hagg[T][TH], hinc[T][TH] of the accumulator. */
+void lb_layout(const psi_cu_plan *p, size_t acc_size, int tile_height, u64 *tiles_x,
+               u64 *tiles_y, u64 *total, size_t *bytes);
+
+/* Fills g's tile counts, workspace pointers and vector-access flags for a
+ * launch with tiles of tile_height rows; returns 0, or a cudaError_t when the
+ * tile count exceeds the grid limit. */
+int lb_geometry(const psi_cu_plan *p, size_t in_size, size_t acc_size, int tile_height,
+                int hints, lb_geom *g);
+
+/* Entry of the staged kernel (sat_lookback_staged.cu). */
+int lookback_staged_dispatch(const psi_cu_plan *p, const lb_choice &c);
+
+/* Writes a lane's values, then the flag: __syncwarp orders every lane's
+ * stores before lane 0's release store (release is cumulative), and readers
+ * acquire the flag before reading the values. */
+template <typename TAcc, int N>
+__device__ __forceinline__ void publish(TAcc *dst, const TAcc *vals, u64 *flag, u64 fv,
+                                        unsigned lane, int stride)
+{
+#pragma unroll
+    for (int k = 0; k < N; k++)
+        st_cg(dst + k * stride, vals[k]);
+    __syncwarp();
+    if (lane == 0)
+        store_release(flag, fv);
+}
+
+/* The status of a flag as the whole warp sees it: lane 0's reading, and every
+ * lane re-reads until it has itself acquired at least that status (statuses
+ * only grow within a launch), so each lane's value loads are ordered after an
+ * acquire of the status it acts on. wait: spin until some status is set. */
+__device__ __forceinline__ int warp_flag(const u64 *f, u64 epoch, bool wait)
+{
+    int mine = wait ? wait_flag(f, epoch) : peek_flag(f, epoch);
+    int st = __shfl_sync(0xffffffffu, mine, 0);
+    while (mine < st)
+        mine = peek_flag(f, epoch);
+    return st;
+}
+
+/* The two look-backs of tile t (column tx, row ty of its plane), run by one
+ * whole warp. P holds the tile's bottom row L(x, TH - 1) for the lane's
+ * columns x0 + 8 lane .. + 7; s_rowcum (shared) its right column L(TW - 1, r).
+ * Writes Top(x) to s_top[TW] and E(r) to s_edge[TH] (shared), and publishes
+ * the tile's aggregates / inclusive values for the tiles below and right.
+ *   vertical: publishes P as an aggregate unless the tile above already holds
+ *     its inclusive value, adds the published rows of the tiles above until
+ *     one is inclusive, publishes Top + P as inclusive;
+ *   horizontal: A(r) = Top(x0 + TW - 1) + rowcum(r) is the tile's share of
+ *     the table column at its right edge; published likewise, the shares of
+ *     the tiles to the left are added until an inclusive one: E(r).
+ * With p.y0 > 0 the first tile row takes Top from the carried table row
+ * y0 - 1 instead: Top(x) = C(x) - C(x0 - 1). */
+template <typename TAcc, int TH>
+__device__ __forceinline__ void tile_lookbacks(const psi_cu_plan &p, const lb_geom &g,
+                                               const char *out_plane, u64 t, u64 tx, u64 ty,
+                                               u64 epoch, unsigned lane, const TAcc P[8],
+                                               const TAcc *s_rowcum, TAcc *s_top, TAcc *s_edge)
+{
+    constexpr int TW = LB_TW, HR = TH / 32;
+    static_assert(TH % 32 == 0, "tile height must be a multiple of 32");
+    const i64 w = p.width, ch = p.channels;
+    const i64 x0 = (i64)tx * TW, xs = x0 + (i64)lane * 8;
+    TAcc *vagg = (TAcc *)g.vagg, *vinc = (TAcc *)g.vinc;
+    TAcc *hagg = (TAcc *)g.hagg, *hinc = (TAcc *)g.hinc;
+    TAcc top[8];
+#pragma unroll
+    for (int k = 0; k < 8; k++)
+        top[k] = (TAcc)0;
+    if (ty == 0) {
+        if (p.y0 > 0) {
+            const TAcc *crow = (const TAcc *)(out_plane + (p.y0 - 1) * p.out_row);
+            TAcc base = x0 > 0 ? crow[(x0 - 1) * ch] : (TAcc)0;
+#pragma unroll
+            for (int k = 0; k < 8; k++)
+                top[k] = xs + k < w ? (TAcc)(crow[(xs + k) * ch] - base) : (TAcc)0;
+        }
+    } else {
+        u64 j = t - g.tiles_x;
+        bool published = false;
+        for (;;) {
+            /* Publish the aggregate only when the look-back cannot end at
+             * once (saves its bytes and a fence in the common case). */
+            int st = warp_flag(&g.vflags[j], epoch, false);
+            if (st != FLAG_INCLUSIVE && !published) {
+                publish<TAcc, 8>(vagg + t * TW + lane * 8, P, &g.vflags[t],
+                                 flag_value(epoch, FLAG_AGGREGATE), lane, 1);
+                published = true;
+            }
+            if (st == 0)
+                st = warp_flag(&g.vflags[j], epoch, true);
+            const TAcc *src = (st == FLAG_INCLUSIVE ? vinc : vagg) + j * TW + lane * 8;
+#pragma unroll
+            for (int k = 0; k < 8; k++)
+                top[k] += ld_cg(src + k);
+            if (st == FLAG_INCLUSIVE)
+                break;
+            j -= g.tiles_x;
+        }
+    }
+    if (ty + 1 < g.tiles_y) {
+        TAcc inc[8];
+#pragma unroll
+        for (int k = 0; k < 8; k++)
+            inc[k] = top[k] + P[k];
+        publish<TAcc, 8>(vinc + t * TW + lane * 8, inc, &g.vflags[t],
+                         flag_value(epoch, FLAG_INCLUSIVE), lane, 1);
+    }
+#pragma unroll
+    for (int k = 0; k < 8; k++)
+        s_top[lane * 8 + k] = top[k];
+    __syncwarp();
+
+    const TAcc top_last = s_top[TW - 1];
+    TAcc a[HR], e[HR];
+#pragma unroll
+    for (int m = 0; m < HR; m++) {
+        a[m] = top_last + s_rowcum[lane + 32 * m];
+        e[m] = (TAcc)0;
+    }
+    if (tx > 0) {
+        u64 j = t - 1;
+        bool published = false;
+        for (;;) {
+            int st = warp_flag(&g.hflags[j], epoch, false);
+            if (st != FLAG_INCLUSIVE && !published) {
+                publish<TAcc, HR>(hagg + t * TH + lane, a, &g.hflags[t],
+                                  flag_value(epoch, FLAG_AGGREGATE), lane, 32);
+                published = true;
+            }
+            if (st == 0)
+                st = warp_flag(&g.hflags[j], epoch, true);
+            const TAcc *src = (st == FLAG_INCLUSIVE ? hinc : hagg) + j * TH + lane;
+#pragma unroll
+            for (int m = 0; m < HR; m++)
+                e[m] += ld_cg(src + 32 * m);
+            if (st == FLAG_INCLUSIVE)
+                break;
+            j -= 1;
+        }
+    }
+    if (tx + 1 < g.tiles_x) {
+        TAcc inc[HR];
+#pragma unroll
+        for (int m = 0; m < HR; m++)
+            inc[m] = e[m] + a[m];
+        publish<TAcc, HR>(hinc + t * TH + lane, inc, &g.hflags[t],
+                          flag_value(epoch, FLAG_INCLUSIVE), lane, 32);
+    }
+#pragma unroll
+    for (int m = 0; m < HR; m++)
+        s_edge[lane + 32 * m] = e[m];
+}
+
+} // namespace psi_cu
+
+#endif /* PIXSUM_SAT_LOOKBACK_CUH */

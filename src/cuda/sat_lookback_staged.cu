@@ -1,0 +1,381 @@
+/*
+ * sat_lookback_staged.cu - the staged kernel of cuda.lookback: the same
+ * single pass as sat_lookback.cu (every input element read once, every table
+ * element written once, decoupled look-back on both axes), but a block keeps
+ * its tile in shared memory as raw input instead of holding the local table in
+ * registers, so each block needs few registers and several blocks share an
+ * SM. While one block waits on its look-backs, the others' loads and stores
+ * keep the memory system busy (the register kernel fits 2 blocks per SM, whose
+ * 16 warps all idle during the wait).
+ *
+ * A block of 8 warps takes a tile of TW = 256 columns x TH = 8 R rows:
+ *   1. takes its tile number from the workspace ticket;
+ *   2. copies the tile's input into shared memory (16-byte loads for aligned,
+ *      single-channel full-width tiles; element loads otherwise, zero past
+ *      the image);
+ *   3. sums each warp's R rows per column and each row across the tile;
+ *   4. warp 0 turns these into the bottom row P(x) = L(x, TH - 1) and the
+ *      right column L(TW - 1, r) and runs tile_lookbacks() (Top and E);
+ *   5. each warp re-reads its rows from shared memory, scans them along x,
+ *      accumulates down its rows from the offset of the rows above it, and
+ *      writes I(x, y) = L(x, y) + Top(x) + E(y) with 16-byte stores that
+ *      cover 512 contiguous bytes per warp instruction.
+ * Lane l holds, per row, G groups of V = 16 / sizeof(accumulator) adjacent
+ * columns: columns 32 V g + V l .. + V - 1 of group g.
+ * Integer tables are modular (bit-exact in any order); float tables round in
+ * a different order from the CPU's (bound in docs/benchmarks.md).
+ */
+#include "sat_lookback.cuh"
+
+#include <atomic>
+
+namespace psi_cu {
+
+constexpr int ST_WARPS = 8, ST_THREADS = 32 * ST_WARPS;
+static_assert(ST_THREADS == LB_TW, "one thread per tile column in step 3");
+
+int lb_staged_rows(const psi_cu_plan *p)
+{
+    /* 8-bit input: 64-row tiles (16 KB of input), unless that gives fewer
+     * than two tiles per SM of a 132-SM GPU; wider input: 32-row tiles. */
+    if (psi_cu_in_size(p->tin) != 1)
+        return 4;
+    u64 tiles = ((u64)p->width + LB_TW - 1) / LB_TW * (((u64)(p->y1 - p->y0) + 63) / 64) *
+                (u64)(p->depth * p->channels);
+    return tiles < 264 ? 4 : 8;
+}
+
+/* An unsigned type of N bytes, for vector shared-memory accesses. */
+template <int N> struct uint_of;
+template <> struct uint_of<2> { typedef unsigned short T; };
+template <> struct uint_of<4> { typedef unsigned T; };
+template <> struct uint_of<8> { typedef uint2 T; };
+template <> struct uint_of<16> { typedef uint4 T; };
+
+/* Reads V adjacent input elements from shared memory and converts them. */
+template <typename TIn, typename TAcc, int V>
+__device__ __forceinline__ void read_group(const TIn *src, int squared, TAcc v[V])
+{
+    typedef typename uint_of<V * (int)sizeof(TIn)>::T vec;
+    union {
+        vec q;
+        TIn e[V];
+    } u;
+    u.q = *(const vec *)src;
+#pragma unroll
+    for (int j = 0; j < V; j++)
+        v[j] = sample<TAcc, TIn>(u.e[j], squared);
+}
+
+/* Inclusive scan along x of one row held as G groups of V values per lane
+ * (group g covers 32 V columns): in-lane prefix, warp scan of the lane totals,
+ * then each group's carry from the groups before it. */
+template <typename TAcc, int G, int V>
+__device__ __forceinline__ void scan_row(TAcc v[G][V], unsigned lane)
+{
+    TAcc carry = (TAcc)0;
+#pragma unroll
+    for (int g = 0; g < G; g++) {
+#pragma unroll
+        for (int j = 1; j < V; j++)
+            v[g][j] += v[g][j - 1];
+        TAcc incl = warp_inclusive(v[g][V - 1], lane);
+        TAcc ex = warp_exclusive_from_inclusive(incl, lane);
+        if (g > 0)
+            ex += carry;
+#pragma unroll
+        for (int j = 0; j < V; j++)
+            v[g][j] += ex;
+        if (g + 1 < G)
+            carry += __shfl_sync(0xffffffffu, incl, 31);
+    }
+}
+
+template <typename T>
+__device__ __forceinline__ T warp_sum(T v)
+{
+#pragma unroll
+    for (int d = 16; d > 0; d >>= 1)
+        v += __shfl_xor_sync(0xffffffffu, v, d);
+    return v;
+}
+
+template <typename TIn, typename TAcc, int R>
+struct staged_layout {
+    static constexpr int TW = LB_TW, TH = ST_WARPS * R;
+    static constexpr size_t tile = (size_t)TH * TW * sizeof(TIn);
+    static constexpr size_t colw = tile;                                 /* TAcc [8][TW] */
+    static constexpr size_t top = colw + (size_t)ST_WARPS * TW * sizeof(TAcc);
+    static constexpr size_t bottom = top + TW * sizeof(TAcc);
+    static constexpr size_t rowsum = bottom + TW * sizeof(TAcc);         /* TAcc [TH] */
+    static constexpr size_t rowcum = rowsum + TH * sizeof(TAcc);
+    static constexpr size_t edge = rowcum + TH * sizeof(TAcc);
+    static constexpr size_t bytes = edge + TH * sizeof(TAcc);
+};
+
+/* Turing (sm_75) runs at most 1024 threads per SM: 4 blocks of 256. */
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+#define PSI_ST_MINB(b) ((b) > 4 ? 4 : (b))
+#else
+#define PSI_ST_MINB(b) (b)
+#endif
+
+template <typename TIn, typename TAcc, int R, int MINB>
+__global__ void __launch_bounds__(ST_THREADS, PSI_ST_MINB(MINB))
+    staged_kernel(psi_cu_plan p, lb_geom g)
+{
+    typedef staged_layout<TIn, TAcc, R> L;
+    constexpr int TW = L::TW, TH = L::TH;
+    constexpr int V = 16 / (int)sizeof(TAcc), G = TW / (32 * V);
+    extern __shared__ __align__(16) unsigned char smem[];
+    TIn *s_tile = (TIn *)smem;
+    TAcc *s_colw = (TAcc *)(smem + L::colw);
+    TAcc *s_top = (TAcc *)(smem + L::top);
+    TAcc *s_bottom = (TAcc *)(smem + L::bottom);
+    TAcc *s_rowsum = (TAcc *)(smem + L::rowsum);
+    TAcc *s_rowcum = (TAcc *)(smem + L::rowcum);
+    TAcc *s_edge = (TAcc *)(smem + L::edge);
+    __shared__ u64 s_ticket, s_epoch;
+
+    psi_cu_header *hdr = (psi_cu_header *)p.ws;
+    const unsigned tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
+    if (tid == 0) {
+        u64 e;
+        s_ticket = take_ticket(hdr, &e);
+        s_epoch = e;
+    }
+    __syncthreads();
+    const u64 t = s_ticket, epoch = s_epoch;
+    const u64 per_plane = g.tiles_x * g.tiles_y;
+    const i64 plane = (i64)(t / per_plane);
+    const u64 rem = t % per_plane;
+    const u64 ty = rem / g.tiles_x, tx = rem % g.tiles_x;
+    const plane_ptrs b = plane_base(p, plane, sizeof(TIn), sizeof(TAcc));
+    const i64 w = p.width, ch = p.channels, rows = p.y1 - p.y0;
+    const i64 x0 = (i64)tx * TW, ytile = (i64)ty * TH;
+    const bool full = x0 + TW <= w;
+
+    /* 2: the tile's input into shared memory. */
+    if (g.vec_in && full) {
+        constexpr int CPR = TW * (int)sizeof(TIn) / 16; /* 16-byte chunks per row */
+        constexpr int PER = TH * CPR / ST_THREADS, BATCH = PER < 8 ? PER : 8;
+        static_assert(PER % BATCH == 0, "chunk batches");
+#pragma unroll
+        for (int k0 = 0; k0 < PER; k0 += BATCH) {
+            uint4 q[BATCH];
+#pragma unroll
+            for (int k = 0; k < BATCH; k++) {
+                const int c = (k0 + k) * ST_THREADS + (int)tid, r = c / CPR, o = c % CPR;
+                const i64 yl = ytile + r;
+                if (yl < rows) {
+                    const uint4 *src = (const uint4 *)(b.in + (p.y0 + yl) * p.in_row +
+                                                       x0 * (i64)sizeof(TIn)) + o;
+                    q[k] = (g.hints & 1) ? __ldcs(src) : *src;
+                } else {
+                    q[k] = make_uint4(0, 0, 0, 0);
+                }
+            }
+#pragma unroll
+            for (int k = 0; k < BATCH; k++)
+                ((uint4 *)s_tile)[(k0 + k) * ST_THREADS + (int)tid] = q[k];
+        }
+    } else {
+        for (int c = (int)tid; c < TH * TW; c += ST_THREADS) {
+            const int r = c / TW, xo = c % TW;
+            const i64 yl = ytile + r, x = x0 + xo;
+            TIn v = (TIn)0;
+            if (yl < rows && x < w)
+                v = ((const TIn *)(b.in + (p.y0 + yl) * p.in_row))[x * ch];
+            s_tile[c] = v;
+        }
+    }
+    __syncthreads();
+
+    /* 3: column sums of each warp's rows, and row sums. */
+    const int row0 = (int)warp * R;
+    {
+        TAcc col[G][V];
+#pragma unroll
+        for (int gi = 0; gi < G; gi++)
+#pragma unroll
+            for (int j = 0; j < V; j++)
+                col[gi][j] = (TAcc)0;
+#pragma unroll
+        for (int i = 0; i < R; i++) {
+            TAcc v[G][V], part = (TAcc)0;
+#pragma unroll
+            for (int gi = 0; gi < G; gi++) {
+                read_group<TIn, TAcc, V>(s_tile + (row0 + i) * TW + gi * 32 * V + lane * V,
+                                         p.squared, v[gi]);
+#pragma unroll
+                for (int j = 0; j < V; j++) {
+                    col[gi][j] += v[gi][j];
+                    part += v[gi][j];
+                }
+            }
+            part = warp_sum(part);
+            if (lane == 0)
+                s_rowsum[row0 + i] = part;
+        }
+#pragma unroll
+        for (int gi = 0; gi < G; gi++)
+#pragma unroll
+            for (int j = 0; j < V; j++)
+                s_colw[warp * TW + gi * 32 * V + lane * V + j] = col[gi][j];
+    }
+    __syncthreads();
+    { /* one thread per column: the sums of the rows above each warp */
+        TAcc run = (TAcc)0;
+#pragma unroll
+        for (int wq = 0; wq < ST_WARPS; wq++) {
+            TAcc c = s_colw[wq * TW + tid];
+            s_colw[wq * TW + tid] = run;
+            run += c;
+        }
+        s_bottom[tid] = run;
+    }
+    __syncthreads();
+
+    /* 4: bottom row and right column of L, then the look-backs (warp 0; bit 2
+     * of hints skips them: a timing experiment only, the table is then wrong). */
+    if (warp == 0) {
+        if (g.hints & 4) {
+#pragma unroll
+            for (int k = 0; k < 8; k++)
+                s_top[lane * 8 + k] = (TAcc)0;
+#pragma unroll
+            for (int m = 0; m < TH / 32; m++)
+                s_edge[lane + 32 * m] = (TAcc)0;
+        } else {
+            TAcc P[8];
+#pragma unroll
+            for (int k = 0; k < 8; k++)
+                P[k] = s_bottom[lane * 8 + k];
+#pragma unroll
+            for (int k = 1; k < 8; k++)
+                P[k] += P[k - 1];
+            TAcc incl = warp_inclusive(P[7], lane);
+            TAcc ex = warp_exclusive_from_inclusive(incl, lane);
+#pragma unroll
+            for (int k = 0; k < 8; k++)
+                P[k] += ex;
+            TAcc carry = (TAcc)0;
+#pragma unroll
+            for (int m = 0; m < TH / 32; m++) {
+                TAcc rc = warp_inclusive(s_rowsum[lane + 32 * m], lane);
+                s_rowcum[lane + 32 * m] = m > 0 ? rc + carry : rc;
+                carry += __shfl_sync(0xffffffffu, rc, 31);
+            }
+            __syncwarp();
+            tile_lookbacks<TAcc, TH>(p, g, b.out, t, tx, ty, epoch, lane, P, s_rowcum, s_top,
+                                     s_edge);
+        }
+    }
+    __syncthreads();
+
+    /* 5: the table rows of this warp. acc starts at Top(x) + L(x, row0 - 1). */
+    TAcc acc[G][V];
+#pragma unroll
+    for (int gi = 0; gi < G; gi++)
+#pragma unroll
+        for (int j = 0; j < V; j++)
+            acc[gi][j] = s_colw[warp * TW + gi * 32 * V + lane * V + j];
+    scan_row<TAcc, G, V>(acc, lane); /* zeros for warp 0 */
+#pragma unroll
+    for (int gi = 0; gi < G; gi++)
+#pragma unroll
+        for (int j = 0; j < V; j++)
+            acc[gi][j] += s_top[gi * 32 * V + lane * V + j];
+    const bool vec_out = g.vec_out && full;
+#pragma unroll
+    for (int i = 0; i < R; i++) {
+        const i64 yl = ytile + row0 + i;
+        TAcc v[G][V];
+#pragma unroll
+        for (int gi = 0; gi < G; gi++)
+            read_group<TIn, TAcc, V>(s_tile + (row0 + i) * TW + gi * 32 * V + lane * V,
+                                     p.squared, v[gi]);
+        scan_row<TAcc, G, V>(v, lane);
+        const TAcc e = s_edge[row0 + i];
+        if (yl >= rows)
+            continue;
+        char *orow = b.out + (p.y0 + yl) * p.out_row;
+#pragma unroll
+        for (int gi = 0; gi < G; gi++) {
+            union {
+                uint4 q;
+                TAcc e[V];
+            } u;
+#pragma unroll
+            for (int j = 0; j < V; j++) {
+                acc[gi][j] += v[gi][j];
+                u.e[j] = acc[gi][j] + e;
+            }
+            const i64 x = x0 + gi * 32 * V + (i64)lane * V;
+            if (vec_out) {
+                uint4 *dst = (uint4 *)((TAcc *)orow + x);
+                if (g.hints & 2)
+                    __stcs(dst, u.q);
+                else
+                    *dst = u.q;
+            } else {
+#pragma unroll
+                for (int j = 0; j < V; j++)
+                    if (x + j < w)
+                        ((TAcc *)orow)[(x + j) * ch] = u.e[j];
+            }
+        }
+    }
+    if (tid == 0)
+        finish_block(hdr, g.total);
+}
+
+template <typename TIn, typename TAcc, int R, int MINB>
+static int staged_launch(const psi_cu_plan *p, int hints)
+{
+    typedef staged_layout<TIn, TAcc, R> L;
+    lb_geom g;
+    int err = lb_geometry(p, sizeof(TIn), sizeof(TAcc), L::TH, hints, &g);
+    if (err || g.total == 0)
+        return err;
+    /* The tile copy moves 16-byte chunks: rows and planes 16-byte aligned. */
+    g.vec_in = p->channels == 1 && (uintptr_t)p->in % 16 == 0 && p->in_row % 16 == 0 &&
+               (p->depth == 1 || p->in_slice % 16 == 0);
+    static std::atomic<int> smem_set(0);
+    if (L::bytes > 48 * 1024 && !smem_set.load(std::memory_order_relaxed)) {
+        cudaError_t e = cudaFuncSetAttribute(staged_kernel<TIn, TAcc, R, MINB>,
+                                             cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                             (int)L::bytes);
+        if (e != cudaSuccess)
+            return (int)e;
+        smem_set.store(1, std::memory_order_relaxed);
+    }
+    staged_kernel<TIn, TAcc, R, MINB>
+        <<<(unsigned)g.total, ST_THREADS, L::bytes, (cudaStream_t)p->stream>>>(*p, g);
+    return (int)cudaGetLastError();
+}
+
+template <typename TIn, typename TAcc>
+static int staged_pick(const psi_cu_plan *p, const lb_choice &c)
+{
+    /* Blocks per SM the register budget is cut for: 6 (42 registers) for
+     * narrow tables of narrow input, 4 otherwise. */
+    constexpr int MINB = sizeof(TAcc) == 4 && sizeof(TIn) <= 2 ? 6 : 4;
+    if constexpr (sizeof(TIn) == 1) {
+        if (c.rows == 8)
+            return staged_launch<TIn, TAcc, 8, MINB>(p, c.hints);
+    }
+    return staged_launch<TIn, TAcc, 4, MINB>(p, c.hints);
+}
+
+int lookback_staged_dispatch(const psi_cu_plan *p, const lb_choice &c)
+{
+#define PSI_ST_CASE(TIN, ACC, CIN, CACC) \
+    if (p->tin == TIN && p->acc == ACC)  \
+        return staged_pick<CIN, CACC>(p, c);
+    PSI_CU_PAIRS(PSI_ST_CASE)
+#undef PSI_ST_CASE
+    return (int)cudaErrorInvalidValue;
+}
+
+} // namespace psi_cu
