@@ -21,14 +21,23 @@ class FakeGpuArray:
 
 def test_gpu_array_is_recognised_everywhere():
     fake = FakeGpuArray()
-    if not pixsum.HAVE_CUDA:
-        with pytest.raises(pixsum.UnavailableError, match="built without"):
-            pixsum.integral(fake)
-    # Every function takes GPU arrays to its GPU path; a producer that is
-    # neither CuPy nor PyTorch (or a build without CUDA) is told what is
+    integrals = [lambda: pixsum.integral(fake), lambda: pixsum.integral_tilted(fake)]
+    for fn in integrals:
+        if not pixsum.HAVE_CUDA:
+            with pytest.raises(pixsum.UnavailableError, match="built without"):
+                fn()
+        else:
+            # The integrals take any producer: without CuPy or PyTorch to
+            # allocate the result they say so; with one, the library refuses
+            # the fake pointer (memory the GPU cannot reach) before any launch.
+            with pytest.raises((pixsum.UnavailableError, pixsum.InvalidArgumentError)) as err:
+                fn()
+            if isinstance(err.value, pixsum.InvalidArgumentError):
+                assert "not memory the GPU can reach" in str(err.value)
+    # Every other function takes GPU arrays to its GPU path; a producer that
+    # is neither CuPy nor PyTorch (or a build without CUDA) is told what is
     # missing there, before any memory is touched.
-    calls = [lambda: pixsum.integral_tilted(fake),
-             lambda: pixsum.box_sum(fake, (0, 0, 1, 1)),
+    calls = [lambda: pixsum.box_sum(fake, (0, 0, 1, 1)),
              lambda: pixsum.box_mean(fake, (0, 0, 1, 1)),
              lambda: pixsum.box_var(fake, fake, (0, 0, 1, 1)),
              lambda: pixsum.box_filter(fake, 3)]
