@@ -44,11 +44,13 @@ lb_choice lb_choose(const psi_cu_plan *p)
     /* Measured on an H100 (docs/benchmarks.md): streaming hints on; for
      * 4-byte tables 16 warps of 4 rows (64-row tiles, 64 registers) beat 8
      * warps of 8 rows and 8 warps of 4 rows at 1024^2 and 8192^2. */
-    lb_choice c = {PSI_CU_LB_STAGED_DEFAULT, 4, acc_size == 4 ? 16 : 8, 3};
+    lb_choice c = {PSI_CU_LB_STAGED_DEFAULT, 4, acc_size == 4 ? 16 : 8, 3, 0};
     const char *e = getenv("PIXSUM_CUDA_LB");
     if (e) {
         const char *r = strstr(e, "rows="), *h = strstr(e, "hints="), *wp = strstr(e, "warps=");
-        const char *sg = strstr(e, "staged=");
+        const char *sg = strstr(e, "staged="), *wn = strstr(e, "win=");
+        if (wn)
+            c.win = atoi(wn + 4) != 0;
         if (sg)
             c.staged = atoi(sg + 7) != 0;
         if (r && acc_size == 4 && (atoi(r + 5) == 4 || atoi(r + 5) == 8)) {
@@ -61,7 +63,8 @@ lb_choice lb_choose(const psi_cu_plan *p)
             c.hints = atoi(h + 6) & 7;
     }
     if (c.staged) { /* 8 warps; rows from the input width unless forced (8-bit: 4 or 8) */
-        const char *r = e ? strstr(e, "rows=") : NULL;
+        const char *r = e ? strstr(e, "rows=") : NULL, *wn = e ? strstr(e, "win=") : NULL;
+        c.win = wn ? atoi(wn + 4) != 0 : PSI_CU_LB_WIN_DEFAULT;
         c.warps = 8;
         c.rows = lb_staged_rows(p);
         if (r && psi_cu_in_size(p->tin) == 1 && (atoi(r + 5) == 4 || atoi(r + 5) == 8))
@@ -229,7 +232,7 @@ __global__ void __launch_bounds__(32 * NW, MINB) lookback_kernel(psi_cu_plan p, 
 #pragma unroll
         for (int k = 0; k < 8; k++)
             P[k] = s_bottom[lane * 8 + k];
-        tile_lookbacks<TAcc, TH>(p, g, b.out, t, tx, ty, epoch, lane, P, s_rowcum, s_top,
+        tile_lookbacks<TAcc, TH, false>(p, g, b.out, t, tx, ty, epoch, lane, P, s_rowcum, s_top,
                                  s_edge);
     }
     __syncthreads();
@@ -300,6 +303,7 @@ int lb_geometry(const psi_cu_plan *p, size_t in_size, size_t acc_size, int tile_
 {
     size_t bytes;
     g->hints = hints;
+    g->win = 0;
     lb_layout(p, acc_size, tile_height, &g->tiles_x, &g->tiles_y, &g->total, &bytes);
     char *base = (char *)p->ws + sizeof(psi_cu_header);
     g->vflags = (u64 *)base;

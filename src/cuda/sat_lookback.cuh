@@ -30,6 +30,7 @@ struct lb_geom {
     void *vagg, *vinc, *hagg, *hinc;
     int vec_in, vec_out;
     int hints; /* bit 0: evict-first (streaming) loads, bit 1: streaming stores */
+    int win;   /* look-back walks read 32 predecessors' flags per round trip */
 };
 
 constexpr int LB_TW = 256;
@@ -41,6 +42,7 @@ constexpr int LB_TW = 256;
 struct lb_choice {
     int staged;
     int rows, warps, hints; /* tile height = rows x warps */
+    int win;                /* windowed look-back walks (staged kernel) */
 };
 
 lb_choice lb_choose(const psi_cu_plan *p);
@@ -49,6 +51,12 @@ lb_choice lb_choose(const psi_cu_plan *p);
  * otherwise (chosen from the same-run measurements in docs/benchmarks.md). */
 #ifndef PSI_CU_LB_STAGED_DEFAULT
 #define PSI_CU_LB_STAGED_DEFAULT 0
+#endif
+
+/* Whether the staged kernel's look-backs are windowed unless PIXSUM_CUDA_LB
+ * says otherwise ("win=0|1"). */
+#ifndef PSI_CU_LB_WIN_DEFAULT
+#define PSI_CU_LB_WIN_DEFAULT 0
 #endif
 
 /* Rows per warp of the staged kernel for plan p (its tiles are 8 warps high). */
@@ -96,6 +104,60 @@ __device__ __forceinline__ int warp_flag(const u64 *f, u64 epoch, bool wait)
     return st;
 }
 
+/* A windowed look-back walk: adds to acc[] the published values of the
+ * npred tiles before tile t along one axis (tiles t - step, t - 2 step, ...)
+ * back to and including the nearest inclusive one. Each lane acquires the
+ * flag of a different predecessor (lane l: the l-th tile ahead of the walk's
+ * position), so one round trip tells the warp how many aggregates are ready in
+ * front of an inclusive value; __syncwarp orders those acquires before every
+ * lane's value loads, which are independent of each other. The tile's own
+ * aggregate (mine[]) is published first unless the nearest tile is already
+ * inclusive. Values of tile j: base[j * per + lane * LS + n * KS]. */
+template <typename TAcc, int N, int LS, int KS>
+__device__ __forceinline__ void window_walk(const u64 *flags, u64 *my_flag, const TAcc *agg,
+                                            const TAcc *inc, const TAcc mine[N], u64 t,
+                                            u64 step, u64 npred, u64 per, u64 epoch,
+                                            unsigned lane, TAcc acc[N])
+{
+    u64 j = t - step, left = npred;
+    bool published = false;
+    for (;;) {
+        int st = 0;
+        if (lane < left)
+            st = peek_flag(&flags[j - (u64)lane * step], epoch);
+        const unsigned incl = __ballot_sync(0xffffffffu, st == FLAG_INCLUSIVE);
+        const unsigned stop = incl | __ballot_sync(0xffffffffu, lane < left && st == 0);
+        const u64 k = stop ? (u64)(__ffs((int)stop) - 1) : (left < 32 ? left : 32);
+        const bool ends = stop && ((incl >> k) & 1u);
+        if (!published && !(incl & 1u)) {
+            publish<TAcc, N>((TAcc *)agg + t * per + lane * LS, mine, my_flag,
+                             flag_value(epoch, FLAG_AGGREGATE), lane, KS);
+            published = true;
+        }
+        __syncwarp();
+#pragma unroll 4
+        for (u64 m = 0; m < k; m++) {
+            const TAcc *src = agg + (j - m * step) * per + lane * LS;
+#pragma unroll
+            for (int n = 0; n < N; n++)
+                acc[n] += ld_cg(src + n * KS);
+        }
+        if (ends) {
+            const TAcc *src = inc + (j - k * step) * per + lane * LS;
+#pragma unroll
+            for (int n = 0; n < N; n++)
+                acc[n] += ld_cg(src + n * KS);
+            return;
+        }
+        j -= k * step;
+        left -= k;
+        if (left == 0) /* cannot happen: the first tile of a line is inclusive */
+            return;
+        if (k == 0) /* the next tile has published nothing yet */
+            wait_flag(&flags[j], epoch);
+    }
+}
+
 /* The two look-backs of tile t (column tx, row ty of its plane), run by one
  * whole warp. P holds the tile's bottom row L(x, TH - 1) for the lane's
  * columns x0 + 8 lane .. + 7; s_rowcum (shared) its right column L(TW - 1, r).
@@ -108,8 +170,10 @@ __device__ __forceinline__ int warp_flag(const u64 *f, u64 epoch, bool wait)
  *     the table column at its right edge; published likewise, the shares of
  *     the tiles to the left are added until an inclusive one: E(r).
  * With p.y0 > 0 the first tile row takes Top from the carried table row
- * y0 - 1 instead: Top(x) = C(x) - C(x0 - 1). */
-template <typename TAcc, int TH>
+ * y0 - 1 instead: Top(x) = C(x) - C(x0 - 1). With g.win both walks go
+ * through window_walk(); CAN_WIN = false compiles that path out (it costs the
+ * register kernel spills). */
+template <typename TAcc, int TH, bool CAN_WIN>
 __device__ __forceinline__ void tile_lookbacks(const psi_cu_plan &p, const lb_geom &g,
                                                const char *out_plane, u64 t, u64 tx, u64 ty,
                                                u64 epoch, unsigned lane, const TAcc P[8],
@@ -133,6 +197,9 @@ __device__ __forceinline__ void tile_lookbacks(const psi_cu_plan &p, const lb_ge
             for (int k = 0; k < 8; k++)
                 top[k] = xs + k < w ? (TAcc)(crow[(xs + k) * ch] - base) : (TAcc)0;
         }
+    } else if (CAN_WIN && g.win) {
+        window_walk<TAcc, 8, 8, 1>(g.vflags, &g.vflags[t], vagg, vinc, P, t, g.tiles_x, ty, TW,
+                                   epoch, lane, top);
     } else {
         u64 j = t - g.tiles_x;
         bool published = false;
@@ -176,7 +243,10 @@ __device__ __forceinline__ void tile_lookbacks(const psi_cu_plan &p, const lb_ge
         a[m] = top_last + s_rowcum[lane + 32 * m];
         e[m] = (TAcc)0;
     }
-    if (tx > 0) {
+    if (CAN_WIN && tx > 0 && g.win) {
+        window_walk<TAcc, HR, 1, 32>(g.hflags, &g.hflags[t], hagg, hinc, a, t, 1, tx, TH, epoch,
+                                     lane, e);
+    } else if (tx > 0) {
         u64 j = t - 1;
         bool published = false;
         for (;;) {

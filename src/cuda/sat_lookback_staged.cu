@@ -267,7 +267,7 @@ __global__ void __launch_bounds__(ST_THREADS, PSI_ST_MINB(MINB))
                 carry += __shfl_sync(0xffffffffu, rc, 31);
             }
             __syncwarp();
-            tile_lookbacks<TAcc, TH>(p, g, b.out, t, tx, ty, epoch, lane, P, s_rowcum, s_top,
+            tile_lookbacks<TAcc, TH, true>(p, g, b.out, t, tx, ty, epoch, lane, P, s_rowcum, s_top,
                                      s_edge);
         }
     }
@@ -331,13 +331,14 @@ __global__ void __launch_bounds__(ST_THREADS, PSI_ST_MINB(MINB))
 }
 
 template <typename TIn, typename TAcc, int R, int MINB>
-static int staged_launch(const psi_cu_plan *p, int hints)
+static int staged_launch(const psi_cu_plan *p, int hints, int win)
 {
     typedef staged_layout<TIn, TAcc, R> L;
     lb_geom g;
     int err = lb_geometry(p, sizeof(TIn), sizeof(TAcc), L::TH, hints, &g);
     if (err || g.total == 0)
         return err;
+    g.win = win;
     /* The tile copy moves 16-byte chunks: rows and planes 16-byte aligned. */
     g.vec_in = p->channels == 1 && (uintptr_t)p->in % 16 == 0 && p->in_row % 16 == 0 &&
                (p->depth == 1 || p->in_slice % 16 == 0);
@@ -363,9 +364,9 @@ static int staged_pick(const psi_cu_plan *p, const lb_choice &c)
     constexpr int MINB = sizeof(TAcc) == 4 && sizeof(TIn) <= 2 ? 6 : 4;
     if constexpr (sizeof(TIn) == 1) {
         if (c.rows == 8)
-            return staged_launch<TIn, TAcc, 8, MINB>(p, c.hints);
+            return staged_launch<TIn, TAcc, 8, MINB>(p, c.hints, c.win);
     }
-    return staged_launch<TIn, TAcc, 4, MINB>(p, c.hints);
+    return staged_launch<TIn, TAcc, 4, MINB>(p, c.hints, c.win);
 }
 
 int lookback_staged_dispatch(const psi_cu_plan *p, const lb_choice &c)
