@@ -23,7 +23,16 @@
  * carry + (pattern of the vector's own totals), which keeps the loop-carried
  * dependency to one addition; otherwise the pattern rotates and the carry is
  * rebuilt from the finished vector.
+ *
+ * PSI_SHORT_CARRY (default 0): in the two-vector loop, 1 adds both vectors'
+ * totals to the carry (one addition on the loop-carried path, one extra
+ * shuffle) instead of taking the carry from the second result (an addition, an
+ * addition and a shuffle on that path); for ISAs whose cross-lane shuffle has a
+ * long latency (vpermd: about 8 cycles on Zen 3).
  */
+#ifndef PSI_SHORT_CARRY
+#define PSI_SHORT_CARRY 0
+#endif
 #ifndef PSI_FAST_ALWAYS_INLINE
 #define PSI_FAST_ALWAYS_INLINE static inline __attribute__((always_inline))
 #endif
@@ -79,8 +88,15 @@
                     y = ADD(y, psi_shift(y, sh[k]));                                        \
                 }                                                                           \
                 PSI_VI r = ADD(x, carry);                                                   \
-                PSI_VI q = ADD(y, ADD(carry, psi_perm(x, perm)));                           \
-                carry = psi_perm(q, perm);                                                  \
+                PSI_VI q;                                                                   \
+                if (PSI_SHORT_CARRY) {                                                      \
+                    PSI_VI px = psi_perm(x, perm);                                          \
+                    q = ADD(y, ADD(carry, px));                                             \
+                    carry = ADD(carry, ADD(px, psi_perm(y, perm)));                         \
+                } else {                                                                    \
+                    q = ADD(y, ADD(carry, psi_perm(x, perm)));                              \
+                    carry = psi_perm(q, perm);                                              \
+                }                                                                           \
                 if (has_prev) {                                                             \
                     r = ADD(r, PSI_LOADU(prev + i));                                        \
                     q = ADD(q, PSI_LOADU(prev + i + (LANES)));                              \
