@@ -161,7 +161,127 @@ static inline __m256d u32_to_f64(__m128i u)
 
 #include "fast_kinds.h"
 
-PSI_FAST_GETTER(psi_fast_row_avx2)
+static psi_fast_row_fn psi_fast_row_avx2_generic(pixsum_type in, pixsum_type out, int squared,
+                                                 size_t channels);
+PSI_FAST_GETTER(psi_fast_row_avx2_generic)
+
+/* ---- u8 -> u64 squared table, one channel: 32 pixels per step ----
+ * Squares in 16-bit units (255^2 fits), widened to 32-bit units in-lane and
+ * prefixed within groups of 4 (vpsllq, then the pair total through vpshufd and
+ * a mask) and across the 4 groups of each 128-bit lane (at most 16 * 255^2, no
+ * overflow); widened in-lane to 64-bit units, the high lane gets the low lane's
+ * total and the carry, and vperm2i128 puts the units in order (10 cross-lane
+ * shuffles per 32 pixels, against 3 per 4 pixels for the generic ladder). */
+PSI_FAST_ALWAYS_INLINE void sq_u8u64_c1_body(const uint8_t *in, uint64_t *out,
+                                             const uint64_t *prev, uint64_t *acc, size_t n,
+                                             const int has_prev, const int stream,
+                                             const int has_acc)
+{
+    uint64_t s = 0;
+    size_t i = 0;
+    if (stream) /* scalar until the stores are aligned (the caller checked 8 bytes) */
+        for (; i < n && (uintptr_t)(out + i) % 32 != 0; i++) {
+            s += (uint64_t)in[i] * in[i];
+            uint64_t r = s + (has_prev ? prev[i] : 0);
+            out[i] = r;
+            if (has_acc)
+                acc[i] = r;
+        }
+    const __m256i z = _mm256_setzero_si256();
+    const __m256i hi2 = _mm256_setr_epi32(0, 0, -1, -1, 0, 0, -1, -1);
+    __m256i carry = _mm256_set1_epi64x((long long)s);
+    for (; i + 32 <= n; i += 32) {
+        __m256i v = PSI_LOADU(in + i);
+        __m256i a = _mm256_unpacklo_epi8(v, z), b = _mm256_unpackhi_epi8(v, z);
+        a = _mm256_mullo_epi16(a, a);
+        b = _mm256_mullo_epi16(b, b);
+        /* g0 = pixels 0-3 | 16-19, g1 = 4-7 | 20-23, g2 = 8-11 | 24-27,
+         * g3 = 12-15 | 28-31 */
+        __m256i g[4] = {_mm256_unpacklo_epi16(a, z), _mm256_unpackhi_epi16(a, z),
+                        _mm256_unpacklo_epi16(b, z), _mm256_unpackhi_epi16(b, z)};
+        for (int k = 0; k < 4; k++) {
+            g[k] = _mm256_add_epi32(g[k], _mm256_slli_epi64(g[k], 32));
+            g[k] = _mm256_add_epi32(
+                g[k], _mm256_and_si256(_mm256_shuffle_epi32(g[k], 0x50), hi2));
+        }
+        for (int k = 1; k < 4; k++)
+            g[k] = _mm256_add_epi32(g[k], _mm256_shuffle_epi32(g[k - 1], 0xFF));
+        __m256i t = _mm256_srli_si256(g[3], 12); /* lane total in unit 0 */
+        t = _mm256_unpacklo_epi64(t, t);
+        __m256i off = _mm256_add_epi64(carry, _mm256_permute2x128_si256(t, t, 0x08));
+        carry = _mm256_add_epi64(carry,
+                                 _mm256_add_epi64(t, _mm256_permute2x128_si256(t, t, 0x01)));
+        for (int k = 0; k < 4; k++) {
+            __m256i lo = _mm256_add_epi64(_mm256_unpacklo_epi32(g[k], z), off);
+            __m256i hi = _mm256_add_epi64(_mm256_unpackhi_epi32(g[k], z), off);
+            __m256i r[2] = {_mm256_permute2x128_si256(lo, hi, 0x20),  /* 4k .. 4k+3 */
+                            _mm256_permute2x128_si256(lo, hi, 0x31)}; /* 16+4k .. */
+            for (int h = 0; h < 2; h++) {
+                size_t at = i + 4 * (size_t)k + 16 * (size_t)h;
+                if (has_prev)
+                    r[h] = _mm256_add_epi64(r[h], PSI_LOADU(prev + at));
+                if (stream)
+                    PSI_STREAM(out + at, r[h]);
+                else
+                    PSI_STOREU(out + at, r[h]);
+                if (has_acc)
+                    PSI_STOREU(acc + at, r[h]);
+            }
+        }
+    }
+    s = (uint64_t)_mm256_extract_epi64(carry, 0);
+    for (; i < n; i++) {
+        s += (uint64_t)in[i] * in[i];
+        uint64_t r = s + (has_prev ? prev[i] : 0);
+        out[i] = r;
+        if (has_acc)
+            acc[i] = r;
+    }
+    if (stream)
+        _mm_sfence();
+}
+
+static void sq_u8u64_c1(const void *in_, void *out_, const void *prev_, void *acc_,
+                        size_t width, size_t ch, int stream)
+{
+    const uint8_t *in = in_;
+    uint64_t *out = out_, *acc = acc_;
+    const uint64_t *prev = prev_;
+    if (ch != 1) {
+        sq_u8_u64(in_, out_, prev_, acc_, width, ch, stream);
+        return;
+    }
+    int st = stream && (uintptr_t)out % 8 == 0;
+#define SQ_CALL(P, S, A) sq_u8u64_c1_body(in, out, prev, acc, width, P, S, A)
+    if (prev) {
+        if (st && acc)
+            SQ_CALL(1, 1, 1);
+        else if (st)
+            SQ_CALL(1, 1, 0);
+        else if (acc)
+            SQ_CALL(1, 0, 1);
+        else
+            SQ_CALL(1, 0, 0);
+    } else {
+        if (st && acc)
+            SQ_CALL(0, 1, 1);
+        else if (st)
+            SQ_CALL(0, 1, 0);
+        else if (acc)
+            SQ_CALL(0, 0, 1);
+        else
+            SQ_CALL(0, 0, 0);
+    }
+#undef SQ_CALL
+}
+
+psi_fast_row_fn psi_fast_row_avx2(pixsum_type in, pixsum_type out, int squared,
+                                  size_t channels)
+{
+    if (in == PIXSUM_U8 && psi_fast_code(out) == PIXSUM_U64 && squared && channels == 1)
+        return sq_u8u64_c1;
+    return psi_fast_row_avx2_generic(in, out, squared, channels);
+}
 PSI_FAST_COLSUM_GETTER(psi_fast_colsum_avx2)
 
 /* ---- two rows at once for u8 -> u32 (see fast_avx512.c for the idea) ---- */
@@ -182,7 +302,7 @@ PSI_FAST_ALWAYS_INLINE void u8u32_pair_body(const uint8_t *in0, const uint8_t *i
     size_t i = 0;
     if (ch == 1) {
         /* 32 pixels of both rows per step with in-lane shuffles only, except
-         * five vperm2i128 (a 256-bit shift ladder costs a cross-lane shuffle
+         * six vperm2i128 (a 256-bit shift ladder costs a cross-lane shuffle
          * per step): each row's bytes are widened to 16 bits, prefixed within
          * groups of 4 by 64-bit shifts (vpsllq, no shuffle), then the rows are
          * interleaved into 32-bit units (row 0 low half, row 1 high half) and
