@@ -404,6 +404,25 @@ static void section_variants(void)
             free_bufs(b);
         }
     }
+    /* The other type pairs at 8192^2 (which kernel each should default to). */
+    const pixsum_type more[][2] = {{PIXSUM_U8, PIXSUM_U64}, {PIXSUM_U16, PIXSUM_U32},
+                                   {PIXSUM_U16, PIXSUM_U64}, {PIXSUM_I32, PIXSUM_I64},
+                                   {PIXSUM_F64, PIXSUM_F64}};
+    for (auto &pr : more) {
+        size_t n = 8192, px = n * n;
+        pixsum_type tin = pr[0], tout = pr[1];
+        bufset b = make_bufs(px * pixsum_type_size(tin), px * pixsum_type_size(tout), tin);
+        printf("%s->%-4s %6zu %9s", pixsum_type_name(tin), pixsum_type_name(tout), n, "-");
+        for (auto &v : vars) {
+            setenv("PIXSUM_CUDA_LB", v.c_str(), 1);
+            double t = time_method("cuda.lookback", tin, tout, n, n, b, NULL);
+            printf("   %9.4f %12s", t, "");
+            fflush(stdout);
+        }
+        unsetenv("PIXSUM_CUDA_LB");
+        printf("\n");
+        free_bufs(b);
+    }
     size_t n = 1024, px = n * n;
     bufset b = make_bufs(px, px * 4, PIXSUM_U8);
     for (auto &v : vars) {

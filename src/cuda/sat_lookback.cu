@@ -34,17 +34,27 @@
 
 namespace psi_cu {
 
-/* Launch choices: the staged kernel (default for every type pair, see
- * sat_lookback_staged.cu) or this register kernel with R rows per warp (tile
- * height NW x R) and cache hints. PIXSUM_CUDA_LB="staged=0,rows=4,hints=0"
- * overrides them (tuning runs and tests of every variant). */
+int lb_staged_default(const psi_cu_plan *p)
+{
+    /* H200, same run (docs/benchmarks.md): the staged kernel reaches 0.58-0.60
+     * of the copy floor at 8192^2-16384^2 for u8 -> u32 (register kernel
+     * 0.36) and 0.53 for f32 -> f64 (0.37); for f32 -> f32 the register
+     * kernel is 2-7% faster. */
+    return !(p->tin == PSI_CU_IN_F32 && p->acc == PSI_CU_F32);
+}
+
+/* Launch choices: the staged kernel (sat_lookback_staged.cu; the default but
+ * for f32 -> f32) or this register kernel with R rows per warp (tile height
+ * NW x R), cache hints, windowed walks (staged kernel only; measured no
+ * faster). PIXSUM_CUDA_LB="staged=0,rows=4,hints=0,win=1" overrides them
+ * (tuning runs and tests of every variant). */
 lb_choice lb_choose(const psi_cu_plan *p)
 {
     size_t acc_size = psi_cu_acc_size(p->acc);
     /* Measured on an H100 (docs/benchmarks.md): streaming hints on; for
      * 4-byte tables 16 warps of 4 rows (64-row tiles, 64 registers) beat 8
      * warps of 8 rows and 8 warps of 4 rows at 1024^2 and 8192^2. */
-    lb_choice c = {PSI_CU_LB_STAGED_DEFAULT, 4, acc_size == 4 ? 16 : 8, 3, 0};
+    lb_choice c = {lb_staged_default(p), 4, acc_size == 4 ? 16 : 8, 3, 0};
     const char *e = getenv("PIXSUM_CUDA_LB");
     if (e) {
         const char *r = strstr(e, "rows="), *h = strstr(e, "hints="), *wp = strstr(e, "warps=");
@@ -64,7 +74,7 @@ lb_choice lb_choose(const psi_cu_plan *p)
     }
     if (c.staged) { /* 8 warps; rows from the input width unless forced (8-bit: 4 or 8) */
         const char *r = e ? strstr(e, "rows=") : NULL, *wn = e ? strstr(e, "win=") : NULL;
-        c.win = wn ? atoi(wn + 4) != 0 : PSI_CU_LB_WIN_DEFAULT;
+        c.win = wn ? atoi(wn + 4) != 0 : 0;
         c.warps = 8;
         c.rows = lb_staged_rows(p);
         if (r && psi_cu_in_size(p->tin) == 1 && (atoi(r + 5) == 4 || atoi(r + 5) == 8))

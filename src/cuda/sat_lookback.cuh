@@ -47,17 +47,10 @@ struct lb_choice {
 
 lb_choice lb_choose(const psi_cu_plan *p);
 
-/* Whether cuda.lookback runs the staged kernel unless PIXSUM_CUDA_LB says
- * otherwise (chosen from the same-run measurements in docs/benchmarks.md). */
-#ifndef PSI_CU_LB_STAGED_DEFAULT
-#define PSI_CU_LB_STAGED_DEFAULT 0
-#endif
-
-/* Whether the staged kernel's look-backs are windowed unless PIXSUM_CUDA_LB
- * says otherwise ("win=0|1"). */
-#ifndef PSI_CU_LB_WIN_DEFAULT
-#define PSI_CU_LB_WIN_DEFAULT 0
-#endif
+/* Whether cuda.lookback runs the staged kernel for plan p unless
+ * PIXSUM_CUDA_LB says otherwise (from the same-run measurements on the H200 in
+ * docs/benchmarks.md: staged for every pair but f32 -> f32). */
+int lb_staged_default(const psi_cu_plan *p);
 
 /* Rows per warp of the staged kernel for plan p (its tiles are 8 warps high). */
 int lb_staged_rows(const psi_cu_plan *p);
