@@ -38,13 +38,16 @@ int lb_staged_default(const psi_cu_plan *p)
 {
     /* H200, same run (docs/benchmarks.md): the staged kernel reaches 0.58-0.60
      * of the copy floor at 8192^2-16384^2 for u8 -> u32 (register kernel
-     * 0.36) and 0.53 for f32 -> f64 (0.37); for f32 -> f32 the register
-     * kernel is 2-7% faster. */
-    return !(p->tin == PSI_CU_IN_F32 && p->acc == PSI_CU_F32);
+     * 0.36), 0.53 for f32 -> f64 (0.37) and is 1.2-1.9x faster for u8 -> u64,
+     * u16 -> u32/u64 and i32 -> i64 at 8192^2; for f32 -> f32 the register
+     * kernel is 2-7% faster, for f64 -> f64 1%. */
+    const bool same_width = (p->tin == PSI_CU_IN_F32 && p->acc == PSI_CU_F32) ||
+                            (p->tin == PSI_CU_IN_F64 && p->acc == PSI_CU_F64);
+    return !same_width;
 }
 
 /* Launch choices: the staged kernel (sat_lookback_staged.cu; the default but
- * for f32 -> f32) or this register kernel with R rows per warp (tile height
+ * for f32 -> f32 and f64 -> f64) or this register kernel with R rows per warp (tile height
  * NW x R), cache hints, windowed walks (staged kernel only; measured no
  * faster). PIXSUM_CUDA_LB="staged=0,rows=4,hints=0,win=1" overrides them
  * (tuning runs and tests of every variant). */
