@@ -1,8 +1,11 @@
 /*
  * sat_lookback.cu - cuda.lookback: the integral image in one kernel that
- * reads every input element once and writes every output element once.
+ * reads every input element once and writes every output element once. This
+ * file holds the launch choice, the workspace layout and the register kernel
+ * described below; the staged kernel (sat_lookback_staged.cu), the default for
+ * most type pairs, shares its look-backs (sat_lookback.cuh).
  *
- * Tiles of TW = 256 columns x TH = NW * R rows; one block of NW warps per tile,
+ * Register kernel: tiles of TW = 256 columns x TH = NW * R rows; one block of NW warps per tile,
  * each lane holding 8 consecutive pixels of R rows in registers. A block
  *   1. takes its tile number from the workspace ticket (so every tile it waits
  *      for belongs to a block that already runs) and loads its pixels;
