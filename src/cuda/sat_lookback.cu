@@ -60,11 +60,13 @@ lb_choice lb_choose(const psi_cu_plan *p)
     /* Measured on an H100 (docs/benchmarks.md): streaming hints on; for
      * 4-byte tables 16 warps of 4 rows (64-row tiles, 64 registers) beat 8
      * warps of 8 rows and 8 warps of 4 rows at 1024^2 and 8192^2. */
-    lb_choice c = {lb_staged_default(p), 4, acc_size == 4 ? 16 : 8, 3, 0};
+    lb_choice c = {lb_staged_default(p), 4, acc_size == 4 ? 16 : 8, 3, 0, 0};
     const char *e = getenv("PIXSUM_CUDA_LB");
     if (e) {
         const char *r = strstr(e, "rows="), *h = strstr(e, "hints="), *wp = strstr(e, "warps=");
-        const char *sg = strstr(e, "staged="), *wn = strstr(e, "win=");
+        const char *sg = strstr(e, "staged="), *wn = strstr(e, "win="), *sp = strstr(e, "split=");
+        if (sp)
+            c.split = atoi(sp + 6) != 0;
         if (wn)
             c.win = atoi(wn + 4) != 0;
         if (sg)
@@ -311,7 +313,7 @@ void lb_layout(const psi_cu_plan *p, size_t acc_size, int tile_height, u64 *tile
     *tiles_y = (rows + th - 1) / th;
     *total = *tiles_x * *tiles_y * (u64)(p->depth * p->channels);
     *bytes = sizeof(psi_cu_header) + 2 * *total * sizeof(u64) +
-             *total * (2 * LB_TW + 2 * th) * acc_size;
+             *total * (2 * LB_TW + 2 * th) * acc_size + *total * (sizeof(u64) + acc_size);
 }
 
 int lb_geometry(const psi_cu_plan *p, size_t in_size, size_t acc_size, int tile_height,
@@ -329,6 +331,10 @@ int lb_geometry(const psi_cu_plan *p, size_t in_size, size_t acc_size, int tile_
     g->vinc = vals + g->total * LB_TW * acc_size;
     g->hagg = vals + 2 * g->total * LB_TW * acc_size;
     g->hinc = vals + (2 * g->total * LB_TW + g->total * (u64)tile_height) * acc_size;
+    /* 2 TW + 2 TH values per tile: a multiple of 8 bytes, so cflags is aligned */
+    g->cflags = (u64 *)(vals + g->total * (2 * LB_TW + 2 * (u64)tile_height) * acc_size);
+    g->cval = g->cflags + g->total;
+    g->split = 0;
     /* Vector accesses need channel step 1 and aligned rows and planes. */
     const size_t ain = 8 * in_size >= 16 ? 16 : 8 * in_size;
     g->vec_in = p->channels == 1 && (uintptr_t)p->in % ain == 0 && p->in_row % (i64)ain == 0 &&

@@ -31,6 +31,9 @@ struct lb_geom {
     int vec_in, vec_out;
     int hints; /* bit 0: evict-first (streaming) loads, bit 1: streaming stores */
     int win;   /* look-back walks read 32 predecessors' flags per round trip */
+    int split; /* staged kernel: concurrent look-backs plus the corner term */
+    u64 *cflags; /* per tile: its bottom-right table value published (split) */
+    void *cval;
 };
 
 constexpr int LB_TW = 256;
@@ -43,6 +46,7 @@ struct lb_choice {
     int staged;
     int rows, warps, hints; /* tile height = rows x warps */
     int win;                /* windowed look-back walks (staged kernel) */
+    int split;              /* concurrent look-backs (staged kernel) */
 };
 
 lb_choice lb_choose(const psi_cu_plan *p);
@@ -56,7 +60,8 @@ int lb_staged_default(const psi_cu_plan *p);
 int lb_staged_rows(const psi_cu_plan *p);
 
 /* Workspace layout after the header: vflags[T], hflags[T] (u64), then
- * vagg[T][TW], vinc[T][TW], hagg[T][TH], hinc[T][TH] of the accumulator. */
+ * vagg[T][TW], vinc[T][TW], hagg[T][TH], hinc[T][TH] of the accumulator, then
+ * cflags[T] (u64) and cval[T] (accumulator) for the split look-backs. */
 void lb_layout(const psi_cu_plan *p, size_t acc_size, int tile_height, u64 *tiles_x,
                u64 *tiles_y, u64 *total, size_t *bytes);
 
@@ -151,33 +156,26 @@ __device__ __forceinline__ void window_walk(const u64 *flags, u64 *my_flag, cons
     }
 }
 
-/* The two look-backs of tile t (column tx, row ty of its plane), run by one
- * whole warp. P holds the tile's bottom row L(x, TH - 1) for the lane's
- * columns x0 + 8 lane .. + 7; s_rowcum (shared) its right column L(TW - 1, r).
- * Writes Top(x) to s_top[TW] and E(r) to s_edge[TH] (shared), and publishes
- * the tile's aggregates / inclusive values for the tiles below and right.
- *   vertical: publishes P as an aggregate unless the tile above already holds
- *     its inclusive value, adds the published rows of the tiles above until
- *     one is inclusive, publishes Top + P as inclusive;
- *   horizontal: A(r) = Top(x0 + TW - 1) + rowcum(r) is the tile's share of
- *     the table column at its right edge; published likewise, the shares of
- *     the tiles to the left are added until an inclusive one: E(r).
+/* The vertical look-back of tile t (column tx, row ty of its plane), run by
+ * one whole warp. P holds the tile's bottom row L(x, TH - 1) for the lane's
+ * columns x0 + 8 lane .. + 7. Publishes P as an aggregate unless the tile
+ * above already holds its inclusive value, adds the published rows of the
+ * tiles above until one is inclusive, publishes Top + P as inclusive, and
+ * writes Top(x) (the pixels above the tile in columns x0..x) to s_top[TW].
  * With p.y0 > 0 the first tile row takes Top from the carried table row
- * y0 - 1 instead: Top(x) = C(x) - C(x0 - 1). With g.win both walks go
- * through window_walk(); CAN_WIN = false compiles that path out (it costs the
- * register kernel spills). */
-template <typename TAcc, int TH, bool CAN_WIN>
-__device__ __forceinline__ void tile_lookbacks(const psi_cu_plan &p, const lb_geom &g,
-                                               const char *out_plane, u64 t, u64 tx, u64 ty,
-                                               u64 epoch, unsigned lane, const TAcc P[8],
-                                               const TAcc *s_rowcum, TAcc *s_top, TAcc *s_edge)
+ * y0 - 1 instead: Top(x) = C(x) - C(x0 - 1). With g.win the walk goes through
+ * window_walk(); CAN_WIN = false compiles that path out (it costs the register
+ * kernel spills). */
+template <typename TAcc, bool CAN_WIN>
+__device__ __forceinline__ void vertical_lookback(const psi_cu_plan &p, const lb_geom &g,
+                                                  const char *out_plane, u64 t, u64 tx, u64 ty,
+                                                  u64 epoch, unsigned lane, const TAcc P[8],
+                                                  TAcc *s_top)
 {
-    constexpr int TW = LB_TW, HR = TH / 32;
-    static_assert(TH % 32 == 0, "tile height must be a multiple of 32");
+    constexpr int TW = LB_TW;
     const i64 w = p.width, ch = p.channels;
     const i64 x0 = (i64)tx * TW, xs = x0 + (i64)lane * 8;
     TAcc *vagg = (TAcc *)g.vagg, *vinc = (TAcc *)g.vinc;
-    TAcc *hagg = (TAcc *)g.hagg, *hinc = (TAcc *)g.hinc;
     TAcc top[8];
 #pragma unroll
     for (int k = 0; k < 8; k++)
@@ -227,15 +225,25 @@ __device__ __forceinline__ void tile_lookbacks(const psi_cu_plan &p, const lb_ge
 #pragma unroll
     for (int k = 0; k < 8; k++)
         s_top[lane * 8 + k] = top[k];
-    __syncwarp();
+}
 
-    const TAcc top_last = s_top[TW - 1];
-    TAcc a[HR], e[HR];
+/* The horizontal look-back of tile t, run by one whole warp: a[m] is the
+ * tile's share of the row sums of rows lane + 32 m that the tiles to its right
+ * need. Publishes it as an aggregate (unless the left tile is already
+ * inclusive), adds the shares of the tiles to the left until an inclusive one
+ * into E(r), publishes E + a as inclusive and writes E to s_edge[TH]. */
+template <typename TAcc, int TH, bool CAN_WIN>
+__device__ __forceinline__ void horizontal_lookback(const lb_geom &g, u64 t, u64 tx, u64 epoch,
+                                                    unsigned lane, const TAcc a[TH / 32],
+                                                    TAcc *s_edge)
+{
+    constexpr int HR = TH / 32;
+    static_assert(TH % 32 == 0, "tile height must be a multiple of 32");
+    TAcc *hagg = (TAcc *)g.hagg, *hinc = (TAcc *)g.hinc;
+    TAcc e[HR];
 #pragma unroll
-    for (int m = 0; m < HR; m++) {
-        a[m] = top_last + s_rowcum[lane + 32 * m];
+    for (int m = 0; m < HR; m++)
         e[m] = (TAcc)0;
-    }
     if (CAN_WIN && tx > 0 && g.win) {
         window_walk<TAcc, HR, 1, 32>(g.hflags, &g.hflags[t], hagg, hinc, a, t, 1, tx, TH, epoch,
                                      lane, e);
@@ -271,6 +279,26 @@ __device__ __forceinline__ void tile_lookbacks(const psi_cu_plan &p, const lb_ge
 #pragma unroll
     for (int m = 0; m < HR; m++)
         s_edge[lane + 32 * m] = e[m];
+}
+
+/* The two look-backs of tile t one after the other, by one warp: vertical,
+ * then horizontal with a(r) = Top(x0 + TW - 1) + rowcum(r), the tile's share
+ * of the table column at its right edge, so that E(r) = I(x0 - 1, y0 + r).
+ * s_rowcum (shared) holds the tile's right column L(TW - 1, r). */
+template <typename TAcc, int TH, bool CAN_WIN>
+__device__ __forceinline__ void tile_lookbacks(const psi_cu_plan &p, const lb_geom &g,
+                                               const char *out_plane, u64 t, u64 tx, u64 ty,
+                                               u64 epoch, unsigned lane, const TAcc P[8],
+                                               const TAcc *s_rowcum, TAcc *s_top, TAcc *s_edge)
+{
+    vertical_lookback<TAcc, CAN_WIN>(p, g, out_plane, t, tx, ty, epoch, lane, P, s_top);
+    __syncwarp();
+    const TAcc top_last = s_top[LB_TW - 1];
+    TAcc a[TH / 32];
+#pragma unroll
+    for (int m = 0; m < TH / 32; m++)
+        a[m] = top_last + s_rowcum[lane + 32 * m];
+    horizontal_lookback<TAcc, TH, CAN_WIN>(g, t, tx, epoch, lane, a, s_edge);
 }
 
 } // namespace psi_cu

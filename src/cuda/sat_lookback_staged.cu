@@ -136,6 +136,7 @@ __global__ void __launch_bounds__(ST_THREADS, PSI_ST_MINB(MINB))
     TAcc *s_rowcum = (TAcc *)(smem + L::rowcum);
     TAcc *s_edge = (TAcc *)(smem + L::edge);
     __shared__ u64 s_ticket, s_epoch;
+    __shared__ TAcc s_total, s_corner;
 
     psi_cu_header *hdr = (psi_cu_header *)p.ws;
     const unsigned tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
@@ -236,18 +237,29 @@ __global__ void __launch_bounds__(ST_THREADS, PSI_ST_MINB(MINB))
     }
     __syncthreads();
 
-    /* 4: bottom row and right column of L, then the look-backs (warp 0; bit 2
-     * of hints skips them: a timing experiment only, the table is then wrong). */
-    if (warp == 0) {
-        if (g.hints & 4) {
+    /* 4: bottom row and right column of L, then the look-backs (bit 2 of hints
+     * skips them: a timing experiment only, the table is then wrong). Serial
+     * (g.split = 0): warp 0 runs both, the horizontal one on the tile's share
+     * of the table column at its right edge, so E(r) = I(x0 - 1, y0 + r) and
+     * the corner term is 0. Split: warp 0 walks up (Top), warp 1 walks left
+     * over the tiles' own row sums only (E(r) = the pixels left of the tile in
+     * rows y0..y0 + r), and warp 2 fetches the corner C = I(x0 - 1, y0 - 1)
+     * that the tile up and to the left published, so the block waits for the
+     * longest of three chains instead of the sum of two. */
+    if (g.hints & 4) {
+        if (warp == 0) {
 #pragma unroll
             for (int k = 0; k < 8; k++)
                 s_top[lane * 8 + k] = (TAcc)0;
 #pragma unroll
             for (int m = 0; m < TH / 32; m++)
                 s_edge[lane + 32 * m] = (TAcc)0;
-        } else {
-            TAcc P[8];
+            if (lane == 0)
+                s_corner = (TAcc)0;
+        }
+    } else if (warp == 0 || (g.split && warp == 1)) {
+        TAcc P[8];
+        if (warp == 0) { /* the bottom row P(x) = L(x, TH - 1) of the lane's 8 columns */
 #pragma unroll
             for (int k = 0; k < 8; k++)
                 P[k] = s_bottom[lane * 8 + k];
@@ -259,6 +271,10 @@ __global__ void __launch_bounds__(ST_THREADS, PSI_ST_MINB(MINB))
 #pragma unroll
             for (int k = 0; k < 8; k++)
                 P[k] += ex;
+            if (lane == 31)
+                s_total = P[7];
+        }
+        if (warp == 1 || !g.split) { /* the right column rowcum(r) = L(TW - 1, r) */
             TAcc carry = (TAcc)0;
 #pragma unroll
             for (int m = 0; m < TH / 32; m++) {
@@ -267,11 +283,41 @@ __global__ void __launch_bounds__(ST_THREADS, PSI_ST_MINB(MINB))
                 carry += __shfl_sync(0xffffffffu, rc, 31);
             }
             __syncwarp();
-            tile_lookbacks<TAcc, TH, true>(p, g, b.out, t, tx, ty, epoch, lane, P, s_rowcum, s_top,
-                                     s_edge);
         }
+        if (!g.split) {
+            tile_lookbacks<TAcc, TH, true>(p, g, b.out, t, tx, ty, epoch, lane, P, s_rowcum,
+                                           s_top, s_edge);
+            if (lane == 0)
+                s_corner = (TAcc)0;
+        } else if (warp == 0) {
+            vertical_lookback<TAcc, true>(p, g, b.out, t, tx, ty, epoch, lane, P, s_top);
+        } else {
+            TAcc a[TH / 32];
+#pragma unroll
+            for (int m = 0; m < TH / 32; m++)
+                a[m] = s_rowcum[lane + 32 * m];
+            horizontal_lookback<TAcc, TH, true>(g, t, tx, epoch, lane, a, s_edge);
+        }
+    } else if (g.split && warp == 2 && lane == 0) {
+        TAcc c = (TAcc)0;
+        if (tx > 0 && ty == 0 && p.y0 > 0) { /* the carried table row y0 - 1 */
+            c = ((const TAcc *)(b.out + (p.y0 - 1) * p.out_row))[(x0 - 1) * ch];
+        } else if (tx > 0 && ty > 0) {
+            const u64 j = t - g.tiles_x - 1;
+            wait_flag(&g.cflags[j], epoch);
+            c = ld_cg((const TAcc *)g.cval + j);
+        }
+        s_corner = c;
     }
     __syncthreads();
+    /* Split: the tile's bottom-right table value, for the tile down and to the
+     * right (interior tiles only: they are full, so L(TW - 1, TH - 1) is the
+     * tile's total). Released after the value; acquired by that tile's warp 2. */
+    if (g.split && tid == 0 && tx + 1 < g.tiles_x && ty + 1 < g.tiles_y && !(g.hints & 4)) {
+        st_cg((TAcc *)g.cval + t, (TAcc)(s_total + s_top[TW - 1] + s_edge[TH - 1] + s_corner));
+        store_release(&g.cflags[t], flag_value(epoch, FLAG_INCLUSIVE));
+    }
+    const TAcc corner = s_corner;
 
     /* 5: the table rows of this warp. acc starts at Top(x) + L(x, row0 - 1). */
     TAcc acc[G][V];
@@ -296,7 +342,7 @@ __global__ void __launch_bounds__(ST_THREADS, PSI_ST_MINB(MINB))
             read_group<TIn, TAcc, V>(s_tile + (row0 + i) * TW + gi * 32 * V + lane * V,
                                      p.squared, v[gi]);
         scan_row<TAcc, G, V>(v, lane);
-        const TAcc e = s_edge[row0 + i];
+        const TAcc e = s_edge[row0 + i] + corner;
         if (yl >= rows)
             continue;
         char *orow = b.out + (p.y0 + yl) * p.out_row;
@@ -331,7 +377,7 @@ __global__ void __launch_bounds__(ST_THREADS, PSI_ST_MINB(MINB))
 }
 
 template <typename TIn, typename TAcc, int R, int MINB>
-static int staged_launch(const psi_cu_plan *p, int hints, int win)
+static int staged_launch(const psi_cu_plan *p, int hints, int win, int split)
 {
     typedef staged_layout<TIn, TAcc, R> L;
     lb_geom g;
@@ -339,6 +385,7 @@ static int staged_launch(const psi_cu_plan *p, int hints, int win)
     if (err || g.total == 0)
         return err;
     g.win = win;
+    g.split = split;
     /* The tile copy moves 16-byte chunks: rows and planes 16-byte aligned. */
     g.vec_in = p->channels == 1 && (uintptr_t)p->in % 16 == 0 && p->in_row % 16 == 0 &&
                (p->depth == 1 || p->in_slice % 16 == 0);
@@ -364,9 +411,9 @@ static int staged_pick(const psi_cu_plan *p, const lb_choice &c)
     constexpr int MINB = sizeof(TAcc) == 4 && sizeof(TIn) <= 2 ? 6 : 4;
     if constexpr (sizeof(TIn) == 1) {
         if (c.rows == 8)
-            return staged_launch<TIn, TAcc, 8, MINB>(p, c.hints, c.win);
+            return staged_launch<TIn, TAcc, 8, MINB>(p, c.hints, c.win, c.split);
     }
-    return staged_launch<TIn, TAcc, 4, MINB>(p, c.hints, c.win);
+    return staged_launch<TIn, TAcc, 4, MINB>(p, c.hints, c.win, c.split);
 }
 
 int lookback_staged_dispatch(const psi_cu_plan *p, const lb_choice &c)
