@@ -7,6 +7,7 @@
  */
 #include "fast_kernels.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -113,6 +114,12 @@ size_t psi_stream_threshold(void)
         __atomic_store_n(&cached, t, __ATOMIC_RELAXED);
     }
     return t;
+}
+
+size_t psi_stream_threshold_threaded(void)
+{
+    const char *env = getenv("PIXSUM_STREAM_BYTES");
+    return env && *env ? psi_stream_threshold() : SIZE_MAX;
 }
 
 /* One requested table and its kernel. */

@@ -109,7 +109,7 @@ static int run_banded(const psi_job *job)
     size_t total_bytes = 0;
     for (int k = 0; k < nt; k++)
         total_bytes += pixsum_type_size(tables[k]->type) * n * in->height;
-    int stream = total_bytes > psi_stream_threshold();
+    int stream = total_bytes > psi_stream_threshold_threaded(); /* t > 1 here */
     int done[256];
     memset(done, 0, sizeof done);
     int status = PIXSUM_OK;
