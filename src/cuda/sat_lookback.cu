@@ -80,13 +80,18 @@ lb_choice lb_choose(const psi_cu_plan *p)
         if (h)
             c.hints = atoi(h + 6) & 7;
     }
-    if (c.staged) { /* 8 warps; rows from the input width unless forced (8-bit: 4 or 8) */
+    if (c.staged) { /* 8 warps; rows from the input width unless forced: 4 or 8, and
+                     * 16 for 8-bit input; 8-byte input and 4-byte integer input
+                     * into 8-byte tables take 4 only */
         const char *r = e ? strstr(e, "rows=") : NULL, *wn = e ? strstr(e, "win=") : NULL;
+        const size_t in_size = psi_cu_in_size(p->tin);
+        const int want = r ? atoi(r + 5) : 0;
+        const bool eight = in_size <= 2 || p->tin == PSI_CU_IN_F32;
         c.win = wn ? atoi(wn + 4) != 0 : 0;
         c.warps = 8;
         c.rows = lb_staged_rows(p);
-        if (r && psi_cu_in_size(p->tin) == 1 && (atoi(r + 5) == 4 || atoi(r + 5) == 8))
-            c.rows = atoi(r + 5);
+        if (want == 4 || (want == 8 && eight) || (want == 16 && in_size == 1))
+            c.rows = want;
     }
     return c;
 }

@@ -28,6 +28,7 @@
 #include "sat_lookback.cuh"
 
 #include <atomic>
+#include <type_traits>
 
 namespace psi_cu {
 
@@ -403,17 +404,31 @@ static int staged_launch(const psi_cu_plan *p, int hints, int win, int split)
     return (int)cudaGetLastError();
 }
 
+/* Launches with R rows per warp; the register budget is cut for the blocks
+ * that fit an SM: 6 (42 registers) for 4-byte tables of 1-2-byte input, 4
+ * otherwise, and no more than the shared memory holds (227 KB per SM, 1 KB
+ * reserved per block). */
+template <typename TIn, typename TAcc, int R>
+static int staged_launch_rows(const psi_cu_plan *p, const lb_choice &c)
+{
+    constexpr int BASE = sizeof(TAcc) == 4 && sizeof(TIn) <= 2 ? 6 : 4;
+    constexpr int FIT = (int)((227u << 10) / (staged_layout<TIn, TAcc, R>::bytes + 1024));
+    constexpr int MINB = FIT < BASE ? (FIT > 0 ? FIT : 1) : BASE;
+    return staged_launch<TIn, TAcc, R, MINB>(p, c.hints, c.win, c.split);
+}
+
 template <typename TIn, typename TAcc>
 static int staged_pick(const psi_cu_plan *p, const lb_choice &c)
 {
-    /* Blocks per SM the register budget is cut for: 6 (42 registers) for
-     * narrow tables of narrow input, 4 otherwise. */
-    constexpr int MINB = sizeof(TAcc) == 4 && sizeof(TIn) <= 2 ? 6 : 4;
     if constexpr (sizeof(TIn) == 1) {
-        if (c.rows == 8)
-            return staged_launch<TIn, TAcc, 8, MINB>(p, c.hints, c.win, c.split);
+        if (c.rows == 16)
+            return staged_launch_rows<TIn, TAcc, 16>(p, c);
     }
-    return staged_launch<TIn, TAcc, 4, MINB>(p, c.hints, c.win, c.split);
+    if constexpr (sizeof(TIn) <= 2 || std::is_same<TIn, float>::value) {
+        if (c.rows == 8)
+            return staged_launch_rows<TIn, TAcc, 8>(p, c);
+    }
+    return staged_launch_rows<TIn, TAcc, 4>(p, c);
 }
 
 int lookback_staged_dispatch(const psi_cu_plan *p, const lb_choice &c)
