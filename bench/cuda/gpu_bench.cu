@@ -321,13 +321,12 @@ static double time_npp(size_t, size_t)
 
 /* ---- sections ----------------------------------------------------------------------- */
 
-static void section_fast(void)
+/* The headline cases of the fast and variants sections: u8->u32 and f32->f32
+ * at each size, f32->f64 up to 8192^2, each with its buffers and same-run copy
+ * floor (ms; cpv[4]: the floor's four variants): fn(tin, tout, n, b, cp, cpv). */
+template <typename F>
+static void for_each_headline_case(const std::vector<size_t> &sizes, F fn)
 {
-    printf("\n== fast method vs same-run copy floor and NPP (device data, median of %d) ==\n",
-           g_reps);
-    printf("%-10s %7s %10s %10s %10s %8s %8s %9s\n", "pair", "size", "copy_ms", "lookback_ms",
-           "npp_ms", "vs_copy", "npp_x", "Gpx/s");
-    const size_t sizes[] = {1024, 2048, 4096, 8192, 16384};
     for (int pi = 0; pi < 3; pi++) {
         pixsum_type tin = pi == 0 ? PIXSUM_U8 : PIXSUM_F32;
         pixsum_type tout = pi == 0 ? PIXSUM_U32 : (pi == 1 ? PIXSUM_F32 : PIXSUM_F64);
@@ -340,18 +339,31 @@ static void section_fast(void)
             double cp = pi == 0   ? time_copy<unsigned char, unsigned>(px, b, cpv)
                         : pi == 1 ? time_copy<float, float>(px, b, cpv)
                                   : time_copy<float, double>(px, b, cpv);
-            printf("csv,copyvariants,%d,%zu,%.5f,%.5f,%.5f,%.5f\n", pi, n, cpv[0], cpv[1],
-                   cpv[2], cpv[3]);
-            double lb = time_method("cuda.lookback", tin, tout, n, n, b, NULL);
+            fn(tin, tout, n, b, cp, cpv);
             free_bufs(b);
-            double np = pi == 0 ? time_npp(n, n) : -1;
-            char pair[32];
-            snprintf(pair, sizeof pair, "%s->%s", pixsum_type_name(tin), pixsum_type_name(tout));
-            printf("%-10s %7zu %10.4f %10.4f %10.4f %8.3f %8.2f %9.1f\n", pair, n, cp, lb, np,
-                   cp / lb, np > 0 ? np / lb : 0.0, (double)px / lb * 1e-6);
-            printf("csv,fast,%s,%zu,%.5f,%.5f,%.5f\n", pair, n, cp, lb, np);
         }
     }
+}
+
+static void section_fast(void)
+{
+    printf("\n== fast method vs same-run copy floor and NPP (device data, median of %d) ==\n",
+           g_reps);
+    printf("%-10s %7s %10s %10s %10s %8s %8s %9s\n", "pair", "size", "copy_ms", "lookback_ms",
+           "npp_ms", "vs_copy", "npp_x", "Gpx/s");
+    for_each_headline_case({1024, 2048, 4096, 8192, 16384}, [](pixsum_type tin, pixsum_type tout,
+                                                              size_t n, bufset &b, double cp,
+                                                              const double *cpv) {
+        char pair[32];
+        snprintf(pair, sizeof pair, "%s->%s", pixsum_type_name(tin), pixsum_type_name(tout));
+        printf("csv,copyvariants,%s,%zu,%.5f,%.5f,%.5f,%.5f\n", pair, n, cpv[0], cpv[1], cpv[2],
+               cpv[3]);
+        double lb = time_method("cuda.lookback", tin, tout, n, n, b, NULL);
+        double np = tin == PIXSUM_U8 ? time_npp(n, n) : -1;
+        printf("%-10s %7zu %10.4f %10.4f %10.4f %8.3f %8.2f %9.1f\n", pair, n, cp, lb, np,
+               cp / lb, np > 0 ? np / lb : 0.0, (double)(n * n) / lb * 1e-6);
+        printf("csv,fast,%s,%zu,%.5f,%.5f,%.5f\n", pair, n, cp, lb, np);
+    });
 }
 
 /* cuda.lookback launch variants side by side with the copy floor, all in this
@@ -378,32 +390,21 @@ static void section_variants(void)
     for (auto &v : vars)
         printf(" %22s", v.c_str());
     printf("\n");
-    const size_t sizes[] = {1024, 4096, 8192, 16384};
-    for (int pi = 0; pi < 3; pi++) {
-        pixsum_type tin = pi == 0 ? PIXSUM_U8 : PIXSUM_F32;
-        pixsum_type tout = pi == 0 ? PIXSUM_U32 : (pi == 1 ? PIXSUM_F32 : PIXSUM_F64);
-        for (size_t n : sizes) {
-            if (pi == 2 && n > 8192)
-                continue;
-            size_t px = n * n;
-            bufset b = make_bufs(px * pixsum_type_size(tin), px * pixsum_type_size(tout), tin);
-            double cp = pi == 0   ? time_copy<unsigned char, unsigned>(px, b, NULL)
-                        : pi == 1 ? time_copy<float, float>(px, b, NULL)
-                                  : time_copy<float, double>(px, b, NULL);
-            printf("%s->%-4s %6zu %9.4f", pixsum_type_name(tin), pixsum_type_name(tout), n, cp);
-            for (auto &v : vars) {
-                setenv("PIXSUM_CUDA_LB", v.c_str(), 1);
-                double t = time_method("cuda.lookback", tin, tout, n, n, b, NULL);
-                printf("   %9.4f (%5.3f cp)", t, cp / t);
-                fflush(stdout);
-                fprintf(stderr, "csv,variant,%s,%s,%zu,%s,%.5f,%.5f\n", pixsum_type_name(tin),
-                        pixsum_type_name(tout), n, v.c_str(), cp, t);
-            }
-            unsetenv("PIXSUM_CUDA_LB");
-            printf("\n");
-            free_bufs(b);
+    for_each_headline_case({1024, 4096, 8192, 16384}, [&](pixsum_type tin, pixsum_type tout,
+                                                           size_t n, bufset &b, double cp,
+                                                           const double *) {
+        printf("%s->%-4s %6zu %9.4f", pixsum_type_name(tin), pixsum_type_name(tout), n, cp);
+        for (auto &v : vars) {
+            setenv("PIXSUM_CUDA_LB", v.c_str(), 1);
+            double t = time_method("cuda.lookback", tin, tout, n, n, b, NULL);
+            printf("   %9.4f (%5.3f cp)", t, cp / t);
+            fflush(stdout);
+            fprintf(stderr, "csv,variant,%s,%s,%zu,%s,%.5f,%.5f\n", pixsum_type_name(tin),
+                    pixsum_type_name(tout), n, v.c_str(), cp, t);
         }
-    }
+        unsetenv("PIXSUM_CUDA_LB");
+        printf("\n");
+    });
     /* The other type pairs at 8192^2 (which kernel each should default to). */
     const pixsum_type more[][2] = {{PIXSUM_U8, PIXSUM_U64}, {PIXSUM_U16, PIXSUM_U32},
                                    {PIXSUM_U16, PIXSUM_U64}, {PIXSUM_I32, PIXSUM_I64},

@@ -169,18 +169,9 @@ __global__ void __launch_bounds__(32 * NW, MINB) lookback_kernel(psi_cu_plan p, 
 
     psi_cu_header *hdr = (psi_cu_header *)p.ws;
     const unsigned tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
-    if (tid == 0) {
-        u64 e;
-        s_ticket = take_ticket(hdr, &e);
-        s_epoch = e;
-    }
-    __syncthreads();
-    const u64 t = s_ticket, epoch = s_epoch;
-    const u64 per_plane = g.tiles_x * g.tiles_y;
-    const i64 plane = (i64)(t / per_plane);
-    const u64 rem = t % per_plane;
-    const u64 ty = rem / g.tiles_x, tx = rem % g.tiles_x;
-    const plane_ptrs b = plane_base(p, plane, sizeof(TIn), sizeof(TAcc));
+    const tile_pos tp = take_tile(p, g, sizeof(TIn), sizeof(TAcc), &s_ticket, &s_epoch);
+    const u64 t = tp.t, epoch = tp.epoch, tx = tp.tx, ty = tp.ty;
+    const plane_ptrs b = tp.b;
     const i64 w = p.width, ch = p.channels, rows = p.y1 - p.y0;
     const i64 x0 = (i64)tx * TW, xs = x0 + (i64)lane * 8;
     const i64 ybase = (i64)ty * TH + (i64)warp * R;

@@ -74,6 +74,37 @@ int lb_geometry(const psi_cu_plan *p, size_t in_size, size_t acc_size, int tile_
 /* Entry of the staged kernel (sat_lookback_staged.cu). */
 int lookback_staged_dispatch(const psi_cu_plan *p, const lb_choice &c);
 
+/* Where a block's tile lies: its ticket t (tile number over all planes), the
+ * launch epoch, its column tx and row ty within its plane, and the plane. */
+struct tile_pos {
+    u64 t, epoch, tx, ty;
+    plane_ptrs b;
+};
+
+/* Called by every thread of the block at its start: thread 0 takes the next
+ * ticket (so every tile the block waits for belongs to a block that already
+ * runs), and after the barrier all threads read where the tile lies. */
+__device__ __forceinline__ tile_pos take_tile(const psi_cu_plan &p, const lb_geom &g,
+                                              size_t in_size, size_t acc_size, u64 *s_ticket,
+                                              u64 *s_epoch)
+{
+    if (threadIdx.x == 0) {
+        u64 e;
+        *s_ticket = take_ticket((psi_cu_header *)p.ws, &e);
+        *s_epoch = e;
+    }
+    __syncthreads();
+    tile_pos tp;
+    tp.t = *s_ticket;
+    tp.epoch = *s_epoch;
+    const u64 per_plane = g.tiles_x * g.tiles_y;
+    const u64 rem = tp.t % per_plane;
+    tp.ty = rem / g.tiles_x;
+    tp.tx = rem % g.tiles_x;
+    tp.b = plane_base(p, (i64)(tp.t / per_plane), in_size, acc_size);
+    return tp;
+}
+
 /* Writes a lane's values, then the flag: __syncwarp orders every lane's
  * stores before lane 0's release store (release is cumulative), and readers
  * acquire the flag before reading the values. */
