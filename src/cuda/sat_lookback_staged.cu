@@ -8,7 +8,8 @@
  * keep the memory system busy (the register kernel fits 2 blocks per SM, whose
  * 16 warps all idle during the wait).
  *
- * A block of 8 warps takes a tile of TW = 256 columns x TH = 8 R rows:
+ * A block of 8 warps takes a tile of TW = 256 columns x TH = 8 R rows (R up
+ * to 16 for 8-bit input, 8 for 16-bit and f32, else 4; see lb_staged_rows()):
  *   1. takes its tile number from the workspace ticket;
  *   2. copies the tile's input into shared memory (16-byte loads for aligned,
  *      single-channel full-width tiles; element loads otherwise, zero past
@@ -37,13 +38,21 @@ static_assert(ST_THREADS == LB_TW, "one thread per tile column in step 3");
 
 int lb_staged_rows(const psi_cu_plan *p)
 {
-    /* 8-bit input: 64-row tiles (16 KB of input), unless that gives fewer
-     * than two tiles per SM of a 132-SM GPU; wider input: 32-row tiles. */
-    if (psi_cu_in_size(p->tin) != 1)
-        return 4;
-    u64 tiles = ((u64)p->width + LB_TW - 1) / LB_TW * (((u64)(p->y1 - p->y0) + 63) / 64) *
-                (u64)(p->depth * p->channels);
-    return tiles < 264 ? 4 : 8;
+    /* The tallest tile that still gives two tiles per SM of a 132-SM GPU:
+     * up to 16 rows per warp (128-row tiles, 32 KB) for 8-bit input, 8 for
+     * 16-bit and f32 input, 4 otherwise (H200, same run: u8->u32 at 8192^2
+     * 0.64 of the copy floor with 128-row tiles, 0.58 with 64; u16->u32 0.178
+     * against 0.228 ms; 1024^2 is faster with short tiles, more of them). */
+    const size_t in = psi_cu_in_size(p->tin);
+    int r = in == 1 ? 16 : (in == 2 || p->tin == PSI_CU_IN_F32) ? 8 : 4;
+    const u64 cols = ((u64)p->width + LB_TW - 1) / LB_TW;
+    const u64 planes = (u64)(p->depth * p->channels), rows = (u64)(p->y1 - p->y0);
+    for (; r > 4; r /= 2) {
+        const u64 th = (u64)(ST_WARPS * r);
+        if (cols * ((rows + th - 1) / th) * planes >= 264)
+            break;
+    }
+    return r;
 }
 
 /* An unsigned type of N bytes, for vector shared-memory accesses. */
