@@ -46,11 +46,16 @@ int lb_staged_default(const psi_cu_plan *p)
      * kernel is 2-7% faster, for f64 -> f64 1%. */
     const bool same_width = (p->tin == PSI_CU_IN_F32 && p->acc == PSI_CU_F32) ||
                             (p->tin == PSI_CU_IN_F64 && p->acc == PSI_CU_F64);
-    return !same_width;
+    /* Small images (fewer than 512 tiles of 256 x 32, e.g. 1024^2) are bound
+     * by latency, where the register kernel is faster: 14.8 against 16.4 us at
+     * 1024^2 u8 -> u32, 0.0216 against 0.0226 ms f32 -> f64. */
+    const u64 tiles32 = ((u64)p->width + LB_TW - 1) / LB_TW * (((u64)(p->y1 - p->y0) + 31) / 32) *
+                        (u64)(p->depth * p->channels);
+    return !same_width && tiles32 >= 512;
 }
 
 /* Launch choices: the staged kernel (sat_lookback_staged.cu; the default but
- * for f32 -> f32 and f64 -> f64) or this register kernel with R rows per warp (tile height
+ * for f32 -> f32, f64 -> f64 and small images) or this register kernel with R rows per warp (tile height
  * NW x R), cache hints, windowed walks (staged kernel only; measured no
  * faster). PIXSUM_CUDA_LB="staged=0,rows=4,hints=0,win=1" overrides them
  * (tuning runs and tests of every variant). */

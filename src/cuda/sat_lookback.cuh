@@ -53,7 +53,8 @@ lb_choice lb_choose(const psi_cu_plan *p);
 
 /* Whether cuda.lookback runs the staged kernel for plan p unless
  * PIXSUM_CUDA_LB says otherwise (from the same-run measurements on the H200 in
- * docs/benchmarks.md: staged for every pair but f32 -> f32 and f64 -> f64). */
+ * docs/benchmarks.md: staged for every pair but f32 -> f32 and f64 -> f64,
+ * and for images of at least 512 tiles of 256 x 32). */
 int lb_staged_default(const psi_cu_plan *p);
 
 /* Rows per warp of the staged kernel for plan p (its tiles are 8 warps high). */
