@@ -16,7 +16,9 @@
  *      the image);
  *   3. sums each warp's R rows per column and each row across the tile;
  *   4. warp 0 turns these into the bottom row P(x) = L(x, TH - 1) and the
- *      right column L(TW - 1, r) and runs tile_lookbacks() (Top and E);
+ *      right column L(TW - 1, r) and runs tile_lookbacks() (Top and E); with
+ *      PIXSUM_CUDA_LB=split=1 warps 0, 1 and 2 run the vertical look-back,
+ *      a horizontal one over row sums alone and the corner fetch at once;
  *   5. each warp re-reads its rows from shared memory, scans them along x,
  *      accumulates down its rows from the offset of the rows above it, and
  *      writes I(x, y) = L(x, y) + Top(x) + E(y) with 16-byte stores that
