@@ -92,7 +92,7 @@ if has test; then
     $BUILD/tests/test_cuda_tilted 2>&1 | tee "$OUT/test-tilted.log" | tail -8
     [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
     # The other cuda.lookback launch shapes (PIXSUM_CUDA_LB) must be exact too.
-    for v in ${LB_VARIANTS:-rows=4,hints=3 rows=8,hints=0 staged=1 staged=1,rows=8,hints=0}; do
+    for v in ${LB_VARIANTS:-rows=4,hints=3 rows=8,hints=0 staged=1 staged=1,rows=8,hints=0 staged=1,rows=16 staged=1,split=1}; do
         step "test_cuda with PIXSUM_CUDA_LB=$v (no large case)"
         PIXSUM_CUDA_LB=$v PIXSUM_TEST_NO_LARGE=1 $BUILD/tests/test_cuda >"$OUT/test-variants.log" 2>&1
         rc=$?
