@@ -56,8 +56,8 @@ int lb_staged_default(const psi_cu_plan *p)
 
 /* Launch choices: the staged kernel (sat_lookback_staged.cu; the default but
  * for f32 -> f32, f64 -> f64 and small images) or this register kernel with R rows per warp (tile height
- * NW x R), cache hints, windowed walks (staged kernel only; measured no
- * faster). PIXSUM_CUDA_LB="staged=0,rows=4,hints=0,win=1" overrides them
+ * NW x R), cache hints, split look-backs (staged kernel only; measured no
+ * faster). PIXSUM_CUDA_LB="staged=0,rows=4,hints=0,split=1" overrides them
  * (tuning runs and tests of every variant). */
 lb_choice lb_choose(const psi_cu_plan *p)
 {
@@ -65,15 +65,13 @@ lb_choice lb_choose(const psi_cu_plan *p)
     /* Measured on an H100 (docs/benchmarks.md): streaming hints on; for
      * 4-byte tables 16 warps of 4 rows (64-row tiles, 64 registers) beat 8
      * warps of 8 rows and 8 warps of 4 rows at 1024^2 and 8192^2. */
-    lb_choice c = {lb_staged_default(p), 4, acc_size == 4 ? 16 : 8, 3, 0, 0};
+    lb_choice c = {lb_staged_default(p), 4, acc_size == 4 ? 16 : 8, 3, 0};
     const char *e = getenv("PIXSUM_CUDA_LB");
     if (e) {
         const char *r = strstr(e, "rows="), *h = strstr(e, "hints="), *wp = strstr(e, "warps=");
-        const char *sg = strstr(e, "staged="), *wn = strstr(e, "win="), *sp = strstr(e, "split=");
+        const char *sg = strstr(e, "staged="), *sp = strstr(e, "split=");
         if (sp)
             c.split = atoi(sp + 6) != 0;
-        if (wn)
-            c.win = atoi(wn + 4) != 0;
         if (sg)
             c.staged = atoi(sg + 7) != 0;
         if (r && acc_size == 4 && (atoi(r + 5) == 4 || atoi(r + 5) == 8)) {
@@ -85,17 +83,20 @@ lb_choice lb_choose(const psi_cu_plan *p)
         if (h)
             c.hints = atoi(h + 6) & 7;
     }
-    if (c.staged) { /* 8 warps; rows from the input width unless forced: 4 or 8, and
-                     * 16 for 8-bit input; 8-byte input and 4-byte integer input
-                     * into 8-byte tables take 4 only */
-        const char *r = e ? strstr(e, "rows=") : NULL, *wn = e ? strstr(e, "win=") : NULL;
+    /* f32 -> f32 and f64 -> f64 have no staged kernel (the register kernel is
+     * faster there, docs/benchmarks.md), whatever PIXSUM_CUDA_LB asks. */
+    if ((p->tin == PSI_CU_IN_F32 && p->acc == PSI_CU_F32) ||
+        (p->tin == PSI_CU_IN_F64 && p->acc == PSI_CU_F64))
+        c.staged = 0;
+    if (c.staged) { /* 8 warps; rows from the input width and size unless forced:
+                     * 8-bit input 16 or 8, 16-bit and f32 -> f64 8 or 4, else 4 */
+        const char *r = e ? strstr(e, "rows=") : NULL;
         const size_t in_size = psi_cu_in_size(p->tin);
         const int want = r ? atoi(r + 5) : 0;
-        const bool eight = in_size <= 2 || p->tin == PSI_CU_IN_F32;
-        c.win = wn ? atoi(wn + 4) != 0 : 0;
+        const bool mid = in_size == 2 || p->tin == PSI_CU_IN_F32;
         c.warps = 8;
         c.rows = lb_staged_rows(p);
-        if (want == 4 || (want == 8 && eight) || (want == 16 && in_size == 1))
+        if ((in_size == 1 && (want == 16 || want == 8)) || (mid && (want == 8 || want == 4)))
             c.rows = want;
     }
     return c;
@@ -251,7 +252,7 @@ __global__ void __launch_bounds__(32 * NW, MINB) lookback_kernel(psi_cu_plan p, 
 #pragma unroll
         for (int k = 0; k < 8; k++)
             P[k] = s_bottom[lane * 8 + k];
-        tile_lookbacks<TAcc, TH, false>(p, g, b.out, t, tx, ty, epoch, lane, P, s_rowcum, s_top,
+        tile_lookbacks<TAcc, TH>(p, g, b.out, t, tx, ty, epoch, lane, P, s_rowcum, s_top,
                                  s_edge);
     }
     __syncthreads();
@@ -322,7 +323,6 @@ int lb_geometry(const psi_cu_plan *p, size_t in_size, size_t acc_size, int tile_
 {
     size_t bytes;
     g->hints = hints;
-    g->win = 0;
     lb_layout(p, acc_size, tile_height, &g->tiles_x, &g->tiles_y, &g->total, &bytes);
     char *base = (char *)p->ws + sizeof(psi_cu_header);
     g->vflags = (u64 *)base;

@@ -30,7 +30,6 @@ struct lb_geom {
     void *vagg, *vinc, *hagg, *hinc;
     int vec_in, vec_out;
     int hints; /* bit 0: evict-first (streaming) loads, bit 1: streaming stores */
-    int win;   /* look-back walks read 32 predecessors' flags per round trip */
     int split; /* staged kernel: concurrent look-backs plus the corner term */
     u64 *cflags; /* per tile: its bottom-right table value published (split) */
     void *cval;
@@ -45,7 +44,6 @@ constexpr int LB_TW = 256;
 struct lb_choice {
     int staged;
     int rows, warps, hints; /* tile height = rows x warps */
-    int win;                /* windowed look-back walks (staged kernel) */
     int split;              /* concurrent look-backs (staged kernel) */
 };
 
@@ -134,60 +132,6 @@ __device__ __forceinline__ int warp_flag(const u64 *f, u64 epoch, bool wait)
     return st;
 }
 
-/* A windowed look-back walk: adds to acc[] the published values of the
- * npred tiles before tile t along one axis (tiles t - step, t - 2 step, ...)
- * back to and including the nearest inclusive one. Each lane acquires the
- * flag of a different predecessor (lane l: the l-th tile ahead of the walk's
- * position), so one round trip tells the warp how many aggregates are ready in
- * front of an inclusive value; __syncwarp orders those acquires before every
- * lane's value loads, which are independent of each other. The tile's own
- * aggregate (mine[]) is published first unless the nearest tile is already
- * inclusive. Values of tile j: base[j * per + lane * LS + n * KS]. */
-template <typename TAcc, int N, int LS, int KS>
-__device__ __forceinline__ void window_walk(const u64 *flags, u64 *my_flag, const TAcc *agg,
-                                            const TAcc *inc, const TAcc mine[N], u64 t,
-                                            u64 step, u64 npred, u64 per, u64 epoch,
-                                            unsigned lane, TAcc acc[N])
-{
-    u64 j = t - step, left = npred;
-    bool published = false;
-    for (;;) {
-        int st = 0;
-        if (lane < left)
-            st = peek_flag(&flags[j - (u64)lane * step], epoch);
-        const unsigned incl = __ballot_sync(0xffffffffu, st == FLAG_INCLUSIVE);
-        const unsigned stop = incl | __ballot_sync(0xffffffffu, lane < left && st == 0);
-        const u64 k = stop ? (u64)(__ffs((int)stop) - 1) : (left < 32 ? left : 32);
-        const bool ends = stop && ((incl >> k) & 1u);
-        if (!published && !(incl & 1u)) {
-            publish<TAcc, N>((TAcc *)agg + t * per + lane * LS, mine, my_flag,
-                             flag_value(epoch, FLAG_AGGREGATE), lane, KS);
-            published = true;
-        }
-        __syncwarp();
-#pragma unroll 4
-        for (u64 m = 0; m < k; m++) {
-            const TAcc *src = agg + (j - m * step) * per + lane * LS;
-#pragma unroll
-            for (int n = 0; n < N; n++)
-                acc[n] += ld_cg(src + n * KS);
-        }
-        if (ends) {
-            const TAcc *src = inc + (j - k * step) * per + lane * LS;
-#pragma unroll
-            for (int n = 0; n < N; n++)
-                acc[n] += ld_cg(src + n * KS);
-            return;
-        }
-        j -= k * step;
-        left -= k;
-        if (left == 0) /* cannot happen: the first tile of a line is inclusive */
-            return;
-        if (k == 0) /* the next tile has published nothing yet */
-            wait_flag(&flags[j], epoch);
-    }
-}
-
 /* The vertical look-back of tile t (column tx, row ty of its plane), run by
  * one whole warp. P holds the tile's bottom row L(x, TH - 1) for the lane's
  * columns x0 + 8 lane .. + 7. Publishes P as an aggregate unless the tile
@@ -195,10 +139,8 @@ __device__ __forceinline__ void window_walk(const u64 *flags, u64 *my_flag, cons
  * tiles above until one is inclusive, publishes Top + P as inclusive, and
  * writes Top(x) (the pixels above the tile in columns x0..x) to s_top[TW].
  * With p.y0 > 0 the first tile row takes Top from the carried table row
- * y0 - 1 instead: Top(x) = C(x) - C(x0 - 1). With g.win the walk goes through
- * window_walk(); CAN_WIN = false compiles that path out (it costs the register
- * kernel spills). */
-template <typename TAcc, bool CAN_WIN>
+ * y0 - 1 instead: Top(x) = C(x) - C(x0 - 1). */
+template <typename TAcc>
 __device__ __forceinline__ void vertical_lookback(const psi_cu_plan &p, const lb_geom &g,
                                                   const char *out_plane, u64 t, u64 tx, u64 ty,
                                                   u64 epoch, unsigned lane, const TAcc P[8],
@@ -220,9 +162,6 @@ __device__ __forceinline__ void vertical_lookback(const psi_cu_plan &p, const lb
             for (int k = 0; k < 8; k++)
                 top[k] = xs + k < w ? (TAcc)(crow[(xs + k) * ch] - base) : (TAcc)0;
         }
-    } else if (CAN_WIN && g.win) {
-        window_walk<TAcc, 8, 8, 1>(g.vflags, &g.vflags[t], vagg, vinc, P, t, g.tiles_x, ty, TW,
-                                   epoch, lane, top);
     } else {
         u64 j = t - g.tiles_x;
         bool published = false;
@@ -264,7 +203,7 @@ __device__ __forceinline__ void vertical_lookback(const psi_cu_plan &p, const lb
  * need. Publishes it as an aggregate (unless the left tile is already
  * inclusive), adds the shares of the tiles to the left until an inclusive one
  * into E(r), publishes E + a as inclusive and writes E to s_edge[TH]. */
-template <typename TAcc, int TH, bool CAN_WIN>
+template <typename TAcc, int TH>
 __device__ __forceinline__ void horizontal_lookback(const lb_geom &g, u64 t, u64 tx, u64 epoch,
                                                     unsigned lane, const TAcc a[TH / 32],
                                                     TAcc *s_edge)
@@ -276,10 +215,7 @@ __device__ __forceinline__ void horizontal_lookback(const lb_geom &g, u64 t, u64
 #pragma unroll
     for (int m = 0; m < HR; m++)
         e[m] = (TAcc)0;
-    if (CAN_WIN && tx > 0 && g.win) {
-        window_walk<TAcc, HR, 1, 32>(g.hflags, &g.hflags[t], hagg, hinc, a, t, 1, tx, TH, epoch,
-                                     lane, e);
-    } else if (tx > 0) {
+    if (tx > 0) {
         u64 j = t - 1;
         bool published = false;
         for (;;) {
@@ -317,20 +253,20 @@ __device__ __forceinline__ void horizontal_lookback(const lb_geom &g, u64 t, u64
  * then horizontal with a(r) = Top(x0 + TW - 1) + rowcum(r), the tile's share
  * of the table column at its right edge, so that E(r) = I(x0 - 1, y0 + r).
  * s_rowcum (shared) holds the tile's right column L(TW - 1, r). */
-template <typename TAcc, int TH, bool CAN_WIN>
+template <typename TAcc, int TH>
 __device__ __forceinline__ void tile_lookbacks(const psi_cu_plan &p, const lb_geom &g,
                                                const char *out_plane, u64 t, u64 tx, u64 ty,
                                                u64 epoch, unsigned lane, const TAcc P[8],
                                                const TAcc *s_rowcum, TAcc *s_top, TAcc *s_edge)
 {
-    vertical_lookback<TAcc, CAN_WIN>(p, g, out_plane, t, tx, ty, epoch, lane, P, s_top);
+    vertical_lookback<TAcc>(p, g, out_plane, t, tx, ty, epoch, lane, P, s_top);
     __syncwarp();
     const TAcc top_last = s_top[LB_TW - 1];
     TAcc a[TH / 32];
 #pragma unroll
     for (int m = 0; m < TH / 32; m++)
         a[m] = top_last + s_rowcum[lane + 32 * m];
-    horizontal_lookback<TAcc, TH, CAN_WIN>(g, t, tx, epoch, lane, a, s_edge);
+    horizontal_lookback<TAcc, TH>(g, t, tx, epoch, lane, a, s_edge);
 }
 
 } // namespace psi_cu

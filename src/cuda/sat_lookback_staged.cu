@@ -8,8 +8,9 @@
  * keep the memory system busy (the register kernel fits 2 blocks per SM, whose
  * 16 warps all idle during the wait).
  *
- * A block of 8 warps takes a tile of TW = 256 columns x TH = 8 R rows (R up
- * to 16 for 8-bit input, 8 for 16-bit and f32, else 4; see lb_staged_rows()):
+ * A block of 8 warps takes a tile of TW = 256 columns x TH = 8 R rows (R 16 or
+ * 8 for 8-bit input, 8 or 4 for 16-bit and f32 -> f64, else 4; see
+ * lb_staged_rows()); f32 -> f32 and f64 -> f64 have no staged kernel:
  *   1. takes its tile number from the workspace ticket;
  *   2. copies the tile's input into shared memory (16-byte loads for aligned,
  *      single-channel full-width tiles; element loads otherwise, zero past
@@ -47,9 +48,10 @@ int lb_staged_rows(const psi_cu_plan *p)
      * against 0.228 ms; 1024^2 is faster with short tiles, more of them). */
     const size_t in = psi_cu_in_size(p->tin);
     int r = in == 1 ? 16 : (in == 2 || p->tin == PSI_CU_IN_F32) ? 8 : 4;
+    const int least = in == 1 ? 8 : 4; /* the heights staged_pick() builds */
     const u64 cols = ((u64)p->width + LB_TW - 1) / LB_TW;
     const u64 planes = (u64)(p->depth * p->channels), rows = (u64)(p->y1 - p->y0);
-    for (; r > 4; r /= 2) {
+    for (; r > least; r /= 2) {
         const u64 th = (u64)(ST_WARPS * r);
         if (cols * ((rows + th - 1) / th) * planes >= 264)
             break;
@@ -288,18 +290,18 @@ __global__ void __launch_bounds__(ST_THREADS, PSI_ST_MINB(MINB))
             __syncwarp();
         }
         if (!g.split) {
-            tile_lookbacks<TAcc, TH, true>(p, g, b.out, t, tx, ty, epoch, lane, P, s_rowcum,
+            tile_lookbacks<TAcc, TH>(p, g, b.out, t, tx, ty, epoch, lane, P, s_rowcum,
                                            s_top, s_edge);
             if (lane == 0)
                 s_corner = (TAcc)0;
         } else if (warp == 0) {
-            vertical_lookback<TAcc, true>(p, g, b.out, t, tx, ty, epoch, lane, P, s_top);
+            vertical_lookback<TAcc>(p, g, b.out, t, tx, ty, epoch, lane, P, s_top);
         } else {
             TAcc a[TH / 32];
 #pragma unroll
             for (int m = 0; m < TH / 32; m++)
                 a[m] = s_rowcum[lane + 32 * m];
-            horizontal_lookback<TAcc, TH, true>(g, t, tx, epoch, lane, a, s_edge);
+            horizontal_lookback<TAcc, TH>(g, t, tx, epoch, lane, a, s_edge);
         }
     } else if (g.split && warp == 2 && lane == 0) {
         TAcc c = (TAcc)0;
@@ -380,14 +382,13 @@ __global__ void __launch_bounds__(ST_THREADS, PSI_ST_MINB(MINB))
 }
 
 template <typename TIn, typename TAcc, int R, int MINB>
-static int staged_launch(const psi_cu_plan *p, int hints, int win, int split)
+static int staged_launch(const psi_cu_plan *p, int hints, int split)
 {
     typedef staged_layout<TIn, TAcc, R> L;
     lb_geom g;
     int err = lb_geometry(p, sizeof(TIn), sizeof(TAcc), L::TH, hints, &g);
     if (err || g.total == 0)
         return err;
-    g.win = win;
     g.split = split;
     /* The tile copy moves 16-byte chunks: rows and planes 16-byte aligned. */
     g.vec_in = p->channels == 1 && (uintptr_t)p->in % 16 == 0 && p->in_row % 16 == 0 &&
@@ -416,21 +417,28 @@ static int staged_launch_rows(const psi_cu_plan *p, const lb_choice &c)
     constexpr int BASE = sizeof(TAcc) == 4 && sizeof(TIn) <= 2 ? 6 : 4;
     constexpr int FIT = (int)((227u << 10) / (staged_layout<TIn, TAcc, R>::bytes + 1024));
     constexpr int MINB = FIT < BASE ? (FIT > 0 ? FIT : 1) : BASE;
-    return staged_launch<TIn, TAcc, R, MINB>(p, c.hints, c.win, c.split);
+    return staged_launch<TIn, TAcc, R, MINB>(p, c.hints, c.split);
 }
 
+/* The tile heights built per pair (each is a kernel for 5 architectures, so
+ * only those a choice can reach): 8-bit input 128 or 64 rows, 16-bit and
+ * f32 -> f64 64 or 32, the rest 32; none for f32 -> f32 and f64 -> f64, which
+ * always take the register kernel (lb_choose()). */
 template <typename TIn, typename TAcc>
 static int staged_pick(const psi_cu_plan *p, const lb_choice &c)
 {
-    if constexpr (sizeof(TIn) == 1) {
-        if (c.rows == 16)
-            return staged_launch_rows<TIn, TAcc, 16>(p, c);
+    if constexpr (sizeof(TIn) == sizeof(TAcc) && std::is_floating_point<TIn>::value) {
+        (void)p, (void)c;
+        return (int)cudaErrorInvalidValue; /* not reached: see lb_choose() */
+    } else if constexpr (sizeof(TIn) == 1) {
+        return c.rows == 16 ? staged_launch_rows<TIn, TAcc, 16>(p, c)
+                            : staged_launch_rows<TIn, TAcc, 8>(p, c);
+    } else if constexpr (sizeof(TIn) == 2 || std::is_same<TIn, float>::value) {
+        return c.rows == 8 ? staged_launch_rows<TIn, TAcc, 8>(p, c)
+                           : staged_launch_rows<TIn, TAcc, 4>(p, c);
+    } else {
+        return staged_launch_rows<TIn, TAcc, 4>(p, c);
     }
-    if constexpr (sizeof(TIn) <= 2 || std::is_same<TIn, float>::value) {
-        if (c.rows == 8)
-            return staged_launch_rows<TIn, TAcc, 8>(p, c);
-    }
-    return staged_launch_rows<TIn, TAcc, 4>(p, c);
 }
 
 int lookback_staged_dispatch(const psi_cu_plan *p, const lb_choice &c)
