@@ -37,28 +37,34 @@
 
 namespace psi_cu {
 
-int lb_staged_default(const psi_cu_plan *p)
+/* Whether the pair has a staged kernel: not f32 -> f32 and f64 -> f64, where
+ * the register kernel is faster (H200, docs/benchmarks.md: by 2-7% and 1%). */
+static bool lb_has_staged(const psi_cu_plan *p)
 {
-    /* H200, same run (docs/benchmarks.md): the staged kernel reaches 0.58-0.60
-     * of the copy floor at 8192^2-16384^2 for u8 -> u32 (register kernel
-     * 0.36), 0.53 for f32 -> f64 (0.37) and is 1.2-1.9x faster for u8 -> u64,
-     * u16 -> u32/u64 and i32 -> i64 at 8192^2; for f32 -> f32 the register
-     * kernel is 2-7% faster, for f64 -> f64 1%. */
-    const bool same_width = (p->tin == PSI_CU_IN_F32 && p->acc == PSI_CU_F32) ||
-                            (p->tin == PSI_CU_IN_F64 && p->acc == PSI_CU_F64);
-    /* Small images (fewer than 512 tiles of 256 x 32, e.g. 1024^2) are bound
-     * by latency, where the register kernel is faster: 14.8 against 16.4 us at
-     * 1024^2 u8 -> u32, 0.0216 against 0.0226 ms f32 -> f64. */
+    return !((p->tin == PSI_CU_IN_F32 && p->acc == PSI_CU_F32) ||
+             (p->tin == PSI_CU_IN_F64 && p->acc == PSI_CU_F64));
+}
+
+/* Whether cuda.lookback runs the staged kernel for plan p unless
+ * PIXSUM_CUDA_LB says otherwise. H200, same run (docs/benchmarks.md): the
+ * staged kernel reaches 0.67-0.70 of the copy floor at 8192^2-16384^2 for
+ * u8 -> u32 (register kernel 0.36), 0.55 for f32 -> f64 (0.37) and is
+ * 1.4-2.0x faster for u8 -> u64, u16 -> u32/u64 and i32 -> i64 at 8192^2.
+ * Small images (fewer than 512 tiles of 256 x 32, e.g. 1024^2) are bound by
+ * latency, where the register kernel is faster: 14.8 against 16.4 us at
+ * 1024^2 u8 -> u32, 0.0216 against 0.0226 ms f32 -> f64. */
+static int lb_staged_default(const psi_cu_plan *p)
+{
     const u64 tiles32 = ((u64)p->width + LB_TW - 1) / LB_TW * (((u64)(p->y1 - p->y0) + 31) / 32) *
                         (u64)(p->depth * p->channels);
-    return !same_width && tiles32 >= 512;
+    return lb_has_staged(p) && tiles32 >= 512;
 }
 
 /* Launch choices: the staged kernel (sat_lookback_staged.cu; the default but
- * for f32 -> f32, f64 -> f64 and small images) or this register kernel with R rows per warp (tile height
- * NW x R), cache hints, split look-backs (staged kernel only; measured no
- * faster). PIXSUM_CUDA_LB="staged=0,rows=4,hints=0,split=1" overrides them
- * (tuning runs and tests of every variant). */
+ * for f32 -> f32, f64 -> f64 and small images) or this register kernel with
+ * R rows per warp (tile height NW x R), cache hints, split look-backs (staged
+ * kernel only; measured no faster). PIXSUM_CUDA_LB="staged=0,rows=4,hints=0,
+ * split=1" overrides them (tuning runs and tests of every variant). */
 lb_choice lb_choose(const psi_cu_plan *p)
 {
     size_t acc_size = psi_cu_acc_size(p->acc);
@@ -83,10 +89,7 @@ lb_choice lb_choose(const psi_cu_plan *p)
         if (h)
             c.hints = atoi(h + 6) & 7;
     }
-    /* f32 -> f32 and f64 -> f64 have no staged kernel (the register kernel is
-     * faster there, docs/benchmarks.md), whatever PIXSUM_CUDA_LB asks. */
-    if ((p->tin == PSI_CU_IN_F32 && p->acc == PSI_CU_F32) ||
-        (p->tin == PSI_CU_IN_F64 && p->acc == PSI_CU_F64))
+    if (!lb_has_staged(p)) /* whatever PIXSUM_CUDA_LB asks */
         c.staged = 0;
     if (c.staged) { /* 8 warps; rows from the input width and size unless forced:
                      * 8-bit input 16 or 8, 16-bit and f32 -> f64 8 or 4, else 4 */
@@ -306,8 +309,11 @@ __global__ void __launch_bounds__(32 * NW, MINB) lookback_kernel(psi_cu_plan p, 
         finish_block(hdr, g.total);
 }
 
-void lb_layout(const psi_cu_plan *p, size_t acc_size, int tile_height, u64 *tiles_x,
-               u64 *tiles_y, u64 *total, size_t *bytes)
+/* Workspace layout after the header: vflags[T], hflags[T] (u64), then
+ * vagg[T][TW], vinc[T][TW], hagg[T][TH], hinc[T][TH] of the accumulator, then
+ * cflags[T] (u64) and cval[T] (accumulator) for the split look-backs. */
+static void lb_layout(const psi_cu_plan *p, size_t acc_size, int tile_height, u64 *tiles_x,
+                      u64 *tiles_y, u64 *total, size_t *bytes)
 {
     const u64 th = (u64)tile_height;
     const u64 rows = (u64)(p->y1 - p->y0);

@@ -49,24 +49,13 @@ struct lb_choice {
 
 lb_choice lb_choose(const psi_cu_plan *p);
 
-/* Whether cuda.lookback runs the staged kernel for plan p unless
- * PIXSUM_CUDA_LB says otherwise (from the same-run measurements on the H200 in
- * docs/benchmarks.md: staged for every pair but f32 -> f32 and f64 -> f64,
- * and for images of at least 512 tiles of 256 x 32). */
-int lb_staged_default(const psi_cu_plan *p);
-
 /* Rows per warp of the staged kernel for plan p (its tiles are 8 warps high). */
 int lb_staged_rows(const psi_cu_plan *p);
 
-/* Workspace layout after the header: vflags[T], hflags[T] (u64), then
- * vagg[T][TW], vinc[T][TW], hagg[T][TH], hinc[T][TH] of the accumulator, then
- * cflags[T] (u64) and cval[T] (accumulator) for the split look-backs. */
-void lb_layout(const psi_cu_plan *p, size_t acc_size, int tile_height, u64 *tiles_x,
-               u64 *tiles_y, u64 *total, size_t *bytes);
-
-/* Fills g's tile counts, workspace pointers and vector-access flags for a
- * launch with tiles of tile_height rows; returns 0, or a cudaError_t when the
- * tile count exceeds the grid limit. */
+/* Fills g's tile counts, workspace pointers (layout: lb_layout() in
+ * sat_lookback.cu) and vector-access flags for a launch with tiles of
+ * tile_height rows; returns 0, or a cudaError_t when the tile count exceeds
+ * the grid limit. */
 int lb_geometry(const psi_cu_plan *p, size_t in_size, size_t acc_size, int tile_height,
                 int hints, lb_geom *g);
 

@@ -290,8 +290,8 @@ __global__ void __launch_bounds__(ST_THREADS, PSI_ST_MINB(MINB))
             __syncwarp();
         }
         if (!g.split) {
-            tile_lookbacks<TAcc, TH>(p, g, b.out, t, tx, ty, epoch, lane, P, s_rowcum,
-                                           s_top, s_edge);
+            tile_lookbacks<TAcc, TH>(p, g, b.out, t, tx, ty, epoch, lane, P, s_rowcum, s_top,
+                                     s_edge);
             if (lane == 0)
                 s_corner = (TAcc)0;
         } else if (warp == 0) {
