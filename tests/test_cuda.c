@@ -352,6 +352,23 @@ static void test_wrap_mode(void **state)
     run_case(&h, g_stream);
 }
 
+/* Host images cut into row strips narrow and short enough (at most 32 x 32
+ * tiles) for the aggregate-only look-backs, each strip adding the carried
+ * table row above it: f32 -> f32 (register kernel) and u8 -> u32 (16-bit
+ * staging: strips of 1024 rows) in 1 and 2 channels. */
+static void test_host_strips_small_planes(void **state)
+{
+    (void)state;
+    if (quick())
+        return;
+    tcase f = {"cuda.lookback", PIXSUM_F32, PIXSUM_F32, 4096, 3000, 1, 1, 0, T_PLAIN, 0, 0, 0,
+               0, API_HOST};
+    run_case(&f, g_stream);
+    tcase u = {"cuda.lookback", PIXSUM_U8, PIXSUM_U32, 4000, 2500, 1, 2, 3, T_PLAIN, 0, 0, 0,
+               1, API_HOST};
+    run_case(&u, g_stream);
+}
+
 /* Many launches on the same buffers and workspace with new data and new
  * shapes each time: a flag left by an earlier launch must never be taken for
  * a fresh one. */
@@ -516,6 +533,7 @@ int main(void)
         cmocka_unit_test(test_host_memory_path),
         cmocka_unit_test(test_squared_volumes_batches_padded),
         cmocka_unit_test(test_wrap_mode),
+        cmocka_unit_test(test_host_strips_small_planes),
         cmocka_unit_test(test_repeated_launches),
         cmocka_unit_test(test_tuning),
         cmocka_unit_test(test_large_output),

@@ -368,10 +368,26 @@ static void section_fast(void)
 
 /* cuda.lookback launch variants side by side with the copy floor, all in this
  * process: the PIXSUM_CUDA_LB strings of BENCH_LB_VARIANTS (space-separated;
- * default: both kernels, with and without their look-backs), then the GPU-only
- * time per call at 1024^2 (graph replay) of each. */
+ * default: both kernels, with and without their look-backs) at the sizes of
+ * BENCH_SIZES (comma-separated; default 1024,4096,8192,16384, and then the
+ * other type pairs at 8192^2), then the GPU-only time per call at 1024^2
+ * (graph replay) of each. */
 static void section_variants(void)
 {
+    std::vector<size_t> sizes = {1024, 4096, 8192, 16384};
+    const char *sz = getenv("BENCH_SIZES");
+    if (sz && *sz) {
+        sizes.clear();
+        for (const char *c = sz; *c;) {
+            char *end;
+            unsigned long v = strtoul(c, &end, 10);
+            if (end == c)
+                break;
+            if (v > 0)
+                sizes.push_back(v);
+            c = *end == ',' ? end + 1 : end;
+        }
+    }
     const char *env = getenv("BENCH_LB_VARIANTS");
     std::string list = env ? env : "staged=0 staged=1 staged=0,hints=7 staged=1,hints=7";
     std::vector<std::string> vars;
@@ -390,9 +406,8 @@ static void section_variants(void)
     for (auto &v : vars)
         printf(" %22s", v.c_str());
     printf("\n");
-    for_each_headline_case({1024, 4096, 8192, 16384}, [&](pixsum_type tin, pixsum_type tout,
-                                                           size_t n, bufset &b, double cp,
-                                                           const double *) {
+    for_each_headline_case(sizes, [&](pixsum_type tin, pixsum_type tout, size_t n, bufset &b,
+                                      double cp, const double *) {
         printf("%s->%-4s %6zu %9.4f", pixsum_type_name(tin), pixsum_type_name(tout), n, cp);
         for (auto &v : vars) {
             setenv("PIXSUM_CUDA_LB", v.c_str(), 1);
@@ -406,10 +421,13 @@ static void section_variants(void)
         printf("\n");
     });
     /* The other type pairs at 8192^2 (which kernel each should default to). */
+    const bool more_pairs = !(sz && *sz);
     const pixsum_type more[][2] = {{PIXSUM_U8, PIXSUM_U64}, {PIXSUM_U16, PIXSUM_U32},
                                    {PIXSUM_U16, PIXSUM_U64}, {PIXSUM_I32, PIXSUM_I64},
                                    {PIXSUM_F64, PIXSUM_F64}};
     for (auto &pr : more) {
+        if (!more_pairs)
+            break;
         size_t n = 8192, px = n * n;
         pixsum_type tin = pr[0], tout = pr[1];
         bufset b = make_bufs(px * pixsum_type_size(tin), px * pixsum_type_size(tout), tin);

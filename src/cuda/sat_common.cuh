@@ -93,6 +93,16 @@ __device__ __forceinline__ T warp_inclusive(T v, unsigned lane)
     return v;
 }
 
+/* Sum of one value per lane, returned to every lane. */
+template <typename T>
+__device__ __forceinline__ T warp_sum(T v)
+{
+#pragma unroll
+    for (int d = 16; d > 0; d >>= 1)
+        v += __shfl_xor_sync(0xffffffffu, v, d);
+    return v;
+}
+
 /* Exclusive warp prefix from an inclusive one (no subtraction, so floats
  * keep the rounding of a plain left-to-right association per lane). */
 template <typename T>
@@ -108,6 +118,15 @@ __device__ __forceinline__ u64 load_acquire(const u64 *p)
 {
     u64 v;
     asm volatile("ld.acquire.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+    return v;
+}
+
+/* A flag read with no ordering of its own (a fence after it orders what
+ * follows: acquire by fence). */
+__device__ __forceinline__ u64 load_relaxed(const u64 *p)
+{
+    u64 v;
+    asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
     return v;
 }
 

@@ -23,6 +23,10 @@
  *      shares of the tiles to the left are added until an inclusive one:
  *      E(r) = I(x0 - 1, y0 + r); publishes E + A;
  *   5. writes I(x, y) = L(x, y) + Top(x) + E(y).
+ * On planes of at most 32 x 32 tiles (e.g. 1024^2), steps 3-4 are the
+ * aggregate-only look-backs instead (direct_publish_wait / direct_sums in
+ * sat_lookback.cuh): every tile publishes P and L(TW - 1, r) at once and sums
+ * those of the tiles above and to its left, with no chain of waits.
  * Flags are 64-bit words (epoch << 2 | status) written with st.release.gpu
  * after the values and read with ld.acquire.gpu before them; the epoch is
  * advanced by the last block of every launch, so stale flags never match.
@@ -63,21 +67,26 @@ static int lb_staged_default(const psi_cu_plan *p)
 /* Launch choices: the staged kernel (sat_lookback_staged.cu; the default but
  * for f32 -> f32, f64 -> f64 and small images) or this register kernel with
  * R rows per warp (tile height NW x R), cache hints, split look-backs (staged
- * kernel only; measured no faster). PIXSUM_CUDA_LB="staged=0,rows=4,hints=0,
- * split=1" overrides them (tuning runs and tests of every variant). */
+ * kernel only; measured no faster), aggregate-only look-backs on planes of at
+ * most LB_DIRECT_MAX_TILES tiles along each axis (register kernel; on unless
+ * direct=0). PIXSUM_CUDA_LB="staged=0,rows=4,hints=0,split=1,direct=0"
+ * overrides them (tuning runs and tests of every variant). */
 lb_choice lb_choose(const psi_cu_plan *p)
 {
     size_t acc_size = psi_cu_acc_size(p->acc);
     /* Measured on an H100 (docs/benchmarks.md): streaming hints on; for
      * 4-byte tables 16 warps of 4 rows (64-row tiles, 64 registers) beat 8
      * warps of 8 rows and 8 warps of 4 rows at 1024^2 and 8192^2. */
-    lb_choice c = {lb_staged_default(p), 4, acc_size == 4 ? 16 : 8, 3, 0};
+    lb_choice c = {lb_staged_default(p), 4, acc_size == 4 ? 16 : 8, 3, 0, 1};
     const char *e = getenv("PIXSUM_CUDA_LB");
     if (e) {
         const char *r = strstr(e, "rows="), *h = strstr(e, "hints="), *wp = strstr(e, "warps=");
         const char *sg = strstr(e, "staged="), *sp = strstr(e, "split=");
+        const char *dr = strstr(e, "direct=");
         if (sp)
             c.split = atoi(sp + 6) != 0;
+        if (dr)
+            c.direct = atoi(dr + 7) != 0;
         if (sg)
             c.staged = atoi(sg + 7) != 0;
         if (r && acc_size == 4 && (atoi(r + 5) == 4 || atoi(r + 5) == 8)) {
@@ -174,6 +183,7 @@ __global__ void __launch_bounds__(32 * NW, MINB) lookback_kernel(psi_cu_plan p, 
     __shared__ __align__(16) TAcc s_bottom[TW];
     __shared__ TAcc s_rowcum[TH];
     __shared__ TAcc s_edge[TH];
+    __shared__ TAcc s_corner;
     __shared__ u64 s_ticket, s_epoch;
 
     psi_cu_header *hdr = (psi_cu_header *)p.ws;
@@ -248,9 +258,18 @@ __global__ void __launch_bounds__(32 * NW, MINB) lookback_kernel(psi_cu_plan p, 
     }
     __syncthreads();
 
-    /* 3-4: the two look-backs, by warp 0 (bit 2 of hints skips them: a
-     * timing experiment only, the table is then wrong). */
-    if (warp == 0 && !(g.hints & 4)) {
+    /* 3-4: the two look-backs: chained, by warp 0, or (small planes) over
+     * aggregates only, published and awaited by warp 0 and summed by the
+     * block (bit 2 of hints skips them: a timing experiment only, the table
+     * is then wrong). */
+    if (g.direct) {
+        if (warp == 0 && !(g.hints & 4))
+            direct_publish_wait<TAcc, TH>(p, g, b.out, t, tx, ty, epoch, lane, s_bottom,
+                                          s_rowcum, &s_corner);
+        __syncthreads();
+        if (!(g.hints & 4))
+            direct_sums<TAcc, TH>(p, g, b.out, t, tx, ty, tid, &s_corner, s_top, s_edge);
+    } else if (warp == 0 && !(g.hints & 4)) {
         TAcc P[8];
 #pragma unroll
         for (int k = 0; k < 8; k++)
@@ -342,6 +361,7 @@ int lb_geometry(const psi_cu_plan *p, size_t in_size, size_t acc_size, int tile_
     g->cflags = (u64 *)(vals + g->total * (2 * LB_TW + 2 * (u64)tile_height) * acc_size);
     g->cval = g->cflags + g->total;
     g->split = 0;
+    g->direct = 0;
     /* Vector accesses need channel step 1 and aligned rows and planes. */
     const size_t ain = 8 * in_size >= 16 ? 16 : 8 * in_size;
     g->vec_in = p->channels == 1 && (uintptr_t)p->in % ain == 0 && p->in_row % (i64)ain == 0 &&
@@ -362,12 +382,13 @@ size_t lookback_workspace(const psi_cu_plan *p)
 }
 
 template <typename TIn, typename TAcc, int R, int NW, int MINB>
-static int lookback_launch(const psi_cu_plan *p, int hints)
+static int lookback_launch(const psi_cu_plan *p, const lb_choice &c)
 {
     lb_geom g;
-    int err = lb_geometry(p, sizeof(TIn), sizeof(TAcc), R * NW, hints, &g);
+    int err = lb_geometry(p, sizeof(TIn), sizeof(TAcc), R * NW, c.hints, &g);
     if (err || g.total == 0)
         return err;
+    g.direct = c.direct && g.tiles_x <= LB_DIRECT_MAX_TILES && g.tiles_y <= LB_DIRECT_MAX_TILES;
     lookback_kernel<TIn, TAcc, R, NW, MINB>
         <<<(unsigned)g.total, 32 * NW, 0, (cudaStream_t)p->stream>>>(*p, g);
     return (int)cudaGetLastError();
@@ -381,12 +402,12 @@ static int lookback_pick(const psi_cu_plan *p)
         return lookback_staged_dispatch(p, c);
     if constexpr (sizeof(TAcc) == 4) {
         if (c.rows == 8)
-            return lookback_launch<TIn, TAcc, 8, 8, 2>(p, c.hints);
+            return lookback_launch<TIn, TAcc, 8, 8, 2>(p, c);
         if (c.warps == 16)
-            return lookback_launch<TIn, TAcc, 4, 16, 2>(p, c.hints);
-        return lookback_launch<TIn, TAcc, 4, 8, 4>(p, c.hints);
+            return lookback_launch<TIn, TAcc, 4, 16, 2>(p, c);
+        return lookback_launch<TIn, TAcc, 4, 8, 4>(p, c);
     } else {
-        return lookback_launch<TIn, TAcc, 4, 8, 2>(p, c.hints);
+        return lookback_launch<TIn, TAcc, 4, 8, 2>(p, c);
     }
 }
 

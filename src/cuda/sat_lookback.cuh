@@ -13,6 +13,7 @@
  *   Top(x) = sum of the pixels above the tile in columns x0..x, and
  *   E(r) = I(x0 - 1, y0 + r), the table column just left of the tile,
  * so that the table is I(x, y) = L(x, y) + Top(x) + E(y).
+ * Small planes use direct_lookbacks() instead, which needs no inclusive value.
  * Flags are 64-bit words (epoch << 2 | status) written with st.release.gpu
  * after the values and read with ld.acquire.gpu before them; the epoch is
  * advanced by the last block of every launch, so stale flags never match.
@@ -33,6 +34,7 @@ struct lb_geom {
     int split; /* staged kernel: concurrent look-backs plus the corner term */
     u64 *cflags; /* per tile: its bottom-right table value published (split) */
     void *cval;
+    int direct;  /* register kernel: look-backs over aggregates only (small planes) */
 };
 
 constexpr int LB_TW = 256;
@@ -45,6 +47,7 @@ struct lb_choice {
     int staged;
     int rows, warps, hints; /* tile height = rows x warps */
     int split;              /* concurrent look-backs (staged kernel) */
+    int direct;             /* aggregate-only look-backs (register kernel, small planes) */
 };
 
 lb_choice lb_choose(const psi_cu_plan *p);
@@ -256,6 +259,112 @@ __device__ __forceinline__ void tile_lookbacks(const psi_cu_plan &p, const lb_ge
     for (int m = 0; m < TH / 32; m++)
         a[m] = top_last + s_rowcum[lane + 32 * m];
     horizontal_lookback<TAcc, TH>(g, t, tx, epoch, lane, a, s_edge);
+}
+
+/* Largest plane, in tiles along each axis, that direct_lookbacks() serves:
+ * a tile reads up to ty x TW + tx x TH + ty x tx published values. */
+constexpr u64 LB_DIRECT_MAX_TILES = 32;
+
+/* Aggregate-only look-backs of tile t, for planes of at most
+ * LB_DIRECT_MAX_TILES tiles along each axis, where the chained look-backs
+ * above are a chain of up to tiles_x + tiles_y dependent L2 round trips (the
+ * latency that bounds a 1024^2 table). Each tile publishes its bottom row
+ * P(x) and right column rowcum(r) at once (they depend on nothing), and the
+ * tables it needs are sums of what the tiles (ty', tx') with ty' <= ty and
+ * tx' <= tx published:
+ *   Top(x) = sum over ty' < ty of P_(ty', tx)(x),
+ *   E(r)   = sum over tx' < tx of rowcum_(ty, tx')(r) + corner,
+ *   corner = sum over ty' < ty, tx' < tx of the tile total rowcum_(ty', tx')(TH - 1).
+ * No tile waits on a value that needs another tile's wait, so the latency is
+ * one publish and one round of reads. With p.y0 > 0 every tile adds the
+ * carried table row C = I(., y0 - 1): C(x) - C(x0 - 1) to Top and C(x0 - 1)
+ * to the corner. Two steps, so that the sums are spread over the block:
+ *
+ * direct_publish_wait(), by one warp: publishes, waits for the flags of the
+ * rectangle (lane i watches flags i, i + 32, ...; read relaxed, then a fence:
+ * acquire by fence, shared with the block by the barrier that follows),
+ * then writes the corner to *s_corner. */
+template <typename TAcc, int TH>
+__device__ __forceinline__ void direct_publish_wait(const psi_cu_plan &p, const lb_geom &g,
+                                                    const char *out_plane, u64 t, u64 tx,
+                                                    u64 ty, u64 epoch, unsigned lane,
+                                                    const TAcc *s_bottom,
+                                                    const TAcc *s_rowcum, TAcc *s_corner)
+{
+    constexpr int TW = LB_TW;
+    static_assert(TH % 32 == 0, "tile height must be a multiple of 32");
+    TAcc *vagg = (TAcc *)g.vagg, *hagg = (TAcc *)g.hagg;
+    if (ty + 1 < g.tiles_y || tx + 1 < g.tiles_x) {
+#pragma unroll
+        for (int k = 0; k < TW / 32; k++)
+            st_cg(vagg + t * TW + lane + 32 * k, s_bottom[lane + 32 * k]);
+#pragma unroll
+        for (int m = 0; m < TH / 32; m++)
+            st_cg(hagg + t * TH + lane + 32 * m, s_rowcum[lane + 32 * m]);
+        __syncwarp();
+        if (lane == 0)
+            store_release(&g.vflags[t], flag_value(epoch, FLAG_AGGREGATE));
+    }
+    /* The rectangle (0..ty) x (0..tx) but this tile (at most 32 x 32 tiles:
+     * 32-bit indices). */
+    const unsigned span = (unsigned)tx + 1, waits = ((unsigned)ty + 1) * span - 1;
+    const u64 first = t - ty * g.tiles_x - tx;
+    for (unsigned k = lane; k < waits; k += 32) {
+        const unsigned ry = k / span, rx = k - ry * span;
+        const u64 *f = &g.vflags[first + (u64)ry * g.tiles_x + rx];
+        while (load_relaxed(f) != flag_value(epoch, FLAG_AGGREGATE)) {
+#if __CUDA_ARCH__ >= 700
+            __nanosleep(32);
+#endif
+        }
+    }
+    __threadfence();
+    TAcc corner = (TAcc)0;
+    for (unsigned k = lane; k < (unsigned)(ty * tx); k += 32) {
+        const unsigned ry = k / (unsigned)tx, rx = k - ry * (unsigned)tx;
+        corner += ld_cg(hagg + (first + (u64)ry * g.tiles_x + rx) * TH + TH - 1);
+    }
+    corner = warp_sum(corner);
+    if (lane == 0) {
+        if (p.y0 > 0 && tx > 0)
+            corner += *(const TAcc *)(out_plane + (p.y0 - 1) * p.out_row +
+                                      ((i64)tx * TW - 1) * p.channels * (i64)sizeof(TAcc));
+        *s_corner = corner;
+    }
+}
+
+/* direct_sums(), by the whole block after the barrier that follows
+ * direct_publish_wait(): thread i < TW writes Top(x0 + i) to s_top[i], thread
+ * i < TH writes E(i) to s_edge[i]. */
+template <typename TAcc, int TH>
+__device__ __forceinline__ void direct_sums(const psi_cu_plan &p, const lb_geom &g,
+                                            const char *out_plane, u64 t, u64 tx, u64 ty,
+                                            unsigned tid, const TAcc *s_corner, TAcc *s_top,
+                                            TAcc *s_edge)
+{
+    constexpr int TW = LB_TW;
+    if (tid < TW) {
+        const TAcc *src = (const TAcc *)g.vagg + (t - ty * g.tiles_x) * TW + tid;
+        const u64 step = g.tiles_x * TW;
+        TAcc top = (TAcc)0;
+#pragma unroll 4
+        for (unsigned r = 0; r < (unsigned)ty; r++)
+            top += ld_cg(src + r * step);
+        const i64 x0 = (i64)tx * TW, x = x0 + tid;
+        if (p.y0 > 0 && x < p.width) {
+            const TAcc *crow = (const TAcc *)(out_plane + (p.y0 - 1) * p.out_row);
+            top += (TAcc)(crow[x * p.channels] - (x0 > 0 ? crow[(x0 - 1) * p.channels] : (TAcc)0));
+        }
+        s_top[tid] = top;
+    }
+    if (tid < TH) {
+        const TAcc *src = (const TAcc *)g.hagg + (t - tx) * TH + tid;
+        TAcc e = *s_corner;
+#pragma unroll 4
+        for (unsigned c = 0; c < (unsigned)tx; c++)
+            e += ld_cg(src + c * TH);
+        s_edge[tid] = e;
+    }
 }
 
 } // namespace psi_cu

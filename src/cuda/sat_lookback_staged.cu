@@ -105,15 +105,6 @@ __device__ __forceinline__ void scan_row(TAcc v[G][V], unsigned lane)
     }
 }
 
-template <typename T>
-__device__ __forceinline__ T warp_sum(T v)
-{
-#pragma unroll
-    for (int d = 16; d > 0; d >>= 1)
-        v += __shfl_xor_sync(0xffffffffu, v, d);
-    return v;
-}
-
 template <typename TIn, typename TAcc, int R>
 struct staged_layout {
     static constexpr int TW = LB_TW, TH = ST_WARPS * R;
