@@ -264,16 +264,18 @@ __global__ void __launch_bounds__(32 * NW, MINB) lookback_kernel(psi_cu_plan p, 
      * is then wrong). */
     if (g.direct) {
         if (warp == 0 && !(g.hints & 4))
-            direct_publish_wait<TAcc, TH>(p, g, b.out, t, tx, ty, epoch, lane, s_bottom,
-                                          s_rowcum, &s_corner);
+            direct_publish_wait<TAcc, TH>(g, t, tx, ty, epoch, lane, s_bottom, s_rowcum);
         __syncthreads();
         if (!(g.hints & 4))
-            direct_sums<TAcc, TH>(p, g, b.out, t, tx, ty, tid, &s_corner, s_top, s_edge);
+            direct_sums<TAcc, TH, 32 * NW>(p, g, b.out, t, tx, ty, tid, &s_corner, s_top,
+                                           s_edge);
     } else if (warp == 0 && !(g.hints & 4)) {
         TAcc P[8];
 #pragma unroll
         for (int k = 0; k < 8; k++)
             P[k] = s_bottom[lane * 8 + k];
+        if (lane == 0)
+            s_corner = (TAcc)0; /* E is whole in s_edge */
         tile_lookbacks<TAcc, TH>(p, g, b.out, t, tx, ty, epoch, lane, P, s_rowcum, s_top,
                                  s_edge);
     }
@@ -299,7 +301,7 @@ __global__ void __launch_bounds__(32 * NW, MINB) lookback_kernel(psi_cu_plan p, 
     for (int i = 0; i < R; i++) {
         i64 yl = ybase + i;
         if (yl < rows) {
-            TAcc e = (g.hints & 4) ? (TAcc)0 : s_edge[warp * R + i];
+            TAcc e = (g.hints & 4) ? (TAcc)0 : s_edge[warp * R + i] + s_corner;
 #pragma unroll
             for (int k = 0; k < 8; k++)
                 v[i][k] += top[k] + e;

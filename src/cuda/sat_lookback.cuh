@@ -267,29 +267,27 @@ constexpr u64 LB_DIRECT_MAX_TILES = 32;
 
 /* Aggregate-only look-backs of tile t, for planes of at most
  * LB_DIRECT_MAX_TILES tiles along each axis, where the chained look-backs
- * above are a chain of up to tiles_x + tiles_y dependent L2 round trips (the
- * latency that bounds a 1024^2 table). Each tile publishes its bottom row
- * P(x) and right column rowcum(r) at once (they depend on nothing), and the
- * tables it needs are sums of what the tiles (ty', tx') with ty' <= ty and
- * tx' <= tx published:
+ * above are a chain of up to tiles_x + tiles_y dependent L2 round trips.
+ * Each tile publishes its bottom row P(x) and right column rowcum(r) at once
+ * (they depend on nothing), and the tables it needs are sums of what the
+ * tiles (ty', tx') with ty' <= ty and tx' <= tx published:
  *   Top(x) = sum over ty' < ty of P_(ty', tx)(x),
  *   E(r)   = sum over tx' < tx of rowcum_(ty, tx')(r) + corner,
  *   corner = sum over ty' < ty, tx' < tx of the tile total rowcum_(ty', tx')(TH - 1).
- * No tile waits on a value that needs another tile's wait, so the latency is
- * one publish and one round of reads. With p.y0 > 0 every tile adds the
+ * No tile waits on a value that needs another tile's wait: the latency is one
+ * publish, one wait and one round of reads. With p.y0 > 0 every tile adds the
  * carried table row C = I(., y0 - 1): C(x) - C(x0 - 1) to Top and C(x0 - 1)
- * to the corner. Two steps, so that the sums are spread over the block:
+ * to the corner. Two steps, so that the reads are spread over the block:
  *
- * direct_publish_wait(), by one warp: publishes, waits for the flags of the
- * rectangle (lane i watches flags i, i + 32, ...; read relaxed, then a fence:
- * acquire by fence, shared with the block by the barrier that follows),
- * then writes the corner to *s_corner. */
+ * direct_publish_wait(), by one warp: publishes, then waits for the flags of
+ * the rectangle (lane i watches flags i, i + 32, ...; read relaxed, then a
+ * fence: acquire by fence, shared with the block by the barrier that
+ * follows). */
 template <typename TAcc, int TH>
-__device__ __forceinline__ void direct_publish_wait(const psi_cu_plan &p, const lb_geom &g,
-                                                    const char *out_plane, u64 t, u64 tx,
-                                                    u64 ty, u64 epoch, unsigned lane,
+__device__ __forceinline__ void direct_publish_wait(const lb_geom &g, u64 t, u64 tx, u64 ty,
+                                                    u64 epoch, unsigned lane,
                                                     const TAcc *s_bottom,
-                                                    const TAcc *s_rowcum, TAcc *s_corner)
+                                                    const TAcc *s_rowcum)
 {
     constexpr int TW = LB_TW;
     static_assert(TH % 32 == 0, "tile height must be a multiple of 32");
@@ -319,51 +317,55 @@ __device__ __forceinline__ void direct_publish_wait(const psi_cu_plan &p, const 
         }
     }
     __threadfence();
-    TAcc corner = (TAcc)0;
-    for (unsigned k = lane; k < (unsigned)(ty * tx); k += 32) {
-        const unsigned ry = k / (unsigned)tx, rx = k - ry * (unsigned)tx;
-        corner += ld_cg(hagg + (first + (u64)ry * g.tiles_x + rx) * TH + TH - 1);
-    }
-    corner = warp_sum(corner);
-    if (lane == 0) {
-        if (p.y0 > 0 && tx > 0)
-            corner += *(const TAcc *)(out_plane + (p.y0 - 1) * p.out_row +
-                                      ((i64)tx * TW - 1) * p.channels * (i64)sizeof(TAcc));
-        *s_corner = corner;
-    }
 }
 
-/* direct_sums(), by the whole block after the barrier that follows
- * direct_publish_wait(): thread i < TW writes Top(x0 + i) to s_top[i], thread
- * i < TH writes E(i) to s_edge[i]. */
-template <typename TAcc, int TH>
+/* direct_sums(), by the whole block of NT threads after the barrier that
+ * follows direct_publish_wait(), all reads in one round: thread i < TW writes
+ * Top(x0 + i) to s_top[i]; TH threads (from TW when the block has room, else
+ * from 0) write E(r) less the corner to s_edge[r]; the last warp writes the
+ * corner to *s_corner. */
+template <typename TAcc, int TH, int NT>
 __device__ __forceinline__ void direct_sums(const psi_cu_plan &p, const lb_geom &g,
                                             const char *out_plane, u64 t, u64 tx, u64 ty,
-                                            unsigned tid, const TAcc *s_corner, TAcc *s_top,
+                                            unsigned tid, TAcc *s_corner, TAcc *s_top,
                                             TAcc *s_edge)
 {
     constexpr int TW = LB_TW;
+    constexpr unsigned EDGE0 = NT >= TW + TH + 32 ? TW : 0;
+    const i64 x0 = (i64)tx * TW;
+    const TAcc *crow = (const TAcc *)(out_plane + (p.y0 - 1) * p.out_row);
+    const TAcc cbase = p.y0 > 0 && x0 > 0 ? crow[(x0 - 1) * p.channels] : (TAcc)0;
     if (tid < TW) {
         const TAcc *src = (const TAcc *)g.vagg + (t - ty * g.tiles_x) * TW + tid;
         const u64 step = g.tiles_x * TW;
         TAcc top = (TAcc)0;
-#pragma unroll 4
+#pragma unroll 8
         for (unsigned r = 0; r < (unsigned)ty; r++)
             top += ld_cg(src + r * step);
-        const i64 x0 = (i64)tx * TW, x = x0 + tid;
-        if (p.y0 > 0 && x < p.width) {
-            const TAcc *crow = (const TAcc *)(out_plane + (p.y0 - 1) * p.out_row);
-            top += (TAcc)(crow[x * p.channels] - (x0 > 0 ? crow[(x0 - 1) * p.channels] : (TAcc)0));
-        }
+        if (p.y0 > 0 && x0 + tid < p.width)
+            top += (TAcc)(crow[(x0 + tid) * p.channels] - cbase);
         s_top[tid] = top;
     }
-    if (tid < TH) {
-        const TAcc *src = (const TAcc *)g.hagg + (t - tx) * TH + tid;
-        TAcc e = *s_corner;
-#pragma unroll 4
+    if (tid - EDGE0 < (unsigned)TH) {
+        const TAcc *src = (const TAcc *)g.hagg + (t - tx) * TH + (tid - EDGE0);
+        TAcc e = (TAcc)0;
+#pragma unroll 8
         for (unsigned c = 0; c < (unsigned)tx; c++)
             e += ld_cg(src + c * TH);
-        s_edge[tid] = e;
+        s_edge[tid - EDGE0] = e;
+    }
+    if (tid >= NT - 32) {
+        const unsigned lane = tid & 31;
+        const u64 first = t - ty * g.tiles_x - tx;
+        TAcc corner = (TAcc)0;
+        for (unsigned k = lane; k < (unsigned)(ty * tx); k += 32) {
+            const unsigned ry = k / (unsigned)tx, rx = k - ry * (unsigned)tx;
+            corner += ld_cg((const TAcc *)g.hagg + (first + (u64)ry * g.tiles_x + rx) * TH +
+                            TH - 1);
+        }
+        corner = warp_sum(corner);
+        if (lane == 0)
+            *s_corner = corner + cbase;
     }
 }
 
