@@ -54,14 +54,24 @@ static bool lb_has_staged(const psi_cu_plan *p)
  * staged kernel reaches 0.67-0.70 of the copy floor at 8192^2-16384^2 for
  * u8 -> u32 (register kernel 0.36), 0.55 for f32 -> f64 (0.37) and is
  * 1.4-2.0x faster for u8 -> u64, u16 -> u32/u64 and i32 -> i64 at 8192^2.
- * Small images (fewer than 512 tiles of 256 x 32, e.g. 1024^2) are bound by
- * latency, where the register kernel is faster: 14.8 against 16.4 us at
- * 1024^2 u8 -> u32, 0.0216 against 0.0226 ms f32 -> f64. */
+ * Small images are bound by latency, where the register kernel is faster:
+ * those of fewer than 512 tiles of 256 x 32 (16.0 against 17.6 us at 1024^2
+ * u8 -> u32 with chained look-backs), and single planes that its own tiles
+ * cut into at most 32 x 32 (and 256 in all), where it takes the
+ * aggregate-only look-backs (u8 -> u32 2048^2: 0.0192 against 0.0235 ms
+ * staged, run 11). */
 static int lb_staged_default(const psi_cu_plan *p)
 {
-    const u64 tiles32 = ((u64)p->width + LB_TW - 1) / LB_TW * (((u64)(p->y1 - p->y0) + 31) / 32) *
-                        (u64)(p->depth * p->channels);
-    return lb_has_staged(p) && tiles32 >= 512;
+    const u64 rows = (u64)(p->y1 - p->y0), planes = (u64)(p->depth * p->channels);
+    const u64 tiles_x = ((u64)p->width + LB_TW - 1) / LB_TW;
+    const u64 tiles32 = tiles_x * ((rows + 31) / 32) * planes;
+    /* the register kernel's tile height: 64 rows for 4-byte tables, else 32 */
+    const u64 reg_th = psi_cu_acc_size(p->acc) == 4 ? 64 : 32;
+    const u64 reg_tiles_y = (rows + reg_th - 1) / reg_th;
+    /* up to 256 tiles (2048^2 u8 -> u32, the largest size measured) */
+    const bool reg_direct = planes == 1 && tiles_x <= LB_DIRECT_MAX_TILES &&
+                            reg_tiles_y <= LB_DIRECT_MAX_TILES && tiles_x * reg_tiles_y <= 256;
+    return lb_has_staged(p) && tiles32 >= 512 && !reg_direct;
 }
 
 /* Launch choices: the staged kernel (sat_lookback_staged.cu; the default but
