@@ -20,7 +20,10 @@ if(PIXSUM_HAVE_PYTHON)
     add_test(NAME python_pip_install
              COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/python_pip.sh ${Python3_EXECUTABLE}
                      ${PROJECT_SOURCE_DIR} ${PROJECT_BINARY_DIR}/pip-install)
+    # COST: the longest test (about 130 s on 2 cores, mostly compiling the
+    # library): ctest starts it first so the short tests run beside it
+    # instead of after it (.ci/run has 30 minutes on 2 cores)
     set_tests_properties(python_pip_install PROPERTIES
-        LABELS "python;nosanitize" TIMEOUT 900 SKIP_RETURN_CODE 77)
+        LABELS "python;nosanitize" TIMEOUT 900 SKIP_RETURN_CODE 77 COST 1000)
   endif()
 endif()
