@@ -301,8 +301,7 @@ static const pixsum_type types[] = {PIXSUM_U8, PIXSUM_U16, PIXSUM_I16,
                                     PIXSUM_I32, PIXSUM_F32, PIXSUM_F64};
 static const char *const modes[] = {"",      "",         "wide",         "wide,match",
                                     "match", "narrow",   "fuse",         "private",
-                                    "private,fuse", "prefetch", "wide,prefetch", "runs",
-                                    "narrow,runs,fuse"};
+                                    "private,fuse", "prefetch", "wide,prefetch"};
 #define MODE_COUNT (sizeof modes / sizeof modes[0])
 
 static size_t pick_bins(void)

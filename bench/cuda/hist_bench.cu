@@ -214,7 +214,7 @@ static void run_case(const Case &c, int content, pixsum_ctx *ctx, unsigned *sink
     /* The other schemes and modes (PIXSUM_CUDA_HIST), measured in the same run. */
     std::vector<std::string> variants;
     if (c.channels == 1 && es == 1)
-        variants = {"runs", "private", "fuse"};
+        variants = {"private", "fuse", "private,fuse"};
     else if (c.channels == 1 && c.type != PIXSUM_F32)
         variants = {"match", "prefetch"};
     std::vector<double> var_ms;

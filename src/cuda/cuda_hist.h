@@ -76,7 +76,6 @@ typedef struct psi_ch_tuning {
     int runs;       /* wide: 0 auto, 1 per-thread runs, 2 runs + warp match */
     int fuse;       /* 1: private/narrow with few bins finish in their last block */
     int prefetch;   /* 1: wide loads the next item while counting the current one */
-    int narrow_runs; /* 1: narrow on u8, one channel, adds runs of equal samples */
 } psi_ch_tuning;
 
 typedef struct psi_ch_plan {

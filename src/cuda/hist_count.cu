@@ -8,8 +8,6 @@
  * pixel path loads one sample at a time (masks, odd alignment).
  *
  * narrow (the default for u8, and for few bins of i32/f32/f64)
- *         ("runs" mode, u8 one channel: one atomic per run of equal samples in
- *         a thread's 16 bytes, see count_runs)
  *         C x entries x copies u32 counters in shared memory; lane l of a
  *         warp adds into copy l % copies, and copy j of entry e lies in bank
  *         (e * copies + j) % 32, so 32 lanes never collide (copies = 32)
@@ -392,46 +390,9 @@ __global__ void __launch_bounds__(kPrivThreads, 1)
 
 /* ---- narrow -------------------------------------------------------------------- */
 
-/* The "runs" mode of narrow (u8, one channel): each 16-byte vector is
- * counted as runs of equal samples, one atomic per run, so a warp whose lanes
- * all hold runs skips the atomics between them (constant and flat content);
- * noise costs a compare per sample more. The row's last partial vector goes
- * to count(0, sample). */
-template <int VPT, typename F>
-__device__ __forceinline__ void count_runs(const Geo &g, const VecItem<uint8_t, VPT> &it,
-                                           unsigned *tab, int copies_log2, unsigned lane_off,
-                                           F &&count)
-{
-    const long long nfull = g.n / 16;
-#pragma unroll
-    for (int j = 0; j < VPT; j++) {
-        long long v = it.v0 + (long long)j * blockDim.x;
-        if (v < nfull) {
-            const uint4 q = it.v[j].raw;
-            const unsigned w[4] = {q.x, q.y, q.z, q.w};
-            unsigned cur = w[0] & 0xFFu, n = 0;
-#pragma unroll
-            for (int k = 0; k < 16; k++) {
-                const unsigned s = (w[k >> 2] >> ((k & 3) * 8)) & 0xFFu;
-                if (s != cur) {
-                    atomicAdd(&tab[(cur << copies_log2) + lane_off], n);
-                    cur = s;
-                    n = 0;
-                }
-                n++;
-            }
-            atomicAdd(&tab[(cur << copies_log2) + lane_off], n);
-        } else if (v == nfull) {
-            const uint8_t *t = (const uint8_t *)it.row;
-            for (long long i = nfull * 16; i < g.n; i++)
-                count(0, t[i]);
-        }
-    }
-}
-
 template <typename T, bool RAW>
 __global__ void __launch_bounds__(kNarrowThreads)
-    narrow_kernel(Geo g, Bins b, int vec, int runs, unsigned entries, int copies_log2,
+    narrow_kernel(Geo g, Bins b, int vec, unsigned entries, int copies_log2,
                   unsigned long long *counts, unsigned long long *totals, Fused f)
 {
     extern __shared__ unsigned long long dyn_narrow[];
@@ -450,12 +411,6 @@ __global__ void __launch_bounds__(kNarrowThreads)
         for (long long item = blockIdx.x; item < g.items; item += gridDim.x) {
             VecItem<T, kNarrowVec> it;
             load_item(g, item, it);
-            if constexpr (RAW && sizeof(T) == 1) {
-                if (runs) { /* u8, one channel */
-                    count_runs(g, it, tab, copies_log2, lane_off, count);
-                    continue;
-                }
-            }
             count_item(g, it, count);
         }
     } else {
@@ -1036,9 +991,7 @@ template <typename T, bool RAW> cudaError_t launch_narrow(const psi_ch_plan *p)
                       ((long long)1 << 30) / item_samples, &grid)) != cudaSuccess)
         return e;
     kern<<<grid, kNarrowThreads, smem, (cudaStream_t)p->stream>>>(
-        g, make_bins(p->b), vec ? 1 : 0,
-        p->tuning.narrow_runs && vec && p->img.type == PSI_CH_U8 && p->img.channels == 1, entries,
-        cl, p->counts, p->totals, fused_of(p));
+        g, make_bins(p->b), vec ? 1 : 0, entries, cl, p->counts, p->totals, fused_of(p));
     return cudaGetLastError();
 }
 
