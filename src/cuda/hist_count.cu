@@ -33,9 +33,10 @@
  *         words read, then written in order, each written value carrying the
  *         increments of the earlier samples of the four that share its word).
  *         A thread counts fewer than 2^16 samples per block, so no counter
- *         wraps into its neighbour. (The first version kept one 16-bit counter
- *         per halfword, v * T + t: lanes 2i and 2i + 1 shared a bank, and it
- *         measured slower than narrow on the H100.)
+ *         wraps into its neighbour. Measured at 0.53x narrow's speed on the
+ *         H200 (14 warps per SM, each group of four waiting on its loads), as
+ *         was the first version with one counter per halfword, whose lanes
+ *         2i and 2i + 1 shared a bank: latency-bound, not bank-bound.
  * The per-block tables end in the caller's u64 counts: by default private and
  * narrow blocks add into the counts with atomics after memsets, and a small
  * kernel finishes the totals; with "fuse" and few bins (channels x bins <=
