@@ -352,10 +352,11 @@ static void test_wrap_mode(void **state)
     run_case(&h, g_stream);
 }
 
-/* Host images cut into row strips narrow and short enough (at most 32 x 32
- * tiles) for the aggregate-only look-backs, each strip adding the carried
- * table row above it: f32 -> f32 (register kernel) and u8 -> u32 (16-bit
- * staging: strips of 1024 rows) in 1 and 2 channels. */
+/* Host images cut into row strips (about 1024 rows each) small enough (at
+ * most 32 x 32 tiles) for the aggregate-only look-backs, each strip adding
+ * the carried table row above it: f32 -> f32 (always the register kernel) and
+ * u8 -> u32 in 2 channels (the staged kernel by default, the register kernel
+ * with these look-backs under PIXSUM_CUDA_LB=staged=0). */
 static void test_host_strips_small_planes(void **state)
 {
     (void)state;

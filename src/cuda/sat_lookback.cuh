@@ -13,7 +13,8 @@
  *   Top(x) = sum of the pixels above the tile in columns x0..x, and
  *   E(r) = I(x0 - 1, y0 + r), the table column just left of the tile,
  * so that the table is I(x, y) = L(x, y) + Top(x) + E(y).
- * Small planes use direct_lookbacks() instead, which needs no inclusive value.
+ * Small planes use direct_publish_wait() and direct_sums() instead, which
+ * need no inclusive value.
  * Flags are 64-bit words (epoch << 2 | status) written with st.release.gpu
  * after the values and read with ld.acquire.gpu before them; the epoch is
  * advanced by the last block of every launch, so stale flags never match.
@@ -261,7 +262,8 @@ __device__ __forceinline__ void tile_lookbacks(const psi_cu_plan &p, const lb_ge
     horizontal_lookback<TAcc, TH>(g, t, tx, epoch, lane, a, s_edge);
 }
 
-/* Largest plane, in tiles along each axis, that direct_lookbacks() serves:
+/* Largest plane, in tiles along each axis, that the aggregate-only
+ * look-backs below serve:
  * a tile reads up to ty x TW + tx x TH + ty x tx published values. */
 constexpr u64 LB_DIRECT_MAX_TILES = 32;
 
@@ -333,8 +335,9 @@ __device__ __forceinline__ void direct_sums(const psi_cu_plan &p, const lb_geom 
     constexpr int TW = LB_TW;
     constexpr unsigned EDGE0 = NT >= TW + TH + 32 ? TW : 0;
     const i64 x0 = (i64)tx * TW;
-    const TAcc *crow = (const TAcc *)(out_plane + (p.y0 - 1) * p.out_row);
-    const TAcc cbase = p.y0 > 0 && x0 > 0 ? crow[(x0 - 1) * p.channels] : (TAcc)0;
+    const TAcc *crow =
+        p.y0 > 0 ? (const TAcc *)(out_plane + (p.y0 - 1) * p.out_row) : (const TAcc *)nullptr;
+    const TAcc cbase = crow && x0 > 0 ? crow[(x0 - 1) * p.channels] : (TAcc)0;
     if (tid < TW) {
         const TAcc *src = (const TAcc *)g.vagg + (t - ty * g.tiles_x) * TW + tid;
         const u64 step = g.tiles_x * TW;
@@ -342,7 +345,7 @@ __device__ __forceinline__ void direct_sums(const psi_cu_plan &p, const lb_geom 
 #pragma unroll 8
         for (unsigned r = 0; r < (unsigned)ty; r++)
             top += ld_cg(src + r * step);
-        if (p.y0 > 0 && x0 + tid < p.width)
+        if (crow && x0 + tid < p.width)
             top += (TAcc)(crow[(x0 + tid) * p.channels] - cbase);
         s_top[tid] = top;
     }
