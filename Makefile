@@ -45,9 +45,12 @@ test-tsan: deps
 
 FUZZ_SECONDS ?= 60
 FUZZ_TARGETS ?= fuzz_api fuzz_image
+# -O1 (as OSS-Fuzz builds): at -O2 clang with ASan and coverage took about 4
+# minutes for each of the AVX2 / AVX-512 kernel files on a 2-core machine.
 fuzz: deps
 	CC=clang cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPIXSUM_FUZZ=ON \
 	      -DPIXSUM_SANITIZE=ON -DCMAKE_C_FLAGS=-fsanitize=fuzzer-no-link \
+	      "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O1 -g" \
 	      -DPIXSUM_CUDA=OFF -DPIXSUM_PYTHON=OFF -DPIXSUM_MPI=OFF $(CMAKE_FLAGS)
 	cmake --build build-fuzz -j $(JOBS) $(addprefix --target ,$(addsuffix _fuzzer,$(FUZZ_TARGETS)))
 	set -e; for t in $(FUZZ_TARGETS); do \
