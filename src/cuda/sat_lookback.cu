@@ -49,6 +49,23 @@ static bool lb_has_staged(const psi_cu_plan *p)
              (p->tin == PSI_CU_IN_F64 && p->acc == PSI_CU_F64));
 }
 
+/* The register kernel's default tile shape, measured on an H100
+ * (docs/benchmarks.md): for 4-byte tables 16 warps of 4 rows (64-row tiles,
+ * 64 registers) beat 8 warps of 8 rows and 8 warps of 4 rows at 1024^2 and
+ * 8192^2; 8-byte tables take 8 warps of 4 rows. */
+constexpr int LB_REG_ROWS = 4;
+static int lb_register_warps(size_t acc_size)
+{
+    return acc_size == 4 ? 16 : 8;
+}
+
+/* Whether a plane of tiles_x x tiles_y tiles takes the aggregate-only
+ * look-backs of the register kernel (when not turned off by direct=0). */
+static bool lb_direct_fits(u64 tiles_x, u64 tiles_y)
+{
+    return tiles_x <= LB_DIRECT_MAX_TILES && tiles_y <= LB_DIRECT_MAX_TILES;
+}
+
 /* Whether cuda.lookback runs the staged kernel for plan p unless
  * PIXSUM_CUDA_LB says otherwise. H200, same run (docs/benchmarks.md): the
  * staged kernel reaches 0.67-0.70 of the copy floor at 8192^2-16384^2 for
@@ -65,12 +82,12 @@ static int lb_staged_default(const psi_cu_plan *p)
     const u64 rows = (u64)(p->y1 - p->y0), planes = (u64)(p->depth * p->channels);
     const u64 tiles_x = ((u64)p->width + LB_TW - 1) / LB_TW;
     const u64 tiles32 = tiles_x * ((rows + 31) / 32) * planes;
-    /* the register kernel's tile height: 64 rows for 4-byte tables, else 32 */
-    const u64 reg_th = psi_cu_acc_size(p->acc) == 4 ? 64 : 32;
+    /* the register kernel's default tile height */
+    const u64 reg_th = (u64)LB_REG_ROWS * (u64)lb_register_warps(psi_cu_acc_size(p->acc));
     const u64 reg_tiles_y = (rows + reg_th - 1) / reg_th;
     /* up to 256 tiles (2048^2 u8 -> u32, the largest size measured) */
-    const bool reg_direct = planes == 1 && tiles_x <= LB_DIRECT_MAX_TILES &&
-                            reg_tiles_y <= LB_DIRECT_MAX_TILES && tiles_x * reg_tiles_y <= 256;
+    const bool reg_direct =
+        planes == 1 && lb_direct_fits(tiles_x, reg_tiles_y) && tiles_x * reg_tiles_y <= 256;
     return lb_has_staged(p) && tiles32 >= 512 && !reg_direct;
 }
 
@@ -84,10 +101,8 @@ static int lb_staged_default(const psi_cu_plan *p)
 lb_choice lb_choose(const psi_cu_plan *p)
 {
     size_t acc_size = psi_cu_acc_size(p->acc);
-    /* Measured on an H100 (docs/benchmarks.md): streaming hints on; for
-     * 4-byte tables 16 warps of 4 rows (64-row tiles, 64 registers) beat 8
-     * warps of 8 rows and 8 warps of 4 rows at 1024^2 and 8192^2. */
-    lb_choice c = {lb_staged_default(p), 4, acc_size == 4 ? 16 : 8, 3, 0, 1};
+    /* Streaming hints on (measured on an H100, docs/benchmarks.md). */
+    lb_choice c = {lb_staged_default(p), LB_REG_ROWS, lb_register_warps(acc_size), 3, 0, 1};
     const char *e = getenv("PIXSUM_CUDA_LB");
     if (e) {
         const char *r = strstr(e, "rows="), *h = strstr(e, "hints="), *wp = strstr(e, "warps=");
@@ -400,7 +415,7 @@ static int lookback_launch(const psi_cu_plan *p, const lb_choice &c)
     int err = lb_geometry(p, sizeof(TIn), sizeof(TAcc), R * NW, c.hints, &g);
     if (err || g.total == 0)
         return err;
-    g.direct = c.direct && g.tiles_x <= LB_DIRECT_MAX_TILES && g.tiles_y <= LB_DIRECT_MAX_TILES;
+    g.direct = c.direct && lb_direct_fits(g.tiles_x, g.tiles_y);
     lookback_kernel<TIn, TAcc, R, NW, MINB>
         <<<(unsigned)g.total, 32 * NW, 0, (cudaStream_t)p->stream>>>(*p, g);
     return (int)cudaGetLastError();
