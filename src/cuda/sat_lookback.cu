@@ -96,28 +96,18 @@ static int lb_staged_default(const psi_cu_plan *p)
  * R rows per warp (tile height NW x R), cache hints, split look-backs (staged
  * kernel only; measured no faster), aggregate-only look-backs on planes of at
  * most LB_DIRECT_MAX_TILES tiles along each axis (register kernel; on unless
- * direct=0), the reduction ahead of the scan (staged kernel, ahead=N: N
- * times the resident blocks, at most 8, or lead=K tiles exactly; see
- * sat_lookback.cuh). PIXSUM_CUDA_LB="staged=0,rows=4,hints=0,split=1,
- * direct=0,ahead=1,lead=3" overrides
- * them (tuning runs and tests of every variant). */
+ * direct=0). PIXSUM_CUDA_LB="staged=0,rows=4,hints=0,split=1,direct=0"
+ * overrides them (tuning runs and tests of every variant). */
 lb_choice lb_choose(const psi_cu_plan *p)
 {
     size_t acc_size = psi_cu_acc_size(p->acc);
     /* Streaming hints on (measured on an H100, docs/benchmarks.md). */
-    lb_choice c = {lb_staged_default(p), LB_REG_ROWS, lb_register_warps(acc_size), 3, 0, 1, 0, 0};
+    lb_choice c = {lb_staged_default(p), LB_REG_ROWS, lb_register_warps(acc_size), 3, 0, 1};
     const char *e = getenv("PIXSUM_CUDA_LB");
     if (e) {
         const char *r = strstr(e, "rows="), *h = strstr(e, "hints="), *wp = strstr(e, "warps=");
         const char *sg = strstr(e, "staged="), *sp = strstr(e, "split=");
-        const char *dr = strstr(e, "direct="), *ah = strstr(e, "ahead=");
-        const char *ld = strstr(e, "lead=");
-        if (ah)
-            c.ahead = atoi(ah + 6) > 0 ? (atoi(ah + 6) < 8 ? atoi(ah + 6) : 8) : 0;
-        if (ld && atoi(ld + 5) > 0) {
-            c.lead = atoi(ld + 5);
-            c.ahead = c.ahead > 0 ? c.ahead : 1;
-        }
+        const char *dr = strstr(e, "direct=");
         if (sp)
             c.split = atoi(sp + 6) != 0;
         if (dr)
@@ -362,7 +352,7 @@ __global__ void __launch_bounds__(32 * NW, MINB) lookback_kernel(psi_cu_plan p, 
         }
     }
     if (tid == 0)
-        finish_block(hdr, g.blocks);
+        finish_block(hdr, g.total);
 }
 
 /* Workspace layout after the header: vflags[T], hflags[T] (u64), then
@@ -399,8 +389,6 @@ int lb_geometry(const psi_cu_plan *p, size_t in_size, size_t acc_size, int tile_
     g->cval = g->cflags + g->total;
     g->split = 0;
     g->direct = 0;
-    g->ahead = 0;
-    g->blocks = g->total;
     /* Vector accesses need channel step 1 and aligned rows and planes. */
     const size_t ain = 8 * in_size >= 16 ? 16 : 8 * in_size;
     g->vec_in = p->channels == 1 && (uintptr_t)p->in % ain == 0 && p->in_row % (i64)ain == 0 &&

@@ -36,9 +36,6 @@ struct lb_geom {
     u64 *cflags; /* per tile: its bottom-right table value published (split) */
     void *cval;
     int direct;  /* register kernel: look-backs over aggregates only (small planes) */
-    u64 ahead;   /* staged kernel: tiles reduced this many tickets before their scan
-                  * (ahead_reach() below), 0: off */
-    u64 blocks;  /* blocks of the launch: total, plus ahead */
 };
 
 constexpr int LB_TW = 256;
@@ -52,9 +49,6 @@ struct lb_choice {
     int rows, warps, hints; /* tile height = rows x warps */
     int split;              /* concurrent look-backs (staged kernel) */
     int direct;             /* aggregate-only look-backs (register kernel, small planes) */
-    int ahead;              /* staged kernel: reduce tiles ahead of their scan, by this
-                             * many times the resident blocks (0: off) */
-    int lead;               /* with ahead: by exactly this many tiles instead (tests) */
 };
 
 lb_choice lb_choose(const psi_cu_plan *p);
@@ -79,21 +73,6 @@ struct tile_pos {
     plane_ptrs b;
 };
 
-/* Where tile number t (over all planes) lies, for a launch of this epoch. */
-__device__ __forceinline__ tile_pos tile_at(const psi_cu_plan &p, const lb_geom &g, u64 t,
-                                            u64 epoch, size_t in_size, size_t acc_size)
-{
-    tile_pos tp;
-    tp.t = t;
-    tp.epoch = epoch;
-    const u64 per_plane = g.tiles_x * g.tiles_y;
-    const u64 rem = t % per_plane;
-    tp.ty = rem / g.tiles_x;
-    tp.tx = rem % g.tiles_x;
-    tp.b = plane_base(p, (i64)(t / per_plane), in_size, acc_size);
-    return tp;
-}
-
 /* Called by every thread of the block at its start: thread 0 takes the next
  * ticket (so every tile the block waits for belongs to a block that already
  * runs), and after the barrier all threads read where the tile lies. */
@@ -107,23 +86,15 @@ __device__ __forceinline__ tile_pos take_tile(const psi_cu_plan &p, const lb_geo
         *s_epoch = e;
     }
     __syncthreads();
-    return tile_at(p, g, *s_ticket, *s_epoch, in_size, acc_size);
-}
-
-/* Adds the carried table row C = I(., y0 - 1) of a plane whose rows start at
- * p.y0 > 0 to a first-row tile's Top: C(x) - C(x0 - 1) for the lane's columns
- * x0 + 8 lane .. + 7 within the width. */
-template <typename TAcc>
-__device__ __forceinline__ void add_carried_top(const psi_cu_plan &p, const char *out_plane,
-                                                i64 x0, unsigned lane, TAcc top[8])
-{
-    const i64 w = p.width, ch = p.channels, xs = x0 + (i64)lane * 8;
-    const TAcc *crow = (const TAcc *)(out_plane + (p.y0 - 1) * p.out_row);
-    const TAcc base = x0 > 0 ? crow[(x0 - 1) * ch] : (TAcc)0;
-#pragma unroll
-    for (int k = 0; k < 8; k++)
-        if (xs + k < w)
-            top[k] += (TAcc)(crow[(xs + k) * ch] - base);
+    tile_pos tp;
+    tp.t = *s_ticket;
+    tp.epoch = *s_epoch;
+    const u64 per_plane = g.tiles_x * g.tiles_y;
+    const u64 rem = tp.t % per_plane;
+    tp.ty = rem / g.tiles_x;
+    tp.tx = rem % g.tiles_x;
+    tp.b = plane_base(p, (i64)(tp.t / per_plane), in_size, acc_size);
+    return tp;
 }
 
 /* Writes a lane's values, then the flag: __syncwarp orders every lane's
@@ -169,15 +140,21 @@ __device__ __forceinline__ void vertical_lookback(const psi_cu_plan &p, const lb
                                                   TAcc *s_top)
 {
     constexpr int TW = LB_TW;
-    const i64 x0 = (i64)tx * TW;
+    const i64 w = p.width, ch = p.channels;
+    const i64 x0 = (i64)tx * TW, xs = x0 + (i64)lane * 8;
     TAcc *vagg = (TAcc *)g.vagg, *vinc = (TAcc *)g.vinc;
     TAcc top[8];
 #pragma unroll
     for (int k = 0; k < 8; k++)
         top[k] = (TAcc)0;
     if (ty == 0) {
-        if (p.y0 > 0)
-            add_carried_top<TAcc>(p, out_plane, x0, lane, top);
+        if (p.y0 > 0) {
+            const TAcc *crow = (const TAcc *)(out_plane + (p.y0 - 1) * p.out_row);
+            TAcc base = x0 > 0 ? crow[(x0 - 1) * ch] : (TAcc)0;
+#pragma unroll
+            for (int k = 0; k < 8; k++)
+                top[k] = xs + k < w ? (TAcc)(crow[(xs + k) * ch] - base) : (TAcc)0;
+        }
     } else {
         u64 j = t - g.tiles_x;
         bool published = false;
@@ -393,119 +370,6 @@ __device__ __forceinline__ void direct_sums(const psi_cu_plan &p, const lb_geom 
         if (lane == 0)
             *s_corner = corner + cbase;
     }
-}
-
-/* Look-backs with the reduction ahead (staged kernel, g.ahead = D > 0). The
- * launch has total + D blocks; the block of ticket t first *reduces* tile t
- * (loads it, publishes its own bottom row P(x) = L(x, TH - 1) to vagg and
- * right column rowcum(r) = L(TW - 1, r) to hagg, flag AGGREGATE; none of it
- * waits on anything) and then *scans* tile u = t - D: it loads u again (from
- * L2, where the reduction left it), and three warps sum what the tiles above
- * and to the left published, all of it there D tickets ago:
- *   Top(x) = sum over the tiles above of P, back to the nearest one with
- *            status INCLUSIVE, whose Top + P (vinc) ends the sum;
- *   H(r)   = the pixels left of the tile in row y0 + r: rowcum of the tiles
- *            to the left, back to the nearest INCLUSIVE one's H + rowcum (hinc);
- *   C      = I(x0 - 1, y0 - 1): up the column, the tile totals of each row
- *            left of x0, back to the nearest INCLUSIVE tile's own
- *            C + H(TH - 1) (cval), which is the C of the tile below it.
- * Then I(x, y) = L(x, y) + Top(x) + H(y) + C, and the tile publishes Top + P,
- * H + rowcum and C + H(TH - 1) with status INCLUSIVE for later tiles' walks.
- * A walk never waits on another tile's walk, only on reductions that no
- * longer wait on anything, so neither the chain of the serial look-backs nor
- * a wait for a neighbour's first publication is on the path; the price is a
- * second read of the input, from L2. */
-
-/* Flag statuses of the tiles u - stride, u - 2 stride, ... u - n stride taken
- * 32 at a time from `from` (lane i: tile u - (from + i + 1) stride); waits
- * until each has at least its reduction published (which never waits), then
- * orders the warp's later reads after them (fence, then __syncwarp). Returns
- * the ballot of INCLUSIVE statuses. */
-__device__ __forceinline__ unsigned ahead_flags(const lb_geom &g, u64 u, u64 stride, u64 n,
-                                                u64 from, u64 epoch, unsigned lane)
-{
-    int st = 0;
-    if (from + lane < n) {
-        const u64 *f = &g.vflags[u - (from + lane + 1) * stride];
-        u64 v;
-        while (((v = load_relaxed(f)) >> 2) != epoch || (v & 3u) == 0) {
-#if __CUDA_ARCH__ >= 700
-            __nanosleep(32);
-#endif
-        }
-        st = (int)(v & 3u);
-    }
-    __threadfence();
-    __syncwarp();
-    return __ballot_sync(0xffffffffu, st == FLAG_INCLUSIVE);
-}
-
-/* How far one walk goes, found by a whole warp over the flags of the tiles
- * u - stride .. u - n stride: the number of tiles to add, back to and
- * including the nearest INCLUSIVE one; bit 31 set when one was found (else
- * the walk reaches the plane's edge and all n are aggregates). The sums
- * themselves are spread over the block (ahead_sum()), one column or row per
- * thread, so that their loads are in flight together. */
-__device__ __forceinline__ unsigned ahead_reach(const lb_geom &g, u64 u, u64 stride, u64 n,
-                                                u64 epoch, unsigned lane)
-{
-    for (u64 from = 0; from < n; from += 32) {
-        const unsigned incl = ahead_flags(g, u, stride, n, from, epoch, lane);
-        if (incl)
-            return (unsigned)(from + (unsigned)__ffs(incl)) | 0x80000000u;
-    }
-    return (unsigned)n;
-}
-
-/* One thread's share of a walk whose reach ahead_reach() found: the sum over
- * i = 1..count of the value at offset `at` of tile u - i stride's published
- * vector (len values per tile): aggregates (agg), but the inclusive vector
- * (inc) of the last tile when the reach has bit 31 set. */
-template <typename TAcc>
-__device__ __forceinline__ TAcc ahead_sum(u64 u, u64 stride, unsigned reach, const TAcc *agg,
-                                          const TAcc *inc, u64 len, unsigned at)
-{
-    const bool found = (reach & 0x80000000u) != 0;
-    const unsigned count = reach & 0x7fffffffu, aggs = found ? count - 1 : count;
-    TAcc s = (TAcc)0;
-#pragma unroll 4
-    for (unsigned i = 1; i <= aggs; i++)
-        s += ld_cg(agg + (u - (u64)i * stride) * len + at);
-    if (found)
-        s += ld_cg(inc + (u - (u64)count * stride) * len + at);
-    return s;
-}
-
-/* The corner C = I(x0 - 1, y0 - 1) of tile u (column tx, row ty), by a whole
- * warp; cbase is the carried table's C(x0 - 1) (0 without one). Every lane
- * returns it. */
-template <typename TAcc, int TH>
-__device__ __forceinline__ TAcc ahead_corner(const lb_geom &g, u64 u, u64 tx, u64 ty, u64 epoch,
-                                             unsigned lane, TAcc cbase)
-{
-    if (tx == 0)
-        return (TAcc)0;
-    const TAcc *hagg = (const TAcc *)g.hagg, *cval = (const TAcc *)g.cval;
-    TAcc c = (TAcc)0;
-    bool found = false;
-    for (u64 from = 0; from < ty && !found; from += 32) {
-        const unsigned incl = ahead_flags(g, u, g.tiles_x, ty, from, epoch, lane);
-        const u64 left = ty - from;
-        const unsigned cnt = incl ? (unsigned)__ffs(incl) : (left < 32 ? (unsigned)left : 32u);
-        found = incl != 0;
-        if (found && lane == cnt - 1)
-            c += ld_cg(cval + (u - (from + cnt) * g.tiles_x));
-        /* the rows above that only reduced: their tiles' totals left of x0 */
-        const unsigned rows = found ? cnt - 1 : cnt;
-#pragma unroll 4
-        for (u64 k = lane; k < (u64)rows * tx; k += 32) {
-            const u64 r = k / tx, c0 = k - r * tx;
-            const u64 j = u - (from + r + 1) * g.tiles_x - tx + c0;
-            c += ld_cg(hagg + j * TH + TH - 1);
-        }
-    }
-    c = warp_sum(c);
-    return found ? c : (TAcc)(c + cbase);
 }
 
 } // namespace psi_cu

@@ -125,23 +125,14 @@ struct staged_layout {
 #define PSI_ST_MINB(b) (b)
 #endif
 
-/* What one pass of the kernel body does with its tile: all of it (default),
- * only the reduction, or only the scan (with g.ahead; sat_lookback.cuh). */
-enum { STAGE_FULL, STAGE_REDUCE, STAGE_SCAN };
-
-/* One pass of the kernel over tile tp (number t): step 2 to step 5 for
- * STAGE_FULL, steps 2-4 and the publication of the aggregates for
- * STAGE_REDUCE, all of it with the walks of sat_lookback.cuh's ahead_*() for
- * STAGE_SCAN. */
-template <typename TIn, typename TAcc, int R, int STAGE>
-__device__ __forceinline__ void staged_pass(const psi_cu_plan &p, const lb_geom &g,
-                                            const tile_pos &tp, unsigned char *smem,
-                                            TAcc &s_total, TAcc &s_corner, unsigned *s_reach)
+template <typename TIn, typename TAcc, int R, int MINB>
+__global__ void __launch_bounds__(ST_THREADS, PSI_ST_MINB(MINB))
+    staged_kernel(psi_cu_plan p, lb_geom g)
 {
     typedef staged_layout<TIn, TAcc, R> L;
     constexpr int TW = L::TW, TH = L::TH;
     constexpr int V = 16 / (int)sizeof(TAcc), G = TW / (32 * V);
-    constexpr int stage = STAGE;
+    extern __shared__ __align__(16) unsigned char smem[];
     TIn *s_tile = (TIn *)smem;
     TAcc *s_colw = (TAcc *)(smem + L::colw);
     TAcc *s_top = (TAcc *)(smem + L::top);
@@ -149,16 +140,17 @@ __device__ __forceinline__ void staged_pass(const psi_cu_plan &p, const lb_geom 
     TAcc *s_rowsum = (TAcc *)(smem + L::rowsum);
     TAcc *s_rowcum = (TAcc *)(smem + L::rowcum);
     TAcc *s_edge = (TAcc *)(smem + L::edge);
+    __shared__ u64 s_ticket, s_epoch;
+    __shared__ TAcc s_total, s_corner;
+
+    psi_cu_header *hdr = (psi_cu_header *)p.ws;
     const unsigned tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
-    const i64 w = p.width, ch = p.channels, rows = p.y1 - p.y0;
-    const u64 t = tp.t, epoch = tp.epoch;
-        const u64 tx = tp.tx, ty = tp.ty;
+    const tile_pos tp = take_tile(p, g, sizeof(TIn), sizeof(TAcc), &s_ticket, &s_epoch);
+    const u64 t = tp.t, epoch = tp.epoch, tx = tp.tx, ty = tp.ty;
     const plane_ptrs b = tp.b;
+    const i64 w = p.width, ch = p.channels, rows = p.y1 - p.y0;
     const i64 x0 = (i64)tx * TW, ytile = (i64)ty * TH;
     const bool full = x0 + TW <= w;
-    /* loads: the reduction keeps the tile in L2 for its scan, which is
-     * its last use; one pass streams if hints bit 0 says so */
-    const bool stream_in = stage == STAGE_SCAN || (stage == STAGE_FULL && (g.hints & 1));
 
     /* 2: the tile's input into shared memory. */
     if (g.vec_in && full) {
@@ -175,7 +167,7 @@ __device__ __forceinline__ void staged_pass(const psi_cu_plan &p, const lb_geom 
                 if (yl < rows) {
                     const uint4 *src = (const uint4 *)(b.in + (p.y0 + yl) * p.in_row +
                                                        x0 * (i64)sizeof(TIn)) + o;
-                    q[k] = stream_in ? __ldcs(src) : __ldcg(src);
+                    q[k] = (g.hints & 1) ? __ldcs(src) : *src;
                 } else {
                     q[k] = make_uint4(0, 0, 0, 0);
                 }
@@ -241,21 +233,15 @@ __device__ __forceinline__ void staged_pass(const psi_cu_plan &p, const lb_geom 
     }
     __syncthreads();
 
-    /* 4: bottom row and right column of L, then the look-backs (bit 2 of
-     * hints skips them: a timing experiment only, the table is then
-     * wrong). Serial (g.split = 0, no g.ahead): warp 0 runs both, the
-     * horizontal one on the tile's share of the table column at its right
-     * edge, so E(r) = I(x0 - 1, y0 + r) and the corner term is 0. Split:
-     * warp 0 walks up (Top), warp 1 walks left over the tiles' own row
-     * sums only (E(r) = the pixels left of the tile in rows y0..y0 + r),
-     * and warp 2 fetches the corner C = I(x0 - 1, y0 - 1) that the tile
-     * up and to the left published, so the block waits for the longest of
-     * three chains instead of the sum of two. Scan (g.ahead): warps 0 and 1
-     * find how far the walks up and left go (ahead_reach()), warp 2 sums the
-     * corner (ahead_corner()), then every thread sums a column of Top and a
-     * row of H (ahead_sum()). Reduce (g.ahead):
-     * warp 0 publishes P and the right column, and the pass ends. */
-    const bool parallel = stage == STAGE_SCAN || (stage == STAGE_FULL && g.split);
+    /* 4: bottom row and right column of L, then the look-backs (bit 2 of hints
+     * skips them: a timing experiment only, the table is then wrong). Serial
+     * (g.split = 0): warp 0 runs both, the horizontal one on the tile's share
+     * of the table column at its right edge, so E(r) = I(x0 - 1, y0 + r) and
+     * the corner term is 0. Split: warp 0 walks up (Top), warp 1 walks left
+     * over the tiles' own row sums only (E(r) = the pixels left of the tile in
+     * rows y0..y0 + r), and warp 2 fetches the corner C = I(x0 - 1, y0 - 1)
+     * that the tile up and to the left published, so the block waits for the
+     * longest of three chains instead of the sum of two. */
     if (g.hints & 4) {
         if (warp == 0) {
 #pragma unroll
@@ -267,7 +253,7 @@ __device__ __forceinline__ void staged_pass(const psi_cu_plan &p, const lb_geom 
             if (lane == 0)
                 s_corner = (TAcc)0;
         }
-    } else if (warp == 0 || (parallel && warp == 1)) {
+    } else if (warp == 0 || (g.split && warp == 1)) {
         TAcc P[8];
         if (warp == 0) { /* the bottom row P(x) = L(x, TH - 1) of the lane's 8 columns */
 #pragma unroll
@@ -283,13 +269,8 @@ __device__ __forceinline__ void staged_pass(const psi_cu_plan &p, const lb_geom 
                 P[k] += ex;
             if (lane == 31)
                 s_total = P[7];
-            if (stage == STAGE_SCAN) { /* kept for the publication after the walks */
-#pragma unroll
-                for (int k = 0; k < 8; k++)
-                    s_bottom[lane * 8 + k] = P[k];
-            }
         }
-        if (warp == 1 || !parallel) { /* the right column rowcum(r) = L(TW - 1, r) */
+        if (warp == 1 || !g.split) { /* the right column rowcum(r) = L(TW - 1, r) */
             TAcc carry = (TAcc)0;
 #pragma unroll
             for (int m = 0; m < TH / 32; m++) {
@@ -299,24 +280,9 @@ __device__ __forceinline__ void staged_pass(const psi_cu_plan &p, const lb_geom 
             }
             __syncwarp();
         }
-        if (stage == STAGE_REDUCE) {
-#pragma unroll
-            for (int k = 0; k < 8; k++)
-                st_cg((TAcc *)g.vagg + t * TW + lane * 8 + k, P[k]);
-#pragma unroll
-            for (int m = 0; m < TH / 32; m++)
-                st_cg((TAcc *)g.hagg + t * TH + lane + 32 * m, s_rowcum[lane + 32 * m]);
-            __syncwarp();
-            if (lane == 0)
-                store_release(&g.vflags[t], flag_value(epoch, FLAG_AGGREGATE));
-        } else if (stage == STAGE_SCAN) { /* how far the walks up and left go */
-            const unsigned reach = warp == 0 ? ahead_reach(g, t, g.tiles_x, ty, epoch, lane)
-                                             : ahead_reach(g, t, 1, tx, epoch, lane);
-            if (lane == 0)
-                s_reach[warp] = reach;
-        } else if (!g.split) {
-            tile_lookbacks<TAcc, TH>(p, g, b.out, t, tx, ty, epoch, lane, P, s_rowcum,
-                                     s_top, s_edge);
+        if (!g.split) {
+            tile_lookbacks<TAcc, TH>(p, g, b.out, t, tx, ty, epoch, lane, P, s_rowcum, s_top,
+                                     s_edge);
             if (lane == 0)
                 s_corner = (TAcc)0;
         } else if (warp == 0) {
@@ -328,71 +294,26 @@ __device__ __forceinline__ void staged_pass(const psi_cu_plan &p, const lb_geom 
                 a[m] = s_rowcum[lane + 32 * m];
             horizontal_lookback<TAcc, TH>(g, t, tx, epoch, lane, a, s_edge);
         }
-    } else if (parallel && warp == 2) {
-        /* the carried table row y0 - 1 gives C(x0 - 1) to the first tile row */
-        const TAcc cbase = tx > 0 && p.y0 > 0
-                               ? ((const TAcc *)(b.out + (p.y0 - 1) * p.out_row))[(x0 - 1) * ch]
-                               : (TAcc)0;
-        if (stage == STAGE_SCAN) {
-            const TAcc c = ahead_corner<TAcc, TH>(g, t, tx, ty, epoch, lane, cbase);
-            if (lane == 0)
-                s_corner = c;
-        } else if (lane == 0) {
-            TAcc c = (TAcc)0;
-            if (tx > 0 && ty == 0) {
-                c = cbase;
-            } else if (tx > 0 && ty > 0) {
-                const u64 j = t - g.tiles_x - 1;
-                wait_flag(&g.cflags[j], epoch);
-                c = ld_cg((const TAcc *)g.cval + j);
-            }
-            s_corner = c;
+    } else if (g.split && warp == 2 && lane == 0) {
+        TAcc c = (TAcc)0;
+        if (tx > 0 && ty == 0 && p.y0 > 0) { /* the carried table row y0 - 1 */
+            c = ((const TAcc *)(b.out + (p.y0 - 1) * p.out_row))[(x0 - 1) * ch];
+        } else if (tx > 0 && ty > 0) {
+            const u64 j = t - g.tiles_x - 1;
+            wait_flag(&g.cflags[j], epoch);
+            c = ld_cg((const TAcc *)g.cval + j);
         }
+        s_corner = c;
     }
-    if (stage == STAGE_REDUCE)
-        return;
     __syncthreads();
-    if (stage == STAGE_SCAN && !(g.hints & 4)) {
-        /* the walks' sums, a column (Top) and a row (H) per thread */
-        TAcc top = ahead_sum<TAcc>(t, g.tiles_x, s_reach[0], (const TAcc *)g.vagg,
-                                   (const TAcc *)g.vinc, TW, tid);
-        if (!(s_reach[0] & 0x80000000u) && p.y0 > 0) { /* the carried table row y0 - 1 */
-            const TAcc *crow = (const TAcc *)(b.out + (p.y0 - 1) * p.out_row);
-            if (x0 + (i64)tid < w)
-                top += (TAcc)(crow[(x0 + tid) * ch] - (x0 > 0 ? crow[(x0 - 1) * ch] : (TAcc)0));
-        }
-        s_top[tid] = top;
-        if (tid < (unsigned)TH)
-            s_edge[tid] = ahead_sum<TAcc>(t, 1, s_reach[1], (const TAcc *)g.hagg,
-                                          (const TAcc *)g.hinc, TH, tid);
-        __syncthreads();
-    }
-    const TAcc corner = s_corner;
-    if (stage == STAGE_SCAN && warp == 0 && !(g.hints & 4)) {
-        /* Top + P, H + rowcum and the corner of the tile below, C + H(TH - 1) */
-#pragma unroll
-        for (int k = 0; k < 8; k++)
-            st_cg((TAcc *)g.vinc + t * TW + lane * 8 + k,
-                  (TAcc)(s_top[lane * 8 + k] + s_bottom[lane * 8 + k]));
-#pragma unroll
-        for (int m = 0; m < TH / 32; m++)
-            st_cg((TAcc *)g.hinc + t * TH + lane + 32 * m,
-                  (TAcc)(s_edge[lane + 32 * m] + s_rowcum[lane + 32 * m]));
-        if (lane == 0)
-            st_cg((TAcc *)g.cval + t, (TAcc)(corner + s_edge[TH - 1]));
-        __syncwarp();
-        if (lane == 0)
-            store_release(&g.vflags[t], flag_value(epoch, FLAG_INCLUSIVE));
-    }
-    /* Split: the tile's bottom-right table value, for the tile down and to
-     * the right (interior tiles only: they are full, so L(TW - 1, TH - 1)
-     * is the tile's total). Released after the value; acquired by that
-     * tile's warp 2. */
-    if (stage == STAGE_FULL && g.split && tid == 0 && tx + 1 < g.tiles_x &&
-        ty + 1 < g.tiles_y && !(g.hints & 4)) {
-        st_cg((TAcc *)g.cval + t, (TAcc)(s_total + s_top[TW - 1] + s_edge[TH - 1] + corner));
+    /* Split: the tile's bottom-right table value, for the tile down and to the
+     * right (interior tiles only: they are full, so L(TW - 1, TH - 1) is the
+     * tile's total). Released after the value; acquired by that tile's warp 2. */
+    if (g.split && tid == 0 && tx + 1 < g.tiles_x && ty + 1 < g.tiles_y && !(g.hints & 4)) {
+        st_cg((TAcc *)g.cval + t, (TAcc)(s_total + s_top[TW - 1] + s_edge[TH - 1] + s_corner));
         store_release(&g.cflags[t], flag_value(epoch, FLAG_INCLUSIVE));
     }
+    const TAcc corner = s_corner;
 
     /* 5: the table rows of this warp. acc starts at Top(x) + L(x, row0 - 1). */
     TAcc acc[G][V];
@@ -447,46 +368,14 @@ __device__ __forceinline__ void staged_pass(const psi_cu_plan &p, const lb_geom 
             }
         }
     }
+    if (tid == 0)
+        finish_block(hdr, g.total);
 }
 
-template <typename TIn, typename TAcc, int R, int MINB, bool AHEAD>
-__global__ void __launch_bounds__(ST_THREADS, PSI_ST_MINB(MINB))
-    staged_kernel(psi_cu_plan p, lb_geom g)
-{
-    extern __shared__ __align__(16) unsigned char smem[];
-    __shared__ u64 s_ticket, s_epoch;
-    __shared__ TAcc s_total, s_corner;
-    __shared__ unsigned s_reach[2];
-    psi_cu_header *hdr = (psi_cu_header *)p.ws;
-    const tile_pos mine = take_tile(p, g, sizeof(TIn), sizeof(TAcc), &s_ticket, &s_epoch);
-    const u64 ticket = mine.t;
-    /* One pass, or with g.ahead the reduction of tile `ticket` (when there is
-     * such a tile) and the scan of tile ticket - g.ahead (when there is one).
-     * The ticket is the same for the whole block, so every thread takes the
-     * same passes and barriers. (A kernel of its own for each, so that
-     * neither pays the other's registers.) */
-    if (!AHEAD) {
-        staged_pass<TIn, TAcc, R, STAGE_FULL>(p, g, mine, smem, s_total, s_corner, s_reach);
-    } else {
-        if (ticket < g.total)
-            staged_pass<TIn, TAcc, R, STAGE_REDUCE>(p, g, mine, smem, s_total, s_corner, s_reach);
-        if (ticket >= g.ahead) {
-            __syncthreads(); /* the reduction's shared memory is reused */
-            const tile_pos tp =
-                tile_at(p, g, ticket - g.ahead, mine.epoch, sizeof(TIn), sizeof(TAcc));
-            staged_pass<TIn, TAcc, R, STAGE_SCAN>(p, g, tp, smem, s_total, s_corner, s_reach);
-        }
-    }
-    if (threadIdx.x == 0)
-        finish_block(hdr, g.blocks);
-}
-
-
-template <typename TIn, typename TAcc, int R, int MINB, bool AHEAD>
-static int staged_launch(const psi_cu_plan *p, int hints, int split, int ahead, int lead)
+template <typename TIn, typename TAcc, int R, int MINB>
+static int staged_launch(const psi_cu_plan *p, int hints, int split)
 {
     typedef staged_layout<TIn, TAcc, R> L;
-    auto kernel = staged_kernel<TIn, TAcc, R, MINB, AHEAD>;
     lb_geom g;
     int err = lb_geometry(p, sizeof(TIn), sizeof(TAcc), L::TH, hints, &g);
     if (err || g.total == 0)
@@ -495,38 +384,17 @@ static int staged_launch(const psi_cu_plan *p, int hints, int split, int ahead, 
     /* The tile copy moves 16-byte chunks: rows and planes 16-byte aligned. */
     g.vec_in = p->channels == 1 && (uintptr_t)p->in % 16 == 0 && p->in_row % 16 == 0 &&
                (p->depth == 1 || p->in_slice % 16 == 0);
-    static std::atomic<int> smem_set(0), per_sm(0);
+    static std::atomic<int> smem_set(0);
     if (L::bytes > 48 * 1024 && !smem_set.load(std::memory_order_relaxed)) {
-        cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+        cudaError_t e = cudaFuncSetAttribute(staged_kernel<TIn, TAcc, R, MINB>,
+                                             cudaFuncAttributeMaxDynamicSharedMemorySize,
                                              (int)L::bytes);
         if (e != cudaSuccess)
             return (int)e;
         smem_set.store(1, std::memory_order_relaxed);
     }
-    if (ahead > 0) {
-        /* the reduction runs `ahead` times the blocks resident at once before
-         * the scan of its tile */
-        int blocks = per_sm.load(std::memory_order_relaxed), dev = 0, sms = 0;
-        if (blocks == 0) {
-            cudaError_t e =
-                cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, ST_THREADS, L::bytes);
-            if (e != cudaSuccess)
-                return (int)e;
-            blocks = blocks > 0 ? blocks : 1;
-            per_sm.store(blocks, std::memory_order_relaxed);
-        }
-        cudaError_t e = cudaGetDevice(&dev);
-        if (e == cudaSuccess)
-            e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
-        if (e != cudaSuccess)
-            return (int)e;
-        const u64 d = lead > 0 ? (u64)lead : (u64)ahead * (u64)blocks * (u64)sms;
-        g.ahead = d < g.total ? d : g.total;
-        g.blocks = g.total + g.ahead;
-        if (g.blocks > 0x7fffffffull)
-            return (int)cudaErrorInvalidConfiguration;
-    }
-    kernel<<<(unsigned)g.blocks, ST_THREADS, L::bytes, (cudaStream_t)p->stream>>>(*p, g);
+    staged_kernel<TIn, TAcc, R, MINB>
+        <<<(unsigned)g.total, ST_THREADS, L::bytes, (cudaStream_t)p->stream>>>(*p, g);
     return (int)cudaGetLastError();
 }
 
@@ -540,9 +408,7 @@ static int staged_launch_rows(const psi_cu_plan *p, const lb_choice &c)
     constexpr int BASE = sizeof(TAcc) == 4 && sizeof(TIn) <= 2 ? 6 : 4;
     constexpr int FIT = (int)((227u << 10) / (staged_layout<TIn, TAcc, R>::bytes + 1024));
     constexpr int MINB = FIT < BASE ? (FIT > 0 ? FIT : 1) : BASE;
-    if (c.ahead > 0)
-        return staged_launch<TIn, TAcc, R, MINB, true>(p, c.hints, 0, c.ahead, c.lead);
-    return staged_launch<TIn, TAcc, R, MINB, false>(p, c.hints, c.split, 0, 0);
+    return staged_launch<TIn, TAcc, R, MINB>(p, c.hints, c.split);
 }
 
 /* The tile heights built per pair (each is a kernel for 5 architectures, so
