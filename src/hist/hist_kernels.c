@@ -127,16 +127,15 @@ static void counter_free(counter *k)
             t0_[s_[i_]]++;                                                             \
     } while (0)
 
-/* Counts n consecutive u8 samples into the four sub-tables t[0..3] + off.
+/* Counts n consecutive u8 samples into the four sub-tables t[0..3].
  * Two 8-byte loads per 16 samples, their bytes taken by shifts: one load
  * instead of eight leaves the load ports to the counters' read-modify-writes
  * (Zen 3: 15-18% faster than byte loads on random and natural images, same
  * run; docs/benchmarks.md). Which byte goes to which sub-table does not
  * change the counts, so the byte order of the loads does not matter. */
-static void count_u8_run(const uint8_t *s, size_t n, uint32_t *const t[SUB_TABLES],
-                         size_t off)
+static void count_u8_run(const uint8_t *s, size_t n, uint32_t *const t[SUB_TABLES])
 {
-    uint32_t *t0 = t[0] + off, *t1 = t[1] + off, *t2 = t[2] + off, *t3 = t[3] + off;
+    uint32_t *t0 = t[0], *t1 = t[1], *t2 = t[2], *t3 = t[3];
     size_t i = 0;
     for (; i + 16 <= n; i += 16) {
         if ((i & 63) == 0) /* 4096 samples ahead: the loop otherwise waits on DRAM */
@@ -219,7 +218,7 @@ static int count_small(const pixsum_view *in, const psi_hist_params *p, size_t r
                 size_t n = total - done < ((size_t)1 << 30) ? total - done : (size_t)1 << 30;
                 counter_reserve(&k, n);
                 if (in->type == PIXSUM_U8)
-                    count_u8_run((const uint8_t *)(base + done * esz), n, k.t, 0);
+                    count_u8_run((const uint8_t *)(base + done * esz), n, k.t);
                 else if (in->type == PIXSUM_U16)
                     COUNT_RUN(uint16_t, (const uint16_t *)(base + done * esz), n, &k, 0);
                 else
@@ -232,7 +231,7 @@ static int count_small(const pixsum_view *in, const psi_hist_params *p, size_t r
                 const uint8_t *m = p->mask.data ? psi_hist_row(&p->mask, r) : NULL;
                 counter_reserve(&k, rs);
                 if (plain && in->type == PIXSUM_U8) {
-                    count_u8_run((const uint8_t *)row, in->width, k.t, 0);
+                    count_u8_run((const uint8_t *)row, in->width, k.t);
                 } else if (plain) {
                     COUNT_RUN(uint16_t, (const uint16_t *)row, in->width, &k, 0);
                 } else {
