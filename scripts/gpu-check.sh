@@ -10,7 +10,8 @@
 #                                       failtest leakcheck clibench histtest histbench python
 #                                       torch mpi
 #                                       (default: all, in that order)
-# Environment: OUT, JOBS, CUDA_ARCH (default 90), PIXSUM_TEST_NO_LARGE=1.
+# Environment: OUT, JOBS, CUDA_ARCH (default 90), PIXSUM_TEST_NO_LARGE=1,
+# CUDA_TRACE=ON (also build the traced staged kernels, for BENCH_SECTION=trace).
 # Without cmocka installed, .gpu-deps/*.deb (libcmocka0, libcmocka-dev,
 # fetched with `apt-get download`) are unpacked under /tmp/gpu-deps and the
 # test is compiled directly.
@@ -70,7 +71,7 @@ if has build; then
     cmake -S . -B $BUILD -DCMAKE_BUILD_TYPE=Release -DPIXSUM_CUDA=ON \
         -DCMAKE_CUDA_ARCHITECTURES=$ARCH -DPIXSUM_PYTHON=OFF -DPIXSUM_GL=OFF -DPIXSUM_MPI=OFF \
         -DPIXSUM_BUILD_TOOLS=ON -DPIXSUM_BUILD_EXAMPLES=OFF -DBUILD_TESTING=$TESTING \
-        -DPIXSUM_WERROR=OFF >"$OUT/build.log" 2>&1 || { tail -30 "$OUT/build.log"; exit 1; }
+        -DPIXSUM_CUDA_TRACE=${CUDA_TRACE:-OFF} -DPIXSUM_WERROR=OFF >"$OUT/build.log" 2>&1 || { tail -30 "$OUT/build.log"; exit 1; }
     cmake --build $BUILD -j "$JOBS" --target pixsum pixsum_static pixsum_cli >>"$OUT/build.log" 2>&1 ||
         { tail -40 "$OUT/build.log"; exit 1; }
     if [ "$TESTING" = ON ]; then

@@ -13,7 +13,9 @@
  * span more than 2x L2, so the cache never holds the data of the next call.
  *
  * Sections (argv[1]): "fast" (targets table), "p004" (paper 004 sweep),
- * "p003" (paper 003 4096^2 table, CPU and GPU, host and device data), "all".
+ * "p003" (paper 003 4096^2 table, CPU and GPU, host and device data), "all";
+ * "trace" (the staged kernel's phase times, a PIXSUM_CUDA_TRACE build) only
+ * when named.
  * Output: a readable table on stdout and CSV rows (prefix "csv,") to parse.
  */
 #include <cuda_runtime.h>
@@ -454,6 +456,120 @@ static void section_variants(void)
     free_bufs(b);
 }
 
+/* The staged kernel's phase times per tile (a library built with
+ * -DPIXSUM_CUDA_TRACE=ON; PIXSUM_CUDA_LB=...,trace=1 appends a trace region to
+ * the workspace, LB_TRACE_WORDS = 12 words per tile, see sat_lookback.cuh).
+ * For u8->u32 at the sizes of BENCH_SIZES (default 4096,8192,16384) and the
+ * variants of BENCH_LB_VARIANTS (default "staged=1 staged=1,hints=7"): times
+ * the variant with and without the trace, then one traced call on a buffer not
+ * in L2, writes its records to $OUT/trace-<variant>-<size>.bin and prints the
+ * median and 90th percentile of each phase (us) and the walk lengths. */
+static double pct(std::vector<double> v, double q)
+{
+    if (v.empty())
+        return 0;
+    std::sort(v.begin(), v.end());
+    return v[(size_t)(q * (double)(v.size() - 1))];
+}
+
+static void section_trace(void)
+{
+    std::vector<size_t> sizes = {4096, 8192, 16384};
+    const char *sz = getenv("BENCH_SIZES");
+    if (sz && *sz) {
+        sizes.clear();
+        for (const char *c = sz; *c;) {
+            char *end;
+            unsigned long v = strtoul(c, &end, 10);
+            if (end == c)
+                break;
+            if (v > 0)
+                sizes.push_back(v);
+            c = *end == ',' ? end + 1 : end;
+        }
+    }
+    const char *env = getenv("BENCH_LB_VARIANTS");
+    std::string list = env ? env : "staged=1 staged=1,hints=7";
+    const char *od = getenv("OUT");
+    std::string outdir = od && *od ? od : ".";
+    printf("\n== staged kernel phase trace, u8->u32 (us; p50 / p90 over tiles) ==\n");
+    for (size_t n : sizes) {
+        size_t px = n * n;
+        bufset b = make_bufs(px, px * 4, PIXSUM_U8);
+        double cp = time_copy<unsigned char, unsigned>(px, b, NULL);
+        for (size_t a = 0; a < list.size();) {
+            size_t z = list.find(' ', a);
+            if (z == std::string::npos)
+                z = list.size();
+            std::string v = list.substr(a, z - a);
+            a = z + 1;
+            if (v.empty())
+                continue;
+            setenv("PIXSUM_CUDA_LB", v.c_str(), 1);
+            double plain = time_method("cuda.lookback", PIXSUM_U8, PIXSUM_U32, n, n, b, NULL);
+            pixsum_ctx *ctx = pixsum_ctx_new();
+            PK(pixsum_ctx_set_method(ctx, "cuda.lookback"));
+            PK(pixsum_ctx_set(ctx, PIXSUM_PARAM_WRAP, 1));
+            PK(pixsum_ctx_set(ctx, PIXSUM_PARAM_CUDA_STREAM, (intptr_t)g_stream));
+            pixsum_view vi = pixsum_view_2d(b.in[0], PIXSUM_U8, n, n, 1, 0);
+            pixsum_view vo = pixsum_view_2d(b.out[0], PIXSUM_U32, n, n, 1, 0);
+            size_t need0 = 0, need = 0;
+            PK(pixsum_cuda_workspace_size(ctx, &vi, &vo, NULL, &need0));
+            std::string vt = v + ",trace=1";
+            setenv("PIXSUM_CUDA_LB", vt.c_str(), 1);
+            double traced = time_method("cuda.lookback", PIXSUM_U8, PIXSUM_U32, n, n, b, NULL);
+            PK(pixsum_cuda_workspace_size(ctx, &vi, &vo, NULL, &need));
+            const size_t off = (need0 + 7) & ~(size_t)7, tiles = (need - off) / 96;
+            void *ws;
+            CK(cudaMalloc(&ws, need));
+            CK(cudaMemset(ws, 0, need));
+            for (size_t i = 0; i < b.in.size() + 2; i++) { /* warm, then a cold buffer */
+                size_t k = i % b.in.size();
+                pixsum_view ai = pixsum_view_2d(b.in[k], PIXSUM_U8, n, n, 1, 0);
+                pixsum_view ao = pixsum_view_2d(b.out[k], PIXSUM_U32, n, n, 1, 0);
+                PK(pixsum_cuda_integral_ws(ctx, &ai, &ao, NULL, 0, ws, need, g_stream));
+            }
+            CK(cudaStreamSynchronize(g_stream));
+            std::vector<unsigned long long> rec(tiles * 12);
+            CK(cudaMemcpy(rec.data(), (char *)ws + off, tiles * 96, cudaMemcpyDeviceToHost));
+            CK(cudaFree(ws));
+            pixsum_ctx_free(ctx);
+            unsetenv("PIXSUM_CUDA_LB");
+            std::string fn = outdir + "/trace-" + v + "-" + std::to_string(n) + ".bin";
+            for (char &c : fn)
+                if (c == ',' || c == '=')
+                    c = '_';
+            if (FILE *f = fopen(fn.c_str(), "wb")) {
+                fwrite(rec.data(), 8, rec.size(), f);
+                fclose(f);
+            }
+            std::vector<double> ph[4], vs, hs;
+            unsigned long long t0 = ~0ull, t1 = 0;
+            for (size_t t = 0; t < tiles; t++) {
+                const unsigned long long *r = &rec[t * 12];
+                for (int k = 0; k < 4; k++)
+                    ph[k].push_back((double)(r[2 + k] - r[1 + k]) * 1e-3);
+                vs.push_back((double)(r[0] & 0xffff));
+                hs.push_back((double)(r[0] >> 16 & 0xffff));
+                t0 = std::min(t0, r[1]);
+                t1 = std::max(t1, r[5]);
+            }
+            printf("%-18s %6zu copy %.4f ms, plain %.4f ms (%.3f cp), traced %.4f ms; %zu tiles, "
+                   "span %.1f us\n", v.c_str(), n, cp, plain, cp / plain, traced, tiles,
+                   (double)(t1 - t0) * 1e-3);
+            const char *names[4] = {"load", "sums", "lookback", "write"};
+            for (int k = 0; k < 4; k++)
+                printf("    %-9s p50 %7.2f  p90 %7.2f  max %7.2f\n", names[k], pct(ph[k], 0.5),
+                       pct(ph[k], 0.9), pct(ph[k], 1.0));
+            printf("    walks: vertical p50 %.0f p90 %.0f max %.0f; horizontal p50 %.0f p90 %.0f "
+                   "max %.0f\n", pct(vs, 0.5), pct(vs, 0.9), pct(vs, 1.0), pct(hs, 0.5),
+                   pct(hs, 0.9), pct(hs, 1.0));
+            fflush(stdout);
+        }
+        free_bufs(b);
+    }
+}
+
 /* Lookback launch variants (rows per warp, cache hints) and the GPU-only
  * per-call time at 1024^2 through graph replay. */
 static void section_tune(void)
@@ -625,6 +741,8 @@ int main(int argc, char **argv)
         section_p004();
     if (what == "p003" || what == "all")
         section_p003();
+    if (what == "trace")
+        section_trace();
     CK(cudaStreamDestroy(g_stream));
     return 0;
 }

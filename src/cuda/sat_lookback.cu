@@ -97,17 +97,21 @@ static int lb_staged_default(const psi_cu_plan *p)
  * kernel only; measured no faster), aggregate-only look-backs on planes of at
  * most LB_DIRECT_MAX_TILES tiles along each axis (register kernel; on unless
  * direct=0). PIXSUM_CUDA_LB="staged=0,rows=4,hints=0,split=1,direct=0"
- * overrides them (tuning runs and tests of every variant). */
+ * overrides them (tuning runs and tests of every variant); trace=1 makes the
+ * staged kernel record its phase times after the workspace's other regions
+ * (LB_TRACE_WORDS per tile; lb_trace_offset()). */
 lb_choice lb_choose(const psi_cu_plan *p)
 {
     size_t acc_size = psi_cu_acc_size(p->acc);
     /* Streaming hints on (measured on an H100, docs/benchmarks.md). */
-    lb_choice c = {lb_staged_default(p), LB_REG_ROWS, lb_register_warps(acc_size), 3, 0, 1};
+    lb_choice c = {lb_staged_default(p), LB_REG_ROWS, lb_register_warps(acc_size), 3, 0, 1, 0};
     const char *e = getenv("PIXSUM_CUDA_LB");
     if (e) {
         const char *r = strstr(e, "rows="), *h = strstr(e, "hints="), *wp = strstr(e, "warps=");
         const char *sg = strstr(e, "staged="), *sp = strstr(e, "split=");
-        const char *dr = strstr(e, "direct=");
+        const char *dr = strstr(e, "direct="), *tr = strstr(e, "trace=");
+        if (tr)
+            c.trace = atoi(tr + 6) != 0;
         if (sp)
             c.split = atoi(sp + 6) != 0;
         if (dr)
@@ -370,6 +374,14 @@ static void lb_layout(const psi_cu_plan *p, size_t acc_size, int tile_height, u6
              *total * (2 * LB_TW + 2 * th) * acc_size + *total * (sizeof(u64) + acc_size);
 }
 
+size_t lb_trace_offset(const psi_cu_plan *p, size_t acc_size, int tile_height)
+{
+    u64 tx, ty, total;
+    size_t bytes;
+    lb_layout(p, acc_size, tile_height, &tx, &ty, &total, &bytes);
+    return (bytes + 7) & ~(size_t)7;
+}
+
 int lb_geometry(const psi_cu_plan *p, size_t in_size, size_t acc_size, int tile_height,
                 int hints, lb_geom *g)
 {
@@ -389,6 +401,7 @@ int lb_geometry(const psi_cu_plan *p, size_t in_size, size_t acc_size, int tile_
     g->cval = g->cflags + g->total;
     g->split = 0;
     g->direct = 0;
+    g->trace = nullptr;
     /* Vector accesses need channel step 1 and aligned rows and planes. */
     const size_t ain = 8 * in_size >= 16 ? 16 : 8 * in_size;
     g->vec_in = p->channels == 1 && (uintptr_t)p->in % ain == 0 && p->in_row % (i64)ain == 0 &&
@@ -405,6 +418,8 @@ size_t lookback_workspace(const psi_cu_plan *p)
     size_t as = psi_cu_acc_size(p->acc);
     lb_choice c = lb_choose(p);
     lb_layout(p, as, c.rows * c.warps, &tx, &ty, &total, &bytes);
+    if (c.staged && c.trace)
+        return lb_trace_offset(p, as, c.rows * c.warps) + total * LB_TRACE_WORDS * sizeof(u64);
     return bytes;
 }
 

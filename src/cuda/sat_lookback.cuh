@@ -36,7 +36,17 @@ struct lb_geom {
     u64 *cflags; /* per tile: its bottom-right table value published (split) */
     void *cval;
     int direct;  /* register kernel: look-backs over aggregates only (small planes) */
+    u64 *trace;  /* staged kernel, PIXSUM_CUDA_LB=trace=1: LB_TRACE_WORDS per tile, else null */
 };
+
+/* Words per tile of the phase trace (PIXSUM_CUDA_LB=trace=1, a diagnostic for
+ * bench/cuda/gpu_bench's trace section): at the end of the workspace, tile t
+ * at trace[LB_TRACE_WORDS t]:
+ *   [0] SM id << 32 | horizontal walk length << 16 | vertical walk length
+ *   [1..5] %globaltimer (ns) at the block's start, input loaded, sums done,
+ *          look-backs done, last store issued
+ *   [6..10] clock64 at the same points, [11] clock64 after the vertical walk. */
+constexpr int LB_TRACE_WORDS = 12;
 
 constexpr int LB_TW = 256;
 
@@ -49,6 +59,7 @@ struct lb_choice {
     int rows, warps, hints; /* tile height = rows x warps */
     int split;              /* concurrent look-backs (staged kernel) */
     int direct;             /* aggregate-only look-backs (register kernel, small planes) */
+    int trace;              /* record the staged kernel's phase times (diagnostic) */
 };
 
 lb_choice lb_choose(const psi_cu_plan *p);
@@ -62,6 +73,10 @@ int lb_staged_rows(const psi_cu_plan *p);
  * the grid limit. */
 int lb_geometry(const psi_cu_plan *p, size_t in_size, size_t acc_size, int tile_height,
                 int hints, lb_geom *g);
+
+/* Byte offset of the phase trace in the workspace (PIXSUM_CUDA_LB=trace=1):
+ * the end of the other regions, 8-byte aligned. */
+size_t lb_trace_offset(const psi_cu_plan *p, size_t acc_size, int tile_height);
 
 /* Entry of the staged kernel (sat_lookback_staged.cu). */
 int lookback_staged_dispatch(const psi_cu_plan *p, const lb_choice &c);
@@ -132,9 +147,10 @@ __device__ __forceinline__ int warp_flag(const u64 *f, u64 epoch, bool wait)
  * tiles above until one is inclusive, publishes Top + P as inclusive, and
  * writes Top(x) (the pixels above the tile in columns x0..x) to s_top[TW].
  * With p.y0 > 0 the first tile row takes Top from the carried table row
- * y0 - 1 instead: Top(x) = C(x) - C(x0 - 1). */
+ * y0 - 1 instead: Top(x) = C(x) - C(x0 - 1). Returns the number of tiles
+ * read. */
 template <typename TAcc>
-__device__ __forceinline__ void vertical_lookback(const psi_cu_plan &p, const lb_geom &g,
+__device__ __forceinline__ int vertical_lookback(const psi_cu_plan &p, const lb_geom &g,
                                                   const char *out_plane, u64 t, u64 tx, u64 ty,
                                                   u64 epoch, unsigned lane, const TAcc P[8],
                                                   TAcc *s_top)
@@ -143,6 +159,7 @@ __device__ __forceinline__ void vertical_lookback(const psi_cu_plan &p, const lb
     const i64 w = p.width, ch = p.channels;
     const i64 x0 = (i64)tx * TW, xs = x0 + (i64)lane * 8;
     TAcc *vagg = (TAcc *)g.vagg, *vinc = (TAcc *)g.vinc;
+    int steps = 0;
     TAcc top[8];
 #pragma unroll
     for (int k = 0; k < 8; k++)
@@ -173,6 +190,7 @@ __device__ __forceinline__ void vertical_lookback(const psi_cu_plan &p, const lb
 #pragma unroll
             for (int k = 0; k < 8; k++)
                 top[k] += ld_cg(src + k);
+            steps++;
             if (st == FLAG_INCLUSIVE)
                 break;
             j -= g.tiles_x;
@@ -189,21 +207,24 @@ __device__ __forceinline__ void vertical_lookback(const psi_cu_plan &p, const lb
 #pragma unroll
     for (int k = 0; k < 8; k++)
         s_top[lane * 8 + k] = top[k];
+    return steps;
 }
 
 /* The horizontal look-back of tile t, run by one whole warp: a[m] is the
  * tile's share of the row sums of rows lane + 32 m that the tiles to its right
  * need. Publishes it as an aggregate (unless the left tile is already
  * inclusive), adds the shares of the tiles to the left until an inclusive one
- * into E(r), publishes E + a as inclusive and writes E to s_edge[TH]. */
+ * into E(r), publishes E + a as inclusive and writes E to s_edge[TH].
+ * Returns the number of tiles read. */
 template <typename TAcc, int TH>
-__device__ __forceinline__ void horizontal_lookback(const lb_geom &g, u64 t, u64 tx, u64 epoch,
+__device__ __forceinline__ int horizontal_lookback(const lb_geom &g, u64 t, u64 tx, u64 epoch,
                                                     unsigned lane, const TAcc a[TH / 32],
                                                     TAcc *s_edge)
 {
     constexpr int HR = TH / 32;
     static_assert(TH % 32 == 0, "tile height must be a multiple of 32");
     TAcc *hagg = (TAcc *)g.hagg, *hinc = (TAcc *)g.hinc;
+    int steps = 0;
     TAcc e[HR];
 #pragma unroll
     for (int m = 0; m < HR; m++)
@@ -224,6 +245,7 @@ __device__ __forceinline__ void horizontal_lookback(const lb_geom &g, u64 t, u64
 #pragma unroll
             for (int m = 0; m < HR; m++)
                 e[m] += ld_cg(src + 32 * m);
+            steps++;
             if (st == FLAG_INCLUSIVE)
                 break;
             j -= 1;
@@ -240,26 +262,47 @@ __device__ __forceinline__ void horizontal_lookback(const lb_geom &g, u64 t, u64
 #pragma unroll
     for (int m = 0; m < HR; m++)
         s_edge[lane + 32 * m] = e[m];
+    return steps;
 }
 
 /* The two look-backs of tile t one after the other, by one warp: vertical,
  * then horizontal with a(r) = Top(x0 + TW - 1) + rowcum(r), the tile's share
  * of the table column at its right edge, so that E(r) = I(x0 - 1, y0 + r).
- * s_rowcum (shared) holds the tile's right column L(TW - 1, r). */
+ * s_rowcum (shared) holds the tile's right column L(TW - 1, r). Returns the
+ * walk lengths, horizontal << 16 | vertical; with a trace record `rec`, lane 0
+ * writes clock64 after the vertical walk to rec[11]. */
 template <typename TAcc, int TH>
-__device__ __forceinline__ void tile_lookbacks(const psi_cu_plan &p, const lb_geom &g,
-                                               const char *out_plane, u64 t, u64 tx, u64 ty,
-                                               u64 epoch, unsigned lane, const TAcc P[8],
-                                               const TAcc *s_rowcum, TAcc *s_top, TAcc *s_edge)
+__device__ __forceinline__ unsigned tile_lookbacks(const psi_cu_plan &p, const lb_geom &g,
+                                                   const char *out_plane, u64 t, u64 tx, u64 ty,
+                                                   u64 epoch, unsigned lane, const TAcc P[8],
+                                                   const TAcc *s_rowcum, TAcc *s_top,
+                                                   TAcc *s_edge, u64 *rec = nullptr)
 {
-    vertical_lookback<TAcc>(p, g, out_plane, t, tx, ty, epoch, lane, P, s_top);
+    const int vs = vertical_lookback<TAcc>(p, g, out_plane, t, tx, ty, epoch, lane, P, s_top);
+    if (rec && lane == 0)
+        rec[11] = (u64)clock64();
     __syncwarp();
     const TAcc top_last = s_top[LB_TW - 1];
     TAcc a[TH / 32];
 #pragma unroll
     for (int m = 0; m < TH / 32; m++)
         a[m] = top_last + s_rowcum[lane + 32 * m];
-    horizontal_lookback<TAcc, TH>(g, t, tx, epoch, lane, a, s_edge);
+    const int hs = horizontal_lookback<TAcc, TH>(g, t, tx, epoch, lane, a, s_edge);
+    return (unsigned)hs << 16 | (unsigned)vs;
+}
+
+/* The global nanosecond timer and the SM of the calling thread (trace). */
+__device__ __forceinline__ u64 global_ns(void)
+{
+    u64 t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+__device__ __forceinline__ unsigned sm_id(void)
+{
+    unsigned s;
+    asm volatile("mov.u32 %0, %%smid;" : "=r"(s));
+    return s;
 }
 
 /* Largest plane, in tiles along each axis, that the aggregate-only

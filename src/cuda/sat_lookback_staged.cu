@@ -125,7 +125,7 @@ struct staged_layout {
 #define PSI_ST_MINB(b) (b)
 #endif
 
-template <typename TIn, typename TAcc, int R, int MINB>
+template <typename TIn, typename TAcc, int R, int MINB, bool TRACE>
 __global__ void __launch_bounds__(ST_THREADS, PSI_ST_MINB(MINB))
     staged_kernel(psi_cu_plan p, lb_geom g)
 {
@@ -145,8 +145,18 @@ __global__ void __launch_bounds__(ST_THREADS, PSI_ST_MINB(MINB))
 
     psi_cu_header *hdr = (psi_cu_header *)p.ws;
     const unsigned tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
+    /* Phase trace (TRACE kernels only, a diagnostic): thread 0 notes the
+     * times of its block; the other kernels compile none of it. */
+    const u64 trace_start = TRACE && tid == 0 ? global_ns() : 0;
+    const u64 trace_start_clk = TRACE && tid == 0 ? (u64)clock64() : 0;
     const tile_pos tp = take_tile(p, g, sizeof(TIn), sizeof(TAcc), &s_ticket, &s_epoch);
     const u64 t = tp.t, epoch = tp.epoch, tx = tp.tx, ty = tp.ty;
+    u64 *const rec = TRACE ? g.trace + t * LB_TRACE_WORDS : nullptr;
+    if (rec && tid == 0) {
+        rec[0] = (u64)sm_id() << 32;
+        rec[1] = trace_start;
+        rec[6] = trace_start_clk;
+    }
     const plane_ptrs b = tp.b;
     const i64 w = p.width, ch = p.channels, rows = p.y1 - p.y0;
     const i64 x0 = (i64)tx * TW, ytile = (i64)ty * TH;
@@ -187,6 +197,10 @@ __global__ void __launch_bounds__(ST_THREADS, PSI_ST_MINB(MINB))
         }
     }
     __syncthreads();
+    if (rec && tid == 0) {
+        rec[2] = global_ns();
+        rec[7] = (u64)clock64();
+    }
 
     /* 3: column sums of each warp's rows, and row sums. */
     const int row0 = (int)warp * R;
@@ -232,6 +246,10 @@ __global__ void __launch_bounds__(ST_THREADS, PSI_ST_MINB(MINB))
         s_bottom[tid] = run;
     }
     __syncthreads();
+    if (rec && tid == 0) {
+        rec[3] = global_ns();
+        rec[8] = (u64)clock64();
+    }
 
     /* 4: bottom row and right column of L, then the look-backs (bit 2 of hints
      * skips them: a timing experiment only, the table is then wrong). Serial
@@ -281,10 +299,12 @@ __global__ void __launch_bounds__(ST_THREADS, PSI_ST_MINB(MINB))
             __syncwarp();
         }
         if (!g.split) {
-            tile_lookbacks<TAcc, TH>(p, g, b.out, t, tx, ty, epoch, lane, P, s_rowcum, s_top,
-                                     s_edge);
+            const unsigned steps = tile_lookbacks<TAcc, TH>(p, g, b.out, t, tx, ty, epoch, lane,
+                                                            P, s_rowcum, s_top, s_edge, rec);
             if (lane == 0)
                 s_corner = (TAcc)0;
+            if (rec && lane == 0)
+                rec[0] = (u64)sm_id() << 32 | steps;
         } else if (warp == 0) {
             vertical_lookback<TAcc>(p, g, b.out, t, tx, ty, epoch, lane, P, s_top);
         } else {
@@ -306,6 +326,10 @@ __global__ void __launch_bounds__(ST_THREADS, PSI_ST_MINB(MINB))
         s_corner = c;
     }
     __syncthreads();
+    if (rec && tid == 0) {
+        rec[4] = global_ns();
+        rec[9] = (u64)clock64();
+    }
     /* Split: the tile's bottom-right table value, for the tile down and to the
      * right (interior tiles only: they are full, so L(TW - 1, TH - 1) is the
      * tile's total). Released after the value; acquired by that tile's warp 2. */
@@ -368,11 +392,15 @@ __global__ void __launch_bounds__(ST_THREADS, PSI_ST_MINB(MINB))
             }
         }
     }
+    if (rec && tid == 0) {
+        rec[5] = global_ns();
+        rec[10] = (u64)clock64();
+    }
     if (tid == 0)
         finish_block(hdr, g.total);
 }
 
-template <typename TIn, typename TAcc, int R, int MINB>
+template <typename TIn, typename TAcc, int R, int MINB, bool TRACE>
 static int staged_launch(const psi_cu_plan *p, int hints, int split)
 {
     typedef staged_layout<TIn, TAcc, R> L;
@@ -381,19 +409,21 @@ static int staged_launch(const psi_cu_plan *p, int hints, int split)
     if (err || g.total == 0)
         return err;
     g.split = split;
+    if (TRACE)
+        g.trace = (u64 *)((char *)p->ws + lb_trace_offset(p, sizeof(TAcc), L::TH));
     /* The tile copy moves 16-byte chunks: rows and planes 16-byte aligned. */
     g.vec_in = p->channels == 1 && (uintptr_t)p->in % 16 == 0 && p->in_row % 16 == 0 &&
                (p->depth == 1 || p->in_slice % 16 == 0);
     static std::atomic<int> smem_set(0);
     if (L::bytes > 48 * 1024 && !smem_set.load(std::memory_order_relaxed)) {
-        cudaError_t e = cudaFuncSetAttribute(staged_kernel<TIn, TAcc, R, MINB>,
+        cudaError_t e = cudaFuncSetAttribute(staged_kernel<TIn, TAcc, R, MINB, TRACE>,
                                              cudaFuncAttributeMaxDynamicSharedMemorySize,
                                              (int)L::bytes);
         if (e != cudaSuccess)
             return (int)e;
         smem_set.store(1, std::memory_order_relaxed);
     }
-    staged_kernel<TIn, TAcc, R, MINB>
+    staged_kernel<TIn, TAcc, R, MINB, TRACE>
         <<<(unsigned)g.total, ST_THREADS, L::bytes, (cudaStream_t)p->stream>>>(*p, g);
     return (int)cudaGetLastError();
 }
@@ -408,7 +438,14 @@ static int staged_launch_rows(const psi_cu_plan *p, const lb_choice &c)
     constexpr int BASE = sizeof(TAcc) == 4 && sizeof(TIn) <= 2 ? 6 : 4;
     constexpr int FIT = (int)((227u << 10) / (staged_layout<TIn, TAcc, R>::bytes + 1024));
     constexpr int MINB = FIT < BASE ? (FIT > 0 ? FIT : 1) : BASE;
-    return staged_launch<TIn, TAcc, R, MINB>(p, c.hints, c.split);
+    if (c.trace) {
+#ifdef PIXSUM_CUDA_TRACE
+        return staged_launch<TIn, TAcc, R, MINB, true>(p, c.hints, c.split);
+#else
+        return (int)cudaErrorNotSupported; /* built without PIXSUM_CUDA_TRACE */
+#endif
+    }
+    return staged_launch<TIn, TAcc, R, MINB, false>(p, c.hints, c.split);
 }
 
 /* The tile heights built per pair (each is a kernel for 5 architectures, so
