@@ -144,16 +144,18 @@ __device__ __forceinline__ u64 flag_value(u64 epoch, int status)
 }
 
 /* Spins until the flag carries this launch's epoch and a status; returns the
- * status. */
-__device__ __forceinline__ int wait_flag(const u64 *p, u64 epoch)
+ * status. Between reads it sleeps 32 ns, doubling up to max_sleep_ns. */
+__device__ __forceinline__ int wait_flag(const u64 *p, u64 epoch, unsigned max_sleep_ns = 32)
 {
-    for (;;) {
+    for (unsigned ns = 32;;) {
         u64 f = load_acquire(p);
         if ((f >> 2) == epoch && (f & 3u) != 0)
             return (int)(f & 3u);
 #if __CUDA_ARCH__ >= 700
-        __nanosleep(32);
+        __nanosleep(ns);
 #endif
+        if (ns < max_sleep_ns)
+            ns *= 2;
     }
 }
 

@@ -36,6 +36,7 @@ struct lb_geom {
     u64 *cflags; /* per tile: its bottom-right table value published (split) */
     void *cval;
     int direct;  /* register kernel: look-backs over aggregates only (small planes) */
+    unsigned sleep_ns; /* longest sleep between two reads of a flag being waited for */
     u64 *trace;  /* staged kernel, PIXSUM_CUDA_LB=trace=1: LB_TRACE_WORDS per tile, else null */
 };
 
@@ -60,6 +61,7 @@ struct lb_choice {
     int split;              /* concurrent look-backs (staged kernel) */
     int direct;             /* aggregate-only look-backs (register kernel, small planes) */
     int trace;              /* record the staged kernel's phase times (diagnostic) */
+    int sleep_ns;           /* longest sleep between flag reads (wait_flag) */
 };
 
 lb_choice lb_choose(const psi_cu_plan *p);
@@ -131,9 +133,10 @@ __device__ __forceinline__ void publish(TAcc *dst, const TAcc *vals, u64 *flag, 
  * lane re-reads until it has itself acquired at least that status (statuses
  * only grow within a launch), so each lane's value loads are ordered after an
  * acquire of the status it acts on. wait: spin until some status is set. */
-__device__ __forceinline__ int warp_flag(const u64 *f, u64 epoch, bool wait)
+__device__ __forceinline__ int warp_flag(const u64 *f, u64 epoch, bool wait,
+                                         unsigned max_sleep_ns)
 {
-    int mine = wait ? wait_flag(f, epoch) : peek_flag(f, epoch);
+    int mine = wait ? wait_flag(f, epoch, max_sleep_ns) : peek_flag(f, epoch);
     int st = __shfl_sync(0xffffffffu, mine, 0);
     while (mine < st)
         mine = peek_flag(f, epoch);
@@ -178,14 +181,14 @@ __device__ __forceinline__ int vertical_lookback(const psi_cu_plan &p, const lb_
         for (;;) {
             /* Publish the aggregate only when the look-back cannot end at
              * once (saves its bytes and a fence in the common case). */
-            int st = warp_flag(&g.vflags[j], epoch, false);
+            int st = warp_flag(&g.vflags[j], epoch, false, g.sleep_ns);
             if (st != FLAG_INCLUSIVE && !published) {
                 publish<TAcc, 8>(vagg + t * TW + lane * 8, P, &g.vflags[t],
                                  flag_value(epoch, FLAG_AGGREGATE), lane, 1);
                 published = true;
             }
             if (st == 0)
-                st = warp_flag(&g.vflags[j], epoch, true);
+                st = warp_flag(&g.vflags[j], epoch, true, g.sleep_ns);
             const TAcc *src = (st == FLAG_INCLUSIVE ? vinc : vagg) + j * TW + lane * 8;
 #pragma unroll
             for (int k = 0; k < 8; k++)
@@ -233,14 +236,14 @@ __device__ __forceinline__ int horizontal_lookback(const lb_geom &g, u64 t, u64 
         u64 j = t - 1;
         bool published = false;
         for (;;) {
-            int st = warp_flag(&g.hflags[j], epoch, false);
+            int st = warp_flag(&g.hflags[j], epoch, false, g.sleep_ns);
             if (st != FLAG_INCLUSIVE && !published) {
                 publish<TAcc, HR>(hagg + t * TH + lane, a, &g.hflags[t],
                                   flag_value(epoch, FLAG_AGGREGATE), lane, 32);
                 published = true;
             }
             if (st == 0)
-                st = warp_flag(&g.hflags[j], epoch, true);
+                st = warp_flag(&g.hflags[j], epoch, true, g.sleep_ns);
             const TAcc *src = (st == FLAG_INCLUSIVE ? hinc : hagg) + j * TH + lane;
 #pragma unroll
             for (int m = 0; m < HR; m++)

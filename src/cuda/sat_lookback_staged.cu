@@ -320,7 +320,7 @@ __global__ void __launch_bounds__(ST_THREADS, PSI_ST_MINB(MINB))
             c = ((const TAcc *)(b.out + (p.y0 - 1) * p.out_row))[(x0 - 1) * ch];
         } else if (tx > 0 && ty > 0) {
             const u64 j = t - g.tiles_x - 1;
-            wait_flag(&g.cflags[j], epoch);
+            wait_flag(&g.cflags[j], epoch, g.sleep_ns);
             c = ld_cg((const TAcc *)g.cval + j);
         }
         s_corner = c;
@@ -401,7 +401,7 @@ __global__ void __launch_bounds__(ST_THREADS, PSI_ST_MINB(MINB))
 }
 
 template <typename TIn, typename TAcc, int R, int MINB, bool TRACE>
-static int staged_launch(const psi_cu_plan *p, int hints, int split)
+static int staged_launch(const psi_cu_plan *p, int hints, int split, int sleep_ns)
 {
     typedef staged_layout<TIn, TAcc, R> L;
     lb_geom g;
@@ -409,6 +409,7 @@ static int staged_launch(const psi_cu_plan *p, int hints, int split)
     if (err || g.total == 0)
         return err;
     g.split = split;
+    g.sleep_ns = (unsigned)sleep_ns;
     if (TRACE)
         g.trace = (u64 *)((char *)p->ws + lb_trace_offset(p, sizeof(TAcc), L::TH));
     /* The tile copy moves 16-byte chunks: rows and planes 16-byte aligned. */
@@ -440,12 +441,12 @@ static int staged_launch_rows(const psi_cu_plan *p, const lb_choice &c)
     constexpr int MINB = FIT < BASE ? (FIT > 0 ? FIT : 1) : BASE;
     if (c.trace) {
 #ifdef PIXSUM_CUDA_TRACE
-        return staged_launch<TIn, TAcc, R, MINB, true>(p, c.hints, c.split);
+        return staged_launch<TIn, TAcc, R, MINB, true>(p, c.hints, c.split, c.sleep_ns);
 #else
         return (int)cudaErrorNotSupported; /* built without PIXSUM_CUDA_TRACE */
 #endif
     }
-    return staged_launch<TIn, TAcc, R, MINB, false>(p, c.hints, c.split);
+    return staged_launch<TIn, TAcc, R, MINB, false>(p, c.hints, c.split, c.sleep_ns);
 }
 
 /* The tile heights built per pair (each is a kernel for 5 architectures, so
