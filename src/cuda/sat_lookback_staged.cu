@@ -335,7 +335,10 @@ __global__ void __launch_bounds__(ST_THREADS, PSI_ST_MINB(MINB))
      * tile's total). Released after the value; acquired by that tile's warp 2. */
     if (g.split && tid == 0 && tx + 1 < g.tiles_x && ty + 1 < g.tiles_y && !(g.hints & 4)) {
         st_cg((TAcc *)g.cval + t, (TAcc)(s_total + s_top[TW - 1] + s_edge[TH - 1] + s_corner));
-        store_release(&g.cflags[t], flag_value(epoch, FLAG_INCLUSIVE));
+        if (g.hints & 8) /* timing experiment: no release fence (ordering not guaranteed) */
+            st_cg(&g.cflags[t], flag_value(epoch, FLAG_INCLUSIVE));
+        else
+            store_release(&g.cflags[t], flag_value(epoch, FLAG_INCLUSIVE));
     }
     const TAcc corner = s_corner;
 
@@ -392,6 +395,8 @@ __global__ void __launch_bounds__(ST_THREADS, PSI_ST_MINB(MINB))
             }
         }
     }
+    if (TRACE)
+        __syncthreads(); /* the block's last store issued, over all warps */
     if (rec && tid == 0) {
         rec[5] = global_ns();
         rec[10] = (u64)clock64();
