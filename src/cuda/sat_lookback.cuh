@@ -119,14 +119,18 @@ __device__ __forceinline__ tile_pos take_tile(const psi_cu_plan &p, const lb_geo
  * acquire the flag before reading the values. */
 template <typename TAcc, int N>
 __device__ __forceinline__ void publish(TAcc *dst, const TAcc *vals, u64 *flag, u64 fv,
-                                        unsigned lane, int stride)
+                                        unsigned lane, int stride, bool fence = true)
 {
 #pragma unroll
     for (int k = 0; k < N; k++)
         st_cg(dst + k * stride, vals[k]);
     __syncwarp();
-    if (lane == 0)
-        store_release(flag, fv);
+    if (lane == 0) {
+        if (fence)
+            store_release(flag, fv);
+        else /* timing experiment (hints bit 3): ordering not guaranteed */
+            st_cg(flag, fv);
+    }
 }
 
 /* The status of a flag as the whole warp sees it: lane 0's reading, and every
@@ -184,7 +188,7 @@ __device__ __forceinline__ int vertical_lookback(const psi_cu_plan &p, const lb_
             int st = warp_flag(&g.vflags[j], epoch, false, g.sleep_ns);
             if (st != FLAG_INCLUSIVE && !published) {
                 publish<TAcc, 8>(vagg + t * TW + lane * 8, P, &g.vflags[t],
-                                 flag_value(epoch, FLAG_AGGREGATE), lane, 1);
+                                 flag_value(epoch, FLAG_AGGREGATE), lane, 1, !(g.hints & 8));
                 published = true;
             }
             if (st == 0)
@@ -205,7 +209,7 @@ __device__ __forceinline__ int vertical_lookback(const psi_cu_plan &p, const lb_
         for (int k = 0; k < 8; k++)
             inc[k] = top[k] + P[k];
         publish<TAcc, 8>(vinc + t * TW + lane * 8, inc, &g.vflags[t],
-                         flag_value(epoch, FLAG_INCLUSIVE), lane, 1);
+                         flag_value(epoch, FLAG_INCLUSIVE), lane, 1, !(g.hints & 8));
     }
 #pragma unroll
     for (int k = 0; k < 8; k++)
@@ -239,7 +243,7 @@ __device__ __forceinline__ int horizontal_lookback(const lb_geom &g, u64 t, u64 
             int st = warp_flag(&g.hflags[j], epoch, false, g.sleep_ns);
             if (st != FLAG_INCLUSIVE && !published) {
                 publish<TAcc, HR>(hagg + t * TH + lane, a, &g.hflags[t],
-                                  flag_value(epoch, FLAG_AGGREGATE), lane, 32);
+                                  flag_value(epoch, FLAG_AGGREGATE), lane, 32, !(g.hints & 8));
                 published = true;
             }
             if (st == 0)
@@ -260,7 +264,7 @@ __device__ __forceinline__ int horizontal_lookback(const lb_geom &g, u64 t, u64 
         for (int m = 0; m < HR; m++)
             inc[m] = e[m] + a[m];
         publish<TAcc, HR>(hinc + t * TH + lane, inc, &g.hflags[t],
-                          flag_value(epoch, FLAG_INCLUSIVE), lane, 32);
+                          flag_value(epoch, FLAG_INCLUSIVE), lane, 32, !(g.hints & 8));
     }
 #pragma unroll
     for (int m = 0; m < HR; m++)
