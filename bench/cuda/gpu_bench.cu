@@ -178,7 +178,8 @@ static int batch_for(size_t bytes)
 /* ---- pixsum methods on device data ------------------------------------------------ */
 
 static double time_method(const char *method, pixsum_type tin, pixsum_type tout, size_t w,
-                          size_t h, bufset &b, const pixsum_cuda_tuning *tun)
+                          size_t h, bufset &b, const pixsum_cuda_tuning *tun,
+                          ptrdiff_t out_stride = 0)
 {
     pixsum_ctx *ctx = pixsum_ctx_new();
     PK(pixsum_ctx_set_method(ctx, method));
@@ -187,7 +188,7 @@ static double time_method(const char *method, pixsum_type tin, pixsum_type tout,
     if (tun)
         PK(pixsum_cuda_set_tuning(ctx, tun));
     pixsum_view vi = pixsum_view_2d(b.in[0], tin, w, h, 1, 0);
-    pixsum_view vo = pixsum_view_2d(b.out[0], tout, w, h, 1, 0);
+    pixsum_view vo = pixsum_view_2d(b.out[0], tout, w, h, 1, out_stride);
     size_t need = 0;
     PK(pixsum_cuda_workspace_size(ctx, &vi, &vo, NULL, &need));
     void *ws;
@@ -196,7 +197,7 @@ static double time_method(const char *method, pixsum_type tin, pixsum_type tout,
     double ms = time_ms(
         [&](size_t i) {
             pixsum_view a = pixsum_view_2d(b.in[i], tin, w, h, 1, 0);
-            pixsum_view o = pixsum_view_2d(b.out[i], tout, w, h, 1, 0);
+            pixsum_view o = pixsum_view_2d(b.out[i], tout, w, h, 1, out_stride);
             PK(pixsum_cuda_integral_ws(ctx, &a, &o, NULL, 0, ws, need, g_stream));
         },
         b.in.size(), batch_for(b.in_bytes + b.out_bytes));
@@ -463,7 +464,8 @@ static void section_variants(void)
  * variants of BENCH_LB_VARIANTS (default "staged=1 staged=1,hints=7"): times
  * the variant with and without the trace, then one traced call on a buffer not
  * in L2, writes its records to $OUT/trace-<variant>-<size>.bin and prints the
- * median and 90th percentile of each phase (us) and the walk lengths. */
+ * median and 90th percentile of each phase (us) and the walk lengths.
+ * TRACE_PAD=k gives the table rows k extra elements (row stride experiment). */
 static double pct(std::vector<double> v, double q)
 {
     if (v.empty())
@@ -493,9 +495,12 @@ static void section_trace(void)
     const char *od = getenv("OUT");
     std::string outdir = od && *od ? od : ".";
     printf("\n== staged kernel phase trace, u8->u32 (us; p50 / p90 over tiles) ==\n");
+    const char *pe = getenv("TRACE_PAD"); /* extra u32 per table row (stride experiment) */
+    const size_t pad = pe ? strtoul(pe, NULL, 10) : 0;
     for (size_t n : sizes) {
         size_t px = n * n;
-        bufset b = make_bufs(px, px * 4, PIXSUM_U8);
+        const ptrdiff_t ostride = pad ? (ptrdiff_t)((n + pad) * 4) : 0;
+        bufset b = make_bufs(px, (n + pad) * n * 4, PIXSUM_U8);
         double cp = time_copy<unsigned char, unsigned>(px, b, NULL);
         for (size_t a = 0; a < list.size();) {
             size_t z = list.find(' ', a);
@@ -506,18 +511,20 @@ static void section_trace(void)
             if (v.empty())
                 continue;
             setenv("PIXSUM_CUDA_LB", v.c_str(), 1);
-            double plain = time_method("cuda.lookback", PIXSUM_U8, PIXSUM_U32, n, n, b, NULL);
+            double plain =
+                time_method("cuda.lookback", PIXSUM_U8, PIXSUM_U32, n, n, b, NULL, ostride);
             pixsum_ctx *ctx = pixsum_ctx_new();
             PK(pixsum_ctx_set_method(ctx, "cuda.lookback"));
             PK(pixsum_ctx_set(ctx, PIXSUM_PARAM_WRAP, 1));
             PK(pixsum_ctx_set(ctx, PIXSUM_PARAM_CUDA_STREAM, (intptr_t)g_stream));
             pixsum_view vi = pixsum_view_2d(b.in[0], PIXSUM_U8, n, n, 1, 0);
-            pixsum_view vo = pixsum_view_2d(b.out[0], PIXSUM_U32, n, n, 1, 0);
+            pixsum_view vo = pixsum_view_2d(b.out[0], PIXSUM_U32, n, n, 1, ostride);
             size_t need0 = 0, need = 0;
             PK(pixsum_cuda_workspace_size(ctx, &vi, &vo, NULL, &need0));
             std::string vt = v + ",trace=1";
             setenv("PIXSUM_CUDA_LB", vt.c_str(), 1);
-            double traced = time_method("cuda.lookback", PIXSUM_U8, PIXSUM_U32, n, n, b, NULL);
+            double traced =
+                time_method("cuda.lookback", PIXSUM_U8, PIXSUM_U32, n, n, b, NULL, ostride);
             PK(pixsum_cuda_workspace_size(ctx, &vi, &vo, NULL, &need));
             const size_t off = (need0 + 7) & ~(size_t)7, tiles = (need - off) / 96;
             void *ws;
@@ -526,7 +533,7 @@ static void section_trace(void)
             for (size_t i = 0; i < b.in.size() + 2; i++) { /* warm, then a cold buffer */
                 size_t k = i % b.in.size();
                 pixsum_view ai = pixsum_view_2d(b.in[k], PIXSUM_U8, n, n, 1, 0);
-                pixsum_view ao = pixsum_view_2d(b.out[k], PIXSUM_U32, n, n, 1, 0);
+                pixsum_view ao = pixsum_view_2d(b.out[k], PIXSUM_U32, n, n, 1, ostride);
                 PK(pixsum_cuda_integral_ws(ctx, &ai, &ao, NULL, 0, ws, need, g_stream));
             }
             CK(cudaStreamSynchronize(g_stream));
@@ -535,7 +542,8 @@ static void section_trace(void)
             CK(cudaFree(ws));
             pixsum_ctx_free(ctx);
             unsetenv("PIXSUM_CUDA_LB");
-            std::string fn = outdir + "/trace-" + v + "-" + std::to_string(n) + ".bin";
+            std::string fn = outdir + "/trace-" + v + "-" + std::to_string(n) +
+                             (pad ? "-pad" + std::to_string(pad) : std::string()) + ".bin";
             for (char &c : fn)
                 if (c == ',' || c == '=')
                     c = '_';
