@@ -144,25 +144,16 @@ __device__ __forceinline__ u64 flag_value(u64 epoch, int status)
 }
 
 /* Spins until the flag carries this launch's epoch and a status; returns the
- * status. Between reads it sleeps 32 ns, doubling up to max_sleep_ns. With
- * relaxed_polls the reads are relaxed and only the one that sees a status is
- * followed by an acquire read (statuses only grow within a launch, so it
- * returns that status or a later one). */
-__device__ __forceinline__ int wait_flag(const u64 *p, u64 epoch, unsigned max_sleep_ns = 32,
-                                         bool relaxed_polls = false)
+ * status. */
+__device__ __forceinline__ int wait_flag(const u64 *p, u64 epoch)
 {
-    for (unsigned ns = 32;;) {
-        u64 f = relaxed_polls ? load_relaxed(p) : load_acquire(p);
-        if ((f >> 2) == epoch && (f & 3u) != 0) {
-            if (relaxed_polls) /* one acquire, of a status at least as new */
-                f = load_acquire(p);
+    for (;;) {
+        u64 f = load_acquire(p);
+        if ((f >> 2) == epoch && (f & 3u) != 0)
             return (int)(f & 3u);
-        }
 #if __CUDA_ARCH__ >= 700
-        __nanosleep(ns);
+        __nanosleep(32);
 #endif
-        if (ns < max_sleep_ns)
-            ns *= 2;
     }
 }
 

@@ -99,25 +99,19 @@ static int lb_staged_default(const psi_cu_plan *p)
  * direct=0). PIXSUM_CUDA_LB="staged=0,rows=4,hints=0,split=1,direct=0"
  * overrides them (tuning runs and tests of every variant); trace=1 makes the
  * staged kernel record its phase times after the workspace's other regions
- * (LB_TRACE_WORDS per tile; lb_trace_offset()); sleep=N (staged kernel) lets
- * a waiting warp's sleeps between flag reads double from 32 ns up to N ns. */
+ * (LB_TRACE_WORDS per tile; lb_trace_offset()). */
 lb_choice lb_choose(const psi_cu_plan *p)
 {
     size_t acc_size = psi_cu_acc_size(p->acc);
     /* Streaming hints on (measured on an H100, docs/benchmarks.md). */
-    lb_choice c = {lb_staged_default(p), LB_REG_ROWS, lb_register_warps(acc_size), 3, 0, 1, 0, 32, 0};
+    lb_choice c = {lb_staged_default(p), LB_REG_ROWS, lb_register_warps(acc_size), 3, 0, 1, 0};
     const char *e = getenv("PIXSUM_CUDA_LB");
     if (e) {
         const char *r = strstr(e, "rows="), *h = strstr(e, "hints="), *wp = strstr(e, "warps=");
         const char *sg = strstr(e, "staged="), *sp = strstr(e, "split=");
         const char *dr = strstr(e, "direct="), *tr = strstr(e, "trace=");
-        const char *sl = strstr(e, "sleep="), *wn = strstr(e, "win=");
-        if (wn)
-            c.win = atoi(wn + 4) & 3;
         if (tr)
             c.trace = atoi(tr + 6) != 0;
-        if (sl && atoi(sl + 6) >= 32 && atoi(sl + 6) <= 100000)
-            c.sleep_ns = atoi(sl + 6);
         if (sp)
             c.split = atoi(sp + 6) != 0;
         if (dr)
@@ -131,7 +125,7 @@ lb_choice lb_choose(const psi_cu_plan *p)
         if (wp && acc_size == 4 && c.rows == 4 && atoi(wp + 6) == 16)
             c.warps = 16;
         if (h)
-            c.hints = atoi(h + 6) & 31;
+            c.hints = atoi(h + 6) & 7;
     }
     if (!lb_has_staged(p)) /* whatever PIXSUM_CUDA_LB asks */
         c.staged = 0;
@@ -408,8 +402,6 @@ int lb_geometry(const psi_cu_plan *p, size_t in_size, size_t acc_size, int tile_
     g->split = 0;
     g->direct = 0;
     g->trace = nullptr;
-    g->sleep_ns = 32;
-    g->win = 0;
     /* Vector accesses need channel step 1 and aligned rows and planes. */
     const size_t ain = 8 * in_size >= 16 ? 16 : 8 * in_size;
     g->vec_in = p->channels == 1 && (uintptr_t)p->in % ain == 0 && p->in_row % (i64)ain == 0 &&

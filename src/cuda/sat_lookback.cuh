@@ -36,8 +36,6 @@ struct lb_geom {
     u64 *cflags; /* per tile: its bottom-right table value published (split) */
     void *cval;
     int direct;  /* register kernel: look-backs over aggregates only (small planes) */
-    unsigned sleep_ns; /* longest sleep between two reads of a flag being waited for */
-    int win;     /* staged kernel: windowed walks, bit 0 horizontal, bit 1 vertical */
     u64 *trace;  /* staged kernel, PIXSUM_CUDA_LB=trace=1: LB_TRACE_WORDS per tile, else null */
 };
 
@@ -62,8 +60,6 @@ struct lb_choice {
     int split;              /* concurrent look-backs (staged kernel) */
     int direct;             /* aggregate-only look-backs (register kernel, small planes) */
     int trace;              /* record the staged kernel's phase times (diagnostic) */
-    int sleep_ns;           /* longest sleep between flag reads (wait_flag) */
-    int win;                /* windowed walks (staged kernel), lb_geom::win */
 };
 
 lb_choice lb_choose(const psi_cu_plan *p);
@@ -121,95 +117,27 @@ __device__ __forceinline__ tile_pos take_tile(const psi_cu_plan &p, const lb_geo
  * acquire the flag before reading the values. */
 template <typename TAcc, int N>
 __device__ __forceinline__ void publish(TAcc *dst, const TAcc *vals, u64 *flag, u64 fv,
-                                        unsigned lane, int stride, bool fence = true)
+                                        unsigned lane, int stride)
 {
 #pragma unroll
     for (int k = 0; k < N; k++)
         st_cg(dst + k * stride, vals[k]);
     __syncwarp();
-    if (lane == 0) {
-        if (fence)
-            store_release(flag, fv);
-        else /* timing experiment (hints bit 3): ordering not guaranteed */
-            st_cg(flag, fv);
-    }
+    if (lane == 0)
+        store_release(flag, fv);
 }
 
 /* The status of a flag as the whole warp sees it: lane 0's reading, and every
  * lane re-reads until it has itself acquired at least that status (statuses
  * only grow within a launch), so each lane's value loads are ordered after an
  * acquire of the status it acts on. wait: spin until some status is set. */
-__device__ __forceinline__ int warp_flag(const u64 *f, u64 epoch, bool wait,
-                                         unsigned max_sleep_ns, bool relaxed_polls)
+__device__ __forceinline__ int warp_flag(const u64 *f, u64 epoch, bool wait)
 {
-    int mine = wait ? wait_flag(f, epoch, max_sleep_ns, relaxed_polls) : peek_flag(f, epoch);
+    int mine = wait ? wait_flag(f, epoch) : peek_flag(f, epoch);
     int st = __shfl_sync(0xffffffffu, mine, 0);
     while (mine < st)
         mine = peek_flag(f, epoch);
     return st;
-}
-
-/* A windowed look-back walk, run by one whole warp: adds to acc[] the
- * published values of the tiles before tile t along one axis (t - step,
- * t - 2 step, ..., npred of them) back to and including the nearest inclusive
- * one. Lane l reads the flag of the l-th tile ahead of the walk, so one round
- * trip shows how many aggregates lie before an inclusive value; the warp then
- * loads all their values at once (independent loads; __syncwarp orders each
- * lane's acquire before the other lanes' reads). It stops early at a tile
- * that has published nothing yet and waits for it. The tile's own values
- * mine[] are published as an aggregate first unless the nearest tile is
- * already inclusive. Values of tile j for this lane: base[j per + LS lane +
- * KS n]. Returns rounds << 8 | tiles read (at most 255). The first tile of a
- * line never publishes an aggregate, so the walk always ends on an inclusive
- * value. */
-template <typename TAcc, int N, int LS, int KS>
-__device__ __forceinline__ int window_walk(const lb_geom &g, const u64 *flags, u64 *my_flag,
-                                           TAcc *agg, const TAcc *inc, const TAcc mine[N],
-                                           u64 t, u64 step, u64 npred, u64 per, u64 epoch,
-                                           unsigned lane, TAcc acc[N])
-{
-    u64 j = t - step, left = npred;
-    bool published = false;
-    int rounds = 0, tiles = 0;
-    while (left > 0) {
-        rounds++;
-        int st = 0;
-        if (lane < left)
-            st = peek_flag(&flags[j - (u64)lane * step], epoch);
-        const unsigned incl = __ballot_sync(0xffffffffu, st == FLAG_INCLUSIVE);
-        const unsigned stop = incl | __ballot_sync(0xffffffffu, lane < left && st == 0);
-        const unsigned k = stop ? (unsigned)(__ffs((int)stop) - 1) : (left < 32 ? (unsigned)left : 32u);
-        if (!published && !(incl & 1u)) {
-            publish<TAcc, N>(agg + t * per + lane * LS, mine, my_flag,
-                             flag_value(epoch, FLAG_AGGREGATE), lane, KS, !(g.hints & 8));
-            published = true;
-        }
-        __syncwarp();
-#pragma unroll 4
-        for (unsigned m = 0; m < k; m++) {
-            const TAcc *src = agg + (j - m * step) * per + lane * LS;
-#pragma unroll
-            for (int n = 0; n < N; n++)
-                acc[n] += ld_cg(src + n * KS);
-        }
-        tiles += (int)k;
-        if (stop && ((incl >> k) & 1u)) {
-            const TAcc *src = inc + (j - k * step) * per + lane * LS;
-#pragma unroll
-            for (int n = 0; n < N; n++)
-                acc[n] += ld_cg(src + n * KS);
-            tiles++;
-            break;
-        }
-        j -= k * step;
-        left -= k;
-        if (stop) { /* tile j has published nothing yet */
-            if (lane == 0)
-                wait_flag(&flags[j], epoch, g.sleep_ns, (g.hints & 16) != 0);
-            __syncwarp();
-        }
-    }
-    return rounds << 8 | (tiles < 255 ? tiles : 255);
 }
 
 /* The vertical look-back of tile t (column tx, row ty of its plane), run by
@@ -221,7 +149,7 @@ __device__ __forceinline__ int window_walk(const lb_geom &g, const u64 *flags, u
  * With p.y0 > 0 the first tile row takes Top from the carried table row
  * y0 - 1 instead: Top(x) = C(x) - C(x0 - 1). Returns the number of tiles
  * read. */
-template <typename TAcc, bool WIN = false>
+template <typename TAcc>
 __device__ __forceinline__ int vertical_lookback(const psi_cu_plan &p, const lb_geom &g,
                                                   const char *out_plane, u64 t, u64 tx, u64 ty,
                                                   u64 epoch, unsigned lane, const TAcc P[8],
@@ -244,23 +172,20 @@ __device__ __forceinline__ int vertical_lookback(const psi_cu_plan &p, const lb_
             for (int k = 0; k < 8; k++)
                 top[k] = xs + k < w ? (TAcc)(crow[(xs + k) * ch] - base) : (TAcc)0;
         }
-    } else if (WIN && (g.win & 2)) {
-        steps = window_walk<TAcc, 8, 8, 1>(g, g.vflags, &g.vflags[t], vagg, vinc, P, t,
-                                           g.tiles_x, ty, TW, epoch, lane, top);
     } else {
         u64 j = t - g.tiles_x;
         bool published = false;
         for (;;) {
             /* Publish the aggregate only when the look-back cannot end at
              * once (saves its bytes and a fence in the common case). */
-            int st = warp_flag(&g.vflags[j], epoch, false, g.sleep_ns, (g.hints & 16) != 0);
+            int st = warp_flag(&g.vflags[j], epoch, false);
             if (st != FLAG_INCLUSIVE && !published) {
                 publish<TAcc, 8>(vagg + t * TW + lane * 8, P, &g.vflags[t],
-                                 flag_value(epoch, FLAG_AGGREGATE), lane, 1, !(g.hints & 8));
+                                 flag_value(epoch, FLAG_AGGREGATE), lane, 1);
                 published = true;
             }
             if (st == 0)
-                st = warp_flag(&g.vflags[j], epoch, true, g.sleep_ns, (g.hints & 16) != 0);
+                st = warp_flag(&g.vflags[j], epoch, true);
             const TAcc *src = (st == FLAG_INCLUSIVE ? vinc : vagg) + j * TW + lane * 8;
 #pragma unroll
             for (int k = 0; k < 8; k++)
@@ -277,7 +202,7 @@ __device__ __forceinline__ int vertical_lookback(const psi_cu_plan &p, const lb_
         for (int k = 0; k < 8; k++)
             inc[k] = top[k] + P[k];
         publish<TAcc, 8>(vinc + t * TW + lane * 8, inc, &g.vflags[t],
-                         flag_value(epoch, FLAG_INCLUSIVE), lane, 1, !(g.hints & 8));
+                         flag_value(epoch, FLAG_INCLUSIVE), lane, 1);
     }
 #pragma unroll
     for (int k = 0; k < 8; k++)
@@ -291,7 +216,7 @@ __device__ __forceinline__ int vertical_lookback(const psi_cu_plan &p, const lb_
  * inclusive), adds the shares of the tiles to the left until an inclusive one
  * into E(r), publishes E + a as inclusive and writes E to s_edge[TH].
  * Returns the number of tiles read. */
-template <typename TAcc, int TH, bool WIN = false>
+template <typename TAcc, int TH>
 __device__ __forceinline__ int horizontal_lookback(const lb_geom &g, u64 t, u64 tx, u64 epoch,
                                                     unsigned lane, const TAcc a[TH / 32],
                                                     TAcc *s_edge)
@@ -304,21 +229,18 @@ __device__ __forceinline__ int horizontal_lookback(const lb_geom &g, u64 t, u64 
 #pragma unroll
     for (int m = 0; m < HR; m++)
         e[m] = (TAcc)0;
-    if (WIN && tx > 0 && (g.win & 1)) {
-        steps = window_walk<TAcc, HR, 1, 32>(g, g.hflags, &g.hflags[t], hagg, hinc, a, t, 1, tx,
-                                             TH, epoch, lane, e);
-    } else if (tx > 0) {
+    if (tx > 0) {
         u64 j = t - 1;
         bool published = false;
         for (;;) {
-            int st = warp_flag(&g.hflags[j], epoch, false, g.sleep_ns, (g.hints & 16) != 0);
+            int st = warp_flag(&g.hflags[j], epoch, false);
             if (st != FLAG_INCLUSIVE && !published) {
                 publish<TAcc, HR>(hagg + t * TH + lane, a, &g.hflags[t],
-                                  flag_value(epoch, FLAG_AGGREGATE), lane, 32, !(g.hints & 8));
+                                  flag_value(epoch, FLAG_AGGREGATE), lane, 32);
                 published = true;
             }
             if (st == 0)
-                st = warp_flag(&g.hflags[j], epoch, true, g.sleep_ns, (g.hints & 16) != 0);
+                st = warp_flag(&g.hflags[j], epoch, true);
             const TAcc *src = (st == FLAG_INCLUSIVE ? hinc : hagg) + j * TH + lane;
 #pragma unroll
             for (int m = 0; m < HR; m++)
@@ -335,7 +257,7 @@ __device__ __forceinline__ int horizontal_lookback(const lb_geom &g, u64 t, u64 
         for (int m = 0; m < HR; m++)
             inc[m] = e[m] + a[m];
         publish<TAcc, HR>(hinc + t * TH + lane, inc, &g.hflags[t],
-                          flag_value(epoch, FLAG_INCLUSIVE), lane, 32, !(g.hints & 8));
+                          flag_value(epoch, FLAG_INCLUSIVE), lane, 32);
     }
 #pragma unroll
     for (int m = 0; m < HR; m++)
@@ -349,15 +271,14 @@ __device__ __forceinline__ int horizontal_lookback(const lb_geom &g, u64 t, u64 
  * s_rowcum (shared) holds the tile's right column L(TW - 1, r). Returns the
  * walk lengths, horizontal << 16 | vertical; with a trace record `rec`, lane 0
  * writes clock64 after the vertical walk to rec[11]. */
-template <typename TAcc, int TH, bool WIN = false>
+template <typename TAcc, int TH>
 __device__ __forceinline__ unsigned tile_lookbacks(const psi_cu_plan &p, const lb_geom &g,
                                                    const char *out_plane, u64 t, u64 tx, u64 ty,
                                                    u64 epoch, unsigned lane, const TAcc P[8],
                                                    const TAcc *s_rowcum, TAcc *s_top,
                                                    TAcc *s_edge, u64 *rec = nullptr)
 {
-    const int vs = vertical_lookback<TAcc, WIN>(p, g, out_plane, t, tx, ty, epoch, lane, P,
-                                                s_top);
+    const int vs = vertical_lookback<TAcc>(p, g, out_plane, t, tx, ty, epoch, lane, P, s_top);
     if (rec && lane == 0)
         rec[11] = (u64)clock64();
     __syncwarp();
@@ -366,7 +287,7 @@ __device__ __forceinline__ unsigned tile_lookbacks(const psi_cu_plan &p, const l
 #pragma unroll
     for (int m = 0; m < TH / 32; m++)
         a[m] = top_last + s_rowcum[lane + 32 * m];
-    const int hs = horizontal_lookback<TAcc, TH, WIN>(g, t, tx, epoch, lane, a, s_edge);
+    const int hs = horizontal_lookback<TAcc, TH>(g, t, tx, epoch, lane, a, s_edge);
     return (unsigned)hs << 16 | (unsigned)vs;
 }
 

@@ -299,8 +299,8 @@ __global__ void __launch_bounds__(ST_THREADS, PSI_ST_MINB(MINB))
             __syncwarp();
         }
         if (!g.split) {
-            const unsigned steps = tile_lookbacks<TAcc, TH, true>(
-                p, g, b.out, t, tx, ty, epoch, lane, P, s_rowcum, s_top, s_edge, rec);
+            const unsigned steps = tile_lookbacks<TAcc, TH>(p, g, b.out, t, tx, ty, epoch, lane,
+                                                            P, s_rowcum, s_top, s_edge, rec);
             if (lane == 0)
                 s_corner = (TAcc)0;
             if (rec && lane == 0)
@@ -320,7 +320,7 @@ __global__ void __launch_bounds__(ST_THREADS, PSI_ST_MINB(MINB))
             c = ((const TAcc *)(b.out + (p.y0 - 1) * p.out_row))[(x0 - 1) * ch];
         } else if (tx > 0 && ty > 0) {
             const u64 j = t - g.tiles_x - 1;
-            wait_flag(&g.cflags[j], epoch, g.sleep_ns, (g.hints & 16) != 0);
+            wait_flag(&g.cflags[j], epoch);
             c = ld_cg((const TAcc *)g.cval + j);
         }
         s_corner = c;
@@ -335,10 +335,7 @@ __global__ void __launch_bounds__(ST_THREADS, PSI_ST_MINB(MINB))
      * tile's total). Released after the value; acquired by that tile's warp 2. */
     if (g.split && tid == 0 && tx + 1 < g.tiles_x && ty + 1 < g.tiles_y && !(g.hints & 4)) {
         st_cg((TAcc *)g.cval + t, (TAcc)(s_total + s_top[TW - 1] + s_edge[TH - 1] + s_corner));
-        if (g.hints & 8) /* timing experiment: no release fence (ordering not guaranteed) */
-            st_cg(&g.cflags[t], flag_value(epoch, FLAG_INCLUSIVE));
-        else
-            store_release(&g.cflags[t], flag_value(epoch, FLAG_INCLUSIVE));
+        store_release(&g.cflags[t], flag_value(epoch, FLAG_INCLUSIVE));
     }
     const TAcc corner = s_corner;
 
@@ -406,7 +403,7 @@ __global__ void __launch_bounds__(ST_THREADS, PSI_ST_MINB(MINB))
 }
 
 template <typename TIn, typename TAcc, int R, int MINB, bool TRACE>
-static int staged_launch(const psi_cu_plan *p, int hints, int split, int sleep_ns, int win)
+static int staged_launch(const psi_cu_plan *p, int hints, int split)
 {
     typedef staged_layout<TIn, TAcc, R> L;
     lb_geom g;
@@ -414,8 +411,6 @@ static int staged_launch(const psi_cu_plan *p, int hints, int split, int sleep_n
     if (err || g.total == 0)
         return err;
     g.split = split;
-    g.sleep_ns = (unsigned)sleep_ns;
-    g.win = win;
     if (TRACE)
         g.trace = (u64 *)((char *)p->ws + lb_trace_offset(p, sizeof(TAcc), L::TH));
     /* The tile copy moves 16-byte chunks: rows and planes 16-byte aligned. */
@@ -447,12 +442,12 @@ static int staged_launch_rows(const psi_cu_plan *p, const lb_choice &c)
     constexpr int MINB = FIT < BASE ? (FIT > 0 ? FIT : 1) : BASE;
     if (c.trace) {
 #ifdef PIXSUM_CUDA_TRACE
-        return staged_launch<TIn, TAcc, R, MINB, true>(p, c.hints, c.split, c.sleep_ns, c.win);
+        return staged_launch<TIn, TAcc, R, MINB, true>(p, c.hints, c.split);
 #else
         return (int)cudaErrorNotSupported; /* built without PIXSUM_CUDA_TRACE */
 #endif
     }
-    return staged_launch<TIn, TAcc, R, MINB, false>(p, c.hints, c.split, c.sleep_ns, c.win);
+    return staged_launch<TIn, TAcc, R, MINB, false>(p, c.hints, c.split);
 }
 
 /* The tile heights built per pair (each is a kernel for 5 architectures, so
