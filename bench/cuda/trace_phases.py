@@ -1,0 +1,90 @@
+#!/usr/bin/env python3
+"""trace_phases.py - reads the phase traces of the staged cuda.lookback kernel
+(files trace-<variant>-<size>[-padK].bin written by `gpu_bench trace` from a
+library built with -DPIXSUM_CUDA_TRACE=ON) and prints, per file:
+
+  * the median and 90th percentile of each phase per tile (us): load (input
+    into shared memory), sums (column and row sums), lookback (both walks, up
+    to the barrier after them), write (table rows, up to the block's end);
+  * how many blocks are in each phase at 12 instants of the launch (shows
+    whether the blocks move in lockstep);
+  * the vertical and horizontal walk times and lengths by tile column tx;
+  * the memory traffic over time implied by the phases (32 KB read per tile
+    during its load, 4 B per pixel written during its write; u8 -> u32 tiles of
+    256 x 128).
+
+Record layout (12 u64 per tile, see LB_TRACE_WORDS in src/cuda/sat_lookback.cuh):
+[0] SM << 32 | horizontal steps << 16 | vertical steps, [1..5] %globaltimer ns
+at start, loaded, sums done, look-backs done, end, [6..10] clock64 at the same
+points, [11] clock64 after the vertical walk.
+
+usage: trace_phases.py FILE...   (numpy required)
+"""
+import re
+import sys
+
+import numpy as np
+
+TILE_W, TILE_H = 256, 128
+
+
+def load(path):
+    return np.fromfile(path, dtype=np.uint64).reshape(-1, 12).astype(np.int64)
+
+
+def report(path):
+    rec = load(path)
+    m = re.search(r"-(\d+)(?:-pad\d+)?\.bin$", path)
+    side = int(m.group(1)) if m else 0
+    tiles_x = max(side // TILE_W, 1)
+    t0 = rec[:, 1].min()
+    at = (rec[:, 1:6] - t0) / 1000.0  # us: start, loaded, sums, lookback done, end
+    span = at[:, 4].max()
+    print(f"== {path}: {len(rec)} tiles, span {span:.1f} us")
+    names = ["load", "sums", "lookback", "write"]
+    for k, name in enumerate(names):
+        d = at[:, k + 1] - at[:, k]
+        print(f"   {name:9s} p50 {np.median(d):6.2f}  p90 {np.percentile(d, 90):6.2f}")
+    print("   blocks per phase at 12 instants (load/sums/lookback/write):")
+    for t in np.linspace(0, span, 12)[1:-1]:
+        c = [int(((at[:, k] <= t) & (at[:, k + 1] > t)).sum()) for k in range(4)]
+        print(f"     t={t:6.1f} us  {c[0]:4d} {c[1]:4d} {c[2]:4d} {c[3]:4d}")
+    ghz = np.median((rec[:, 10] - rec[:, 6]) / np.maximum(rec[:, 5] - rec[:, 1], 1))
+    vert = (rec[:, 11] - rec[:, 8]) / ghz / 1000.0
+    horiz = (rec[:, 9] - rec[:, 11]) / ghz / 1000.0
+    vsteps = rec[:, 0] & 0xFFFF
+    hsteps = (rec[:, 0] >> 16) & 0xFFFF
+    if vsteps.any() or hsteps.any():
+        tx = np.arange(len(rec)) % tiles_x
+        print("   walks by tile column (us and tiles read, medians):")
+        for c in sorted({0, tiles_x // 4, tiles_x // 2, tiles_x - 1}):
+            sel = tx == c
+            print(f"     tx={c:3d}  vertical {np.median(vert[sel]):5.2f} us"
+                  f" {np.median(vsteps[sel]):3.0f}  horizontal"
+                  f" {np.median(horiz[sel]):5.2f} us {np.median(hsteps[sel]):3.0f}")
+    grid = np.linspace(0, span, 400)
+    rd = np.zeros_like(grid)
+    wr = np.zeros_like(grid)
+    for a in at:
+        sel = (grid >= a[0]) & (grid < a[1])
+        rd[sel] += TILE_W * TILE_H / max(a[1] - a[0], 1e-3)
+        sel = (grid >= a[3]) & (grid < a[4])
+        wr[sel] += 4 * TILE_W * TILE_H / max(a[4] - a[3], 1e-3)
+    mid = (grid > 0.15 * span) & (grid < 0.85 * span)
+    tot = (rd + wr) / 1e6  # bytes/us -> TB/s
+    print(f"   traffic: mean {tot.mean():.2f} TB/s, middle 70% {tot[mid].mean():.2f}"
+          f" (reads {rd[mid].mean() / 1e6:.2f}, writes {wr[mid].mean() / 1e6:.2f}),"
+          f" p90 {np.percentile(tot[mid], 90):.2f}")
+
+
+def main(argv):
+    if len(argv) < 2:
+        print(__doc__)
+        return 2
+    for path in argv[1:]:
+        report(path)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
