@@ -526,7 +526,14 @@ static void section_trace(void)
             double traced =
                 time_method("cuda.lookback", PIXSUM_U8, PIXSUM_U32, n, n, b, NULL, ostride);
             PK(pixsum_cuda_workspace_size(ctx, &vi, &vo, NULL, &need));
-            const size_t off = (need0 + 7) & ~(size_t)7, tiles = (need - off) / 96;
+            const size_t off = (need0 + 7) & ~(size_t)7;
+            if (need <= off) { /* the register kernel was chosen: it records nothing */
+                printf("%-18s %6zu not the staged kernel: no trace\n", v.c_str(), n);
+                pixsum_ctx_free(ctx);
+                unsetenv("PIXSUM_CUDA_LB");
+                continue;
+            }
+            const size_t tiles = (need - off) / 96;
             void *ws;
             CK(cudaMalloc(&ws, need));
             CK(cudaMemset(ws, 0, need));

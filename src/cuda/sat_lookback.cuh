@@ -44,7 +44,7 @@ struct lb_geom {
  * at trace[LB_TRACE_WORDS t]:
  *   [0] SM id << 32 | horizontal walk length << 16 | vertical walk length
  *   [1..5] %globaltimer (ns) at the block's start, input loaded, sums done,
- *          look-backs done, last store issued
+ *          look-backs done, last store issued by every warp (after a barrier)
  *   [6..10] clock64 at the same points, [11] clock64 after the vertical walk. */
 constexpr int LB_TRACE_WORDS = 12;
 
@@ -151,9 +151,9 @@ __device__ __forceinline__ int warp_flag(const u64 *f, u64 epoch, bool wait)
  * read. */
 template <typename TAcc>
 __device__ __forceinline__ int vertical_lookback(const psi_cu_plan &p, const lb_geom &g,
-                                                  const char *out_plane, u64 t, u64 tx, u64 ty,
-                                                  u64 epoch, unsigned lane, const TAcc P[8],
-                                                  TAcc *s_top)
+                                                 const char *out_plane, u64 t, u64 tx, u64 ty,
+                                                 u64 epoch, unsigned lane, const TAcc P[8],
+                                                 TAcc *s_top)
 {
     constexpr int TW = LB_TW;
     const i64 w = p.width, ch = p.channels;
@@ -218,8 +218,8 @@ __device__ __forceinline__ int vertical_lookback(const psi_cu_plan &p, const lb_
  * Returns the number of tiles read. */
 template <typename TAcc, int TH>
 __device__ __forceinline__ int horizontal_lookback(const lb_geom &g, u64 t, u64 tx, u64 epoch,
-                                                    unsigned lane, const TAcc a[TH / 32],
-                                                    TAcc *s_edge)
+                                                   unsigned lane, const TAcc a[TH / 32],
+                                                   TAcc *s_edge)
 {
     constexpr int HR = TH / 32;
     static_assert(TH % 32 == 0, "tile height must be a multiple of 32");

@@ -28,6 +28,9 @@
  * columns: columns 32 V g + V l .. + V - 1 of group g.
  * Integer tables are modular (bit-exact in any order); float tables round in
  * a different order from the CPU's (bound in docs/benchmarks.md).
+ * A build with -DPIXSUM_CUDA_TRACE=ON adds traced copies of these kernels
+ * (TRACE = true, chosen by PIXSUM_CUDA_LB=trace=1) that record each block's
+ * phase times in the workspace (LB_TRACE_WORDS in sat_lookback.cuh).
  */
 #include "sat_lookback.cuh"
 
