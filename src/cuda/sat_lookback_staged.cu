@@ -108,6 +108,57 @@ __device__ __forceinline__ void scan_row(TAcc v[G][V], unsigned lane)
     }
 }
 
+/* Step 3 for u8 -> u32 without squares: the column and row sums of a warp's
+ * R rows of 8-bit samples (lane l reads the 4 bytes of columns 128 g + 4 l ..
+ * + 3 of each group g < G), with the bytes kept packed:
+ *   - column sums in two words per group, bytes 0 and 2 in 16-bit halves of
+ *     one, bytes 1 and 3 of the other (at most 16 x 255 = 4080 per half);
+ *   - a lane's share of a row sum by __dp4a, and the warp sums of two rows at
+ *     once, 16 bits each (a row of 256 samples sums to at most 65280).
+ * Same results as the generic loop, with about half its instructions and
+ * shuffles. Writes the R row sums to s_rowsum[row0..] and the column sums to
+ * s_colw_warp[TW]. */
+template <int R, int G>
+__device__ __forceinline__ void sums_u8_packed(const uint8_t *s_tile, int row0, unsigned lane,
+                                               unsigned *s_rowsum, unsigned *s_colw_warp)
+{
+    static_assert(R % 2 == 0 && R * 255 < 65536, "packed column sums need R even, R <= 257");
+    static_assert(G * 128 == LB_TW, "4 bytes per lane and group");
+    unsigned even[G], odd[G], first = 0;
+#pragma unroll
+    for (int gi = 0; gi < G; gi++)
+        even[gi] = odd[gi] = 0;
+#pragma unroll
+    for (int i = 0; i < R; i++) {
+        unsigned part = 0;
+#pragma unroll
+        for (int gi = 0; gi < G; gi++) {
+            const unsigned wd =
+                *(const unsigned *)(s_tile + (row0 + i) * LB_TW + gi * 128 + lane * 4);
+            even[gi] += wd & 0x00ff00ffu;
+            odd[gi] += (wd >> 8) & 0x00ff00ffu;
+            part = __dp4a(wd, 0x01010101u, part);
+        }
+        if (i % 2 == 0) {
+            first = part;
+        } else {
+            const unsigned both = warp_sum(first | part << 16);
+            if (lane == 0) {
+                s_rowsum[row0 + i - 1] = both & 0xffffu;
+                s_rowsum[row0 + i] = both >> 16;
+            }
+        }
+    }
+#pragma unroll
+    for (int gi = 0; gi < G; gi++) {
+        unsigned *dst = s_colw_warp + gi * 128 + lane * 4;
+        dst[0] = even[gi] & 0xffffu;
+        dst[1] = odd[gi] & 0xffffu;
+        dst[2] = even[gi] >> 16;
+        dst[3] = odd[gi] >> 16;
+    }
+}
+
 template <typename TIn, typename TAcc, int R>
 struct staged_layout {
     static constexpr int TW = LB_TW, TH = ST_WARPS * R;
@@ -207,7 +258,14 @@ __global__ void __launch_bounds__(ST_THREADS, PSI_ST_MINB(MINB))
 
     /* 3: column sums of each warp's rows, and row sums. */
     const int row0 = (int)warp * R;
-    {
+    bool summed = false;
+    if constexpr (std::is_same<TIn, uint8_t>::value && std::is_same<TAcc, unsigned>::value) {
+        if (!p.squared) { /* u8 -> u32: packed sums */
+            sums_u8_packed<R, G>(s_tile, row0, lane, s_rowsum, s_colw + warp * TW);
+            summed = true;
+        }
+    }
+    if (!summed) {
         TAcc col[G][V];
 #pragma unroll
         for (int gi = 0; gi < G; gi++)
