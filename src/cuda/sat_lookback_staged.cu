@@ -159,28 +159,6 @@ __device__ __forceinline__ void sums_u8_packed(const uint8_t *s_tile, int row0, 
     }
 }
 
-/* scan_row() for a row of 8-bit samples into a 4-byte table (G = 2 groups of
- * V = 4 columns per lane): the two groups' lane totals (at most 4 x 255 each)
- * share one warp scan in 16-bit halves (a group's 32 lanes sum to at most
- * 32640), so a row takes 7 shuffles instead of 13. Same results. */
-__device__ __forceinline__ void scan_row_u8_packed(unsigned v[2][4], unsigned lane)
-{
-#pragma unroll
-    for (int g = 0; g < 2; g++)
-#pragma unroll
-        for (int j = 1; j < 4; j++)
-            v[g][j] += v[g][j - 1];
-    const unsigned incl = warp_inclusive(v[0][3] | v[1][3] << 16, lane);
-    const unsigned ex = warp_exclusive_from_inclusive(incl, lane);
-    const unsigned ex0 = ex & 0xffffu;
-    const unsigned ex1 = (ex >> 16) + (__shfl_sync(0xffffffffu, incl, 31) & 0xffffu);
-#pragma unroll
-    for (int j = 0; j < 4; j++) {
-        v[0][j] += ex0;
-        v[1][j] += ex1;
-    }
-}
-
 template <typename TIn, typename TAcc, int R>
 struct staged_layout {
     static constexpr int TW = LB_TW, TH = ST_WARPS * R;
@@ -444,15 +422,7 @@ __global__ void __launch_bounds__(ST_THREADS, PSI_ST_MINB(MINB))
         for (int gi = 0; gi < G; gi++)
             read_group<TIn, TAcc, V>(s_tile + (row0 + i) * TW + gi * 32 * V + lane * V,
                                      p.squared, v[gi]);
-        if constexpr (std::is_same<TIn, uint8_t>::value && std::is_same<TAcc, unsigned>::value &&
-                      G == 2 && V == 4) {
-            if (!p.squared)
-                scan_row_u8_packed(v, lane);
-            else
-                scan_row<TAcc, G, V>(v, lane);
-        } else {
-            scan_row<TAcc, G, V>(v, lane);
-        }
+        scan_row<TAcc, G, V>(v, lane);
         const TAcc e = s_edge[row0 + i] + corner;
         if (yl >= rows)
             continue;
