@@ -104,7 +104,7 @@ lb_choice lb_choose(const psi_cu_plan *p)
 {
     size_t acc_size = psi_cu_acc_size(p->acc);
     /* Streaming hints on (measured on an H100, docs/benchmarks.md). */
-    lb_choice c = {lb_staged_default(p), LB_REG_ROWS, lb_register_warps(acc_size), 3, 0, 1, 0, 0};
+    lb_choice c = {lb_staged_default(p), LB_REG_ROWS, lb_register_warps(acc_size), 3, 0, 1, 0};
     const char *e = getenv("PIXSUM_CUDA_LB");
     if (e) {
         const char *r = strstr(e, "rows="), *h = strstr(e, "hints="), *wp = strstr(e, "warps=");
@@ -112,8 +112,6 @@ lb_choice lb_choose(const psi_cu_plan *p)
         const char *dr = strstr(e, "direct="), *tr = strstr(e, "trace=");
         if (tr)
             c.trace = atoi(tr + 6) != 0;
-        if (strstr(e, "delay="))
-            c.delay_us = atoi(strstr(e, "delay=") + 6);
         if (sp)
             c.split = atoi(sp + 6) != 0;
         if (dr)
@@ -127,7 +125,7 @@ lb_choice lb_choose(const psi_cu_plan *p)
         if (wp && acc_size == 4 && c.rows == 4 && atoi(wp + 6) == 16)
             c.warps = 16;
         if (h)
-            c.hints = atoi(h + 6) & 31;
+            c.hints = atoi(h + 6) & 7;
     }
     if (!lb_has_staged(p)) /* whatever PIXSUM_CUDA_LB asks */
         c.staged = 0;
@@ -404,7 +402,6 @@ int lb_geometry(const psi_cu_plan *p, size_t in_size, size_t acc_size, int tile_
     g->split = 0;
     g->direct = 0;
     g->trace = nullptr;
-    g->delay_us = 0;
     /* Vector accesses need channel step 1 and aligned rows and planes. */
     const size_t ain = 8 * in_size >= 16 ? 16 : 8 * in_size;
     g->vec_in = p->channels == 1 && (uintptr_t)p->in % ain == 0 && p->in_row % (i64)ain == 0 &&

@@ -36,7 +36,6 @@ struct lb_geom {
     u64 *cflags; /* per tile: its bottom-right table value published (split) */
     void *cval;
     int direct;  /* register kernel: look-backs over aggregates only (small planes) */
-    int delay_us; /* EXPERIMENT */
     u64 *trace;  /* staged kernel, PIXSUM_CUDA_LB=trace=1: LB_TRACE_WORDS per tile, else null */
 };
 
@@ -61,7 +60,6 @@ struct lb_choice {
     int split;              /* concurrent look-backs (staged kernel) */
     int direct;             /* aggregate-only look-backs (register kernel, small planes) */
     int trace;              /* record the staged kernel's phase times (diagnostic) */
-    int delay_us;           /* EXPERIMENT */
 };
 
 lb_choice lb_choose(const psi_cu_plan *p);

@@ -332,17 +332,6 @@ __global__ void __launch_bounds__(ST_THREADS, PSI_ST_MINB(MINB))
             if (lane == 0)
                 s_corner = (TAcc)0;
         }
-        /* EXPERIMENT: a stand-in wait of g.delay_us: warp 0 sleeps (hints bit
-         * 3), or warps 0-2 poll a flag that is never set (bit 4). */
-        if (g.delay_us && (((g.hints & 8) && warp == 0) || ((g.hints & 16) && warp < 3))) {
-            const u64 start = global_ns(), until = start + 1000ull * (u64)g.delay_us;
-            const u64 *never = &g.vflags[(t + 7) % g.total];
-            while (global_ns() < until) {
-                if (g.hints & 16)
-                    (void)peek_flag(never, epoch + 12345);
-                __nanosleep(g.hints & 16 ? 32 : 1000);
-            }
-        }
     } else if (warp == 0 || (g.split && warp == 1)) {
         TAcc P[8];
         if (warp == 0) { /* the bottom row P(x) = L(x, TH - 1) of the lane's 8 columns */
@@ -475,7 +464,7 @@ __global__ void __launch_bounds__(ST_THREADS, PSI_ST_MINB(MINB))
 }
 
 template <typename TIn, typename TAcc, int R, int MINB, bool TRACE>
-static int staged_launch(const psi_cu_plan *p, int hints, int split, int delay_us)
+static int staged_launch(const psi_cu_plan *p, int hints, int split)
 {
     typedef staged_layout<TIn, TAcc, R> L;
     lb_geom g;
@@ -483,7 +472,6 @@ static int staged_launch(const psi_cu_plan *p, int hints, int split, int delay_u
     if (err || g.total == 0)
         return err;
     g.split = split;
-    g.delay_us = delay_us;
     if (TRACE)
         g.trace = (u64 *)((char *)p->ws + lb_trace_offset(p, sizeof(TAcc), L::TH));
     /* The tile copy moves 16-byte chunks: rows and planes 16-byte aligned. */
@@ -515,12 +503,12 @@ static int staged_launch_rows(const psi_cu_plan *p, const lb_choice &c)
     constexpr int MINB = FIT < BASE ? (FIT > 0 ? FIT : 1) : BASE;
     if (c.trace) {
 #ifdef PIXSUM_CUDA_TRACE
-        return staged_launch<TIn, TAcc, R, MINB, true>(p, c.hints, c.split, c.delay_us);
+        return staged_launch<TIn, TAcc, R, MINB, true>(p, c.hints, c.split);
 #else
         return (int)cudaErrorNotSupported; /* built without PIXSUM_CUDA_TRACE */
 #endif
     }
-    return staged_launch<TIn, TAcc, R, MINB, false>(p, c.hints, c.split, c.delay_us);
+    return staged_launch<TIn, TAcc, R, MINB, false>(p, c.hints, c.split);
 }
 
 /* The tile heights built per pair (each is a kernel for 5 architectures, so
