@@ -369,30 +369,32 @@ static void section_fast(void)
     });
 }
 
-/* cuda.lookback launch variants side by side with the copy floor, all in this
- * process: the PIXSUM_CUDA_LB strings of BENCH_LB_VARIANTS (space-separated;
- * default: both kernels, with and without their look-backs) at the sizes of
- * BENCH_SIZES (comma-separated; default 1024,4096,8192,16384, and then the
- * other type pairs at 8192^2), then the GPU-only time per call at 1024^2
- * (graph replay) of each. */
-static void section_variants(void)
+/* The sizes of BENCH_SIZES (comma-separated), or `dflt` when it is unset or
+ * empty. */
+static std::vector<size_t> sizes_from_env(std::vector<size_t> dflt)
 {
-    std::vector<size_t> sizes = {1024, 4096, 8192, 16384};
     const char *sz = getenv("BENCH_SIZES");
-    if (sz && *sz) {
-        sizes.clear();
-        for (const char *c = sz; *c;) {
-            char *end;
-            unsigned long v = strtoul(c, &end, 10);
-            if (end == c)
-                break;
-            if (v > 0)
-                sizes.push_back(v);
-            c = *end == ',' ? end + 1 : end;
-        }
+    if (!sz || !*sz)
+        return dflt;
+    std::vector<size_t> sizes;
+    for (const char *c = sz; *c;) {
+        char *end;
+        unsigned long v = strtoul(c, &end, 10);
+        if (end == c)
+            break;
+        if (v > 0)
+            sizes.push_back(v);
+        c = *end == ',' ? end + 1 : end;
     }
+    return sizes;
+}
+
+/* The PIXSUM_CUDA_LB strings of BENCH_LB_VARIANTS (space-separated), or of
+ * `dflt` when it is unset. */
+static std::vector<std::string> variants_from_env(const char *dflt)
+{
     const char *env = getenv("BENCH_LB_VARIANTS");
-    std::string list = env ? env : "staged=0 staged=1 staged=0,hints=7 staged=1,hints=7";
+    const std::string list = env ? env : dflt;
     std::vector<std::string> vars;
     for (size_t a = 0; a < list.size();) {
         size_t z = list.find(' ', a);
@@ -402,6 +404,21 @@ static void section_variants(void)
             vars.push_back(list.substr(a, z - a));
         a = z + 1;
     }
+    return vars;
+}
+
+/* cuda.lookback launch variants side by side with the copy floor, all in this
+ * process: the PIXSUM_CUDA_LB strings of BENCH_LB_VARIANTS (space-separated;
+ * default: both kernels, with and without their look-backs) at the sizes of
+ * BENCH_SIZES (comma-separated; default 1024,4096,8192,16384, and then the
+ * other type pairs at 8192^2), then the GPU-only time per call at 1024^2
+ * (graph replay) of each. */
+static void section_variants(void)
+{
+    const char *sz = getenv("BENCH_SIZES");
+    const std::vector<size_t> sizes = sizes_from_env({1024, 4096, 8192, 16384});
+    const std::vector<std::string> vars =
+        variants_from_env("staged=0 staged=1 staged=0,hints=7 staged=1,hints=7");
     printf("\n== cuda.lookback variants vs same-run copy floor (device data, median of %d) ==\n",
            g_reps);
     printf("(hints=7 skips the look-backs: a timing experiment whose table is wrong)\n");
@@ -476,22 +493,8 @@ static double pct(std::vector<double> v, double q)
 
 static void section_trace(void)
 {
-    std::vector<size_t> sizes = {4096, 8192, 16384};
-    const char *sz = getenv("BENCH_SIZES");
-    if (sz && *sz) {
-        sizes.clear();
-        for (const char *c = sz; *c;) {
-            char *end;
-            unsigned long v = strtoul(c, &end, 10);
-            if (end == c)
-                break;
-            if (v > 0)
-                sizes.push_back(v);
-            c = *end == ',' ? end + 1 : end;
-        }
-    }
-    const char *env = getenv("BENCH_LB_VARIANTS");
-    std::string list = env ? env : "staged=1 staged=1,hints=7";
+    const std::vector<size_t> sizes = sizes_from_env({4096, 8192, 16384});
+    const std::vector<std::string> vars = variants_from_env("staged=1 staged=1,hints=7");
     const char *od = getenv("OUT");
     std::string outdir = od && *od ? od : ".";
     printf("\n== staged kernel phase trace, u8->u32 (us; p50 / p90 over tiles) ==\n");
@@ -502,14 +505,7 @@ static void section_trace(void)
         const ptrdiff_t ostride = pad ? (ptrdiff_t)((n + pad) * 4) : 0;
         bufset b = make_bufs(px, (n + pad) * n * 4, PIXSUM_U8);
         double cp = time_copy<unsigned char, unsigned>(px, b, NULL);
-        for (size_t a = 0; a < list.size();) {
-            size_t z = list.find(' ', a);
-            if (z == std::string::npos)
-                z = list.size();
-            std::string v = list.substr(a, z - a);
-            a = z + 1;
-            if (v.empty())
-                continue;
+        for (const std::string &v : vars) {
             setenv("PIXSUM_CUDA_LB", v.c_str(), 1);
             double plain =
                 time_method("cuda.lookback", PIXSUM_U8, PIXSUM_U32, n, n, b, NULL, ostride);

@@ -159,6 +159,14 @@ __device__ __forceinline__ void sums_u8_packed(const uint8_t *s_tile, int row0, 
     }
 }
 
+/* Phase trace (TRACE kernels): the global time and clock of point k (1 start,
+ * 2 loaded, 3 sums done, 4 look-backs done, 5 end) into a tile's record. */
+__device__ __forceinline__ void trace_point(u64 *rec, int k, u64 ns, u64 clk)
+{
+    rec[k] = ns;
+    rec[k + 5] = clk;
+}
+
 template <typename TIn, typename TAcc, int R>
 struct staged_layout {
     static constexpr int TW = LB_TW, TH = ST_WARPS * R;
@@ -208,8 +216,7 @@ __global__ void __launch_bounds__(ST_THREADS, PSI_ST_MINB(MINB))
     u64 *const rec = TRACE ? g.trace + t * LB_TRACE_WORDS : nullptr;
     if (rec && tid == 0) {
         rec[0] = (u64)sm_id() << 32;
-        rec[1] = trace_start;
-        rec[6] = trace_start_clk;
+        trace_point(rec, 1, trace_start, trace_start_clk);
     }
     const plane_ptrs b = tp.b;
     const i64 w = p.width, ch = p.channels, rows = p.y1 - p.y0;
@@ -251,10 +258,8 @@ __global__ void __launch_bounds__(ST_THREADS, PSI_ST_MINB(MINB))
         }
     }
     __syncthreads();
-    if (rec && tid == 0) {
-        rec[2] = global_ns();
-        rec[7] = (u64)clock64();
-    }
+    if (rec && tid == 0)
+        trace_point(rec, 2, global_ns(), (u64)clock64());
 
     /* 3: column sums of each warp's rows, and row sums. */
     const int row0 = (int)warp * R;
@@ -307,10 +312,8 @@ __global__ void __launch_bounds__(ST_THREADS, PSI_ST_MINB(MINB))
         s_bottom[tid] = run;
     }
     __syncthreads();
-    if (rec && tid == 0) {
-        rec[3] = global_ns();
-        rec[8] = (u64)clock64();
-    }
+    if (rec && tid == 0)
+        trace_point(rec, 3, global_ns(), (u64)clock64());
 
     /* 4: bottom row and right column of L, then the look-backs (bit 2 of hints
      * skips them: a timing experiment only, the table is then wrong). Serial
@@ -387,10 +390,8 @@ __global__ void __launch_bounds__(ST_THREADS, PSI_ST_MINB(MINB))
         s_corner = c;
     }
     __syncthreads();
-    if (rec && tid == 0) {
-        rec[4] = global_ns();
-        rec[9] = (u64)clock64();
-    }
+    if (rec && tid == 0)
+        trace_point(rec, 4, global_ns(), (u64)clock64());
     /* Split: the tile's bottom-right table value, for the tile down and to the
      * right (interior tiles only: they are full, so L(TW - 1, TH - 1) is the
      * tile's total). Released after the value; acquired by that tile's warp 2. */
@@ -455,10 +456,8 @@ __global__ void __launch_bounds__(ST_THREADS, PSI_ST_MINB(MINB))
     }
     if (TRACE)
         __syncthreads(); /* the block's last store issued, over all warps */
-    if (rec && tid == 0) {
-        rec[5] = global_ns();
-        rec[10] = (u64)clock64();
-    }
+    if (rec && tid == 0)
+        trace_point(rec, 5, global_ns(), (u64)clock64());
     if (tid == 0)
         finish_block(hdr, g.total);
 }
