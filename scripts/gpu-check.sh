@@ -96,9 +96,9 @@ if has test; then
     for v in ${LB_VARIANTS:-staged=0 staged=0,direct=0 staged=0,rows=4,hints=3,direct=0 rows=8,hints=0 staged=1 staged=1,rows=8,hints=0 staged=1,rows=16 staged=1,split=1}; do
         step "test_cuda with PIXSUM_CUDA_LB=$v (no large case)"
         PIXSUM_CUDA_LB=$v PIXSUM_TEST_NO_LARGE=1 timeout ${TEST_TIMEOUT:-240} $BUILD/tests/test_cuda \
-            >"$OUT/test-variants.log" 2>&1
+            >"$OUT/test-variant-$v.log" 2>&1
         rc=$?
-        grep -E "PASSED|FAILED|ERROR" "$OUT/test-variants.log" | head -5
+        grep -E "PASSED|FAILED|ERROR" "$OUT/test-variant-$v.log" | head -5
         [ $rc -eq 0 ] || status=1
     done
 fi
