@@ -81,13 +81,18 @@ __device__ __forceinline__ pipe_tile pipe_tile_of(const psi_cu_plan &p, const lb
 #define PSI_PIPE_MINB(b) (b)
 #endif
 
-template <typename TIn, typename TAcc, int R, int MINB>
+/* TRACE (a diagnostic, built with -DPIXSUM_CUDA_TRACE=ON and chosen by
+ * PIXSUM_CUDA_LB=pipe=1,trace=1): per tile, in the LB_TRACE_WORDS record of
+ * sat_lookback.cuh, [1] ticket taken, [2] loaded, [3] handed to the
+ * look-back warps, [4] look-backs done, [5] written (every worker warp), all
+ * %globaltimer ns; and [6] look-backs started, [7] write started. */
+template <typename TIn, typename TAcc, int R, int MINB, bool TRACE>
 __global__ void __launch_bounds__(PIPE_THREADS, PSI_PIPE_MINB(MINB)) pipe_kernel(psi_cu_plan p, lb_geom g)
 {
     typedef staged_layout<TIn, TAcc, R> L;
     constexpr int TW = L::TW, TH = L::TH;
     extern __shared__ __align__(16) unsigned char smem[];
-    __shared__ u64 s_ticket[2], s_epoch;
+    __shared__ u64 s_ticket[2], s_epoch[2];
     __shared__ TAcc s_corner[2];
 
     psi_cu_header *hdr = (psi_cu_header *)p.ws;
@@ -96,24 +101,35 @@ __global__ void __launch_bounds__(PIPE_THREADS, PSI_PIPE_MINB(MINB)) pipe_kernel
 
     if (tid < ST_THREADS) { /* the worker warps */
         bool have_prev = false;
+        u64 prev_t = 0;
         for (int b = 0;; b ^= 1) {
             unsigned char *buf = smem + b * L::bytes;
             TIn *s_tile = (TIn *)buf;
             TAcc *s_colw = (TAcc *)(buf + L::colw);
+            u64 *rec = nullptr;
             if (tid == 0) {
                 u64 e;
-                s_ticket[b] = take_ticket(hdr, &e);
-                s_epoch = e;
+                const u64 t0 = TRACE ? global_ns() : 0;
+                const u64 tk = take_ticket(hdr, &e);
+                s_ticket[b] = tk;
+                s_epoch[b] = e;
+                if (TRACE && tk < g.total) {
+                    rec = g.trace + tk * LB_TRACE_WORDS;
+                    rec[0] = (u64)sm_id() << 32;
+                    rec[1] = t0;
+                }
             }
             bar_sync(BAR_WORK, ST_THREADS); /* also: every warp done with buffer b */
             const u64 t = s_ticket[b];
             const bool have_cur = t < g.total;
             if (have_cur) {
-                const u64 epoch = s_epoch;
+                const u64 epoch = s_epoch[b];
                 const pipe_tile tp = pipe_tile_of(p, g, t, sizeof(TIn), sizeof(TAcc));
                 const i64 x0 = (i64)tp.tx * TW;
                 tile_load<TIn, R>(p, g, tp.b, x0, (i64)tp.ty * TH, x0 + TW <= w, tid, s_tile);
                 bar_sync(BAR_WORK, ST_THREADS);
+                if (rec)
+                    rec[2] = global_ns();
                 tile_sums<TIn, TAcc, R>(s_tile, p.squared, tid, s_colw, (TAcc *)(buf + L::rowsum),
                                         (TAcc *)(buf + L::bottom), sync_workers());
                 /* Both aggregates at once (tiles that a walk can pass over). */
@@ -131,21 +147,32 @@ __global__ void __launch_bounds__(PIPE_THREADS, PSI_PIPE_MINB(MINB)) pipe_kernel
                                                flag_value(epoch, FLAG_AGGREGATE), lane, 32);
                 }
             }
+            if (rec) /* thread 0 made warp 0's release store */
+                rec[3] = global_ns();
             bar_arrive(BAR_FULL + b, PIPE_THREADS); /* a past-the-end ticket ends the others */
             if (have_prev) {                        /* the tile of the other buffer */
                 const int pbuf = b ^ 1;
                 bar_sync(BAR_DONE + pbuf, PIPE_THREADS);
+                u64 *prec = TRACE && tid == 0 ? g.trace + prev_t * LB_TRACE_WORDS : nullptr;
+                if (prec)
+                    prec[7] = global_ns();
                 const unsigned char *q = smem + pbuf * L::bytes;
-                const pipe_tile tp = pipe_tile_of(p, g, s_ticket[pbuf], sizeof(TIn), sizeof(TAcc));
+                const pipe_tile tp = pipe_tile_of(p, g, prev_t, sizeof(TIn), sizeof(TAcc));
                 const i64 x0 = (i64)tp.tx * TW;
                 tile_write<TIn, TAcc, R>(p, g, tp.b, x0, (i64)tp.ty * TH, x0 + TW <= w, warp, lane,
                                          (const TIn *)q, (const TAcc *)(q + L::colw),
                                          (const TAcc *)(q + L::top), (const TAcc *)(q + L::edge),
                                          s_corner[pbuf]);
+                if (TRACE) {
+                    bar_sync(BAR_WORK, ST_THREADS); /* every warp's last store issued */
+                    if (prec)
+                        prec[5] = global_ns();
+                }
             }
             if (!have_cur)
                 break;
             have_prev = true;
+            prev_t = t;
         }
     } else { /* the look-back warps: 0 vertical, 1 horizontal, 2 the corner */
         const unsigned lw = warp - ST_WARPS;
@@ -154,24 +181,44 @@ __global__ void __launch_bounds__(PIPE_THREADS, PSI_PIPE_MINB(MINB)) pipe_kernel
             const u64 t = s_ticket[b];
             if (t >= g.total)
                 break;
-            const u64 epoch = s_epoch;
+            const u64 epoch = s_epoch[b];
+            u64 *rec = TRACE && lw == 0 && lane == 0 ? g.trace + t * LB_TRACE_WORDS : nullptr;
+            if (rec)
+                rec[6] = global_ns();
             unsigned char *buf = smem + b * L::bytes;
             TAcc *s_top = (TAcc *)(buf + L::top), *s_edge = (TAcc *)(buf + L::edge);
             const pipe_tile tp = pipe_tile_of(p, g, t, sizeof(TIn), sizeof(TAcc));
             const u64 tx = tp.tx, ty = tp.ty;
             const i64 x0 = (i64)tx * TW;
             TAcc total = (TAcc)0;
-            if (lw == 0) {
+            if (g.hints & 4) { /* no look-backs: a timing experiment, the table is wrong */
+                if (lw == 0) {
+#pragma unroll
+                    for (int k = 0; k < 8; k++)
+                        s_top[lane * 8 + k] = (TAcc)0;
+                } else if (lw == 1) {
+#pragma unroll
+                    for (int m = 0; m < TH / 32; m++)
+                        s_edge[lane + 32 * m] = (TAcc)0;
+                } else if (lane == 0) {
+                    s_corner[b] = (TAcc)0;
+                }
+            } else if (lw == 0) {
                 TAcc P[8];
                 total = tile_bottom_row<TAcc>((const TAcc *)(buf + L::bottom), lane, P);
-                vertical_lookback<TAcc>(p, g, tp.b.out, t, tx, ty, epoch, lane, P, s_top, true);
+                const int steps =
+                    vertical_lookback<TAcc>(p, g, tp.b.out, t, tx, ty, epoch, lane, P, s_top, true);
+                if (rec)
+                    atomicOr(&rec[0], (unsigned long long)steps);
             } else if (lw == 1) {
                 TAcc a[TH / 32];
                 const TAcc *s_rowcum = (const TAcc *)(buf + L::rowcum);
 #pragma unroll
                 for (int m = 0; m < TH / 32; m++)
                     a[m] = s_rowcum[lane + 32 * m];
-                horizontal_lookback<TAcc, TH>(g, t, tx, epoch, lane, a, s_edge, true);
+                const int steps = horizontal_lookback<TAcc, TH>(g, t, tx, epoch, lane, a, s_edge, true);
+                if (TRACE && lane == 0)
+                    atomicOr(&g.trace[t * LB_TRACE_WORDS], (unsigned long long)steps << 16);
             } else if (lane == 0) {
                 TAcc c = (TAcc)0;
                 if (tx > 0 && ty == 0 && p.y0 > 0) { /* the carried table row y0 - 1 */
@@ -186,10 +233,13 @@ __global__ void __launch_bounds__(PIPE_THREADS, PSI_PIPE_MINB(MINB)) pipe_kernel
             bar_sync(BAR_LB, 32 * PIPE_LB_WARPS);
             /* The tile's bottom-right table value, for the tile down and to
              * the right (interior tiles, which are full). */
-            if (lw == 0 && lane == 0 && tx + 1 < g.tiles_x && ty + 1 < g.tiles_y) {
+            if (lw == 0 && lane == 0 && tx + 1 < g.tiles_x && ty + 1 < g.tiles_y &&
+                !(g.hints & 4)) {
                 st_cg((TAcc *)g.cval + t, (TAcc)(total + s_top[TW - 1] + s_edge[TH - 1] + s_corner[b]));
                 store_release(&g.cflags[t], flag_value(epoch, FLAG_INCLUSIVE));
             }
+            if (rec)
+                rec[4] = global_ns();
             bar_arrive(BAR_DONE + b, PIPE_THREADS);
         }
     }
@@ -202,7 +252,7 @@ __global__ void __launch_bounds__(PIPE_THREADS, PSI_PIPE_MINB(MINB)) pipe_kernel
  * per device (0: it does not fit, e.g. too little shared memory). */
 constexpr int PIPE_MAX_DEVICES = 64;
 
-template <typename TIn, typename TAcc, int R, int MINB>
+template <typename TIn, typename TAcc, int R, int MINB, bool TRACE>
 static int pipe_resident_blocks(size_t smem_bytes, int *blocks)
 {
     static std::atomic<int> cache[PIPE_MAX_DEVICES]; /* blocks + 1; 0 = not yet known */
@@ -222,11 +272,11 @@ static int pipe_resident_blocks(size_t smem_bytes, int *blocks)
     if (e != cudaSuccess)
         return (int)e;
     if (smem_bytes <= (size_t)optin) {
-        e = cudaFuncSetAttribute(pipe_kernel<TIn, TAcc, R, MINB>,
+        e = cudaFuncSetAttribute(pipe_kernel<TIn, TAcc, R, MINB, TRACE>,
                                  cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem_bytes);
         if (e == cudaSuccess)
             e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-                &per_sm, pipe_kernel<TIn, TAcc, R, MINB>, PIPE_THREADS, smem_bytes);
+                &per_sm, pipe_kernel<TIn, TAcc, R, MINB, TRACE>, PIPE_THREADS, smem_bytes);
         if (e != cudaSuccess)
             return (int)e;
     }
@@ -238,37 +288,53 @@ static int pipe_resident_blocks(size_t smem_bytes, int *blocks)
 
 /* Launches the pipelined kernel with R rows per warp; *ran = 0 when the
  * device cannot hold a block (the caller then takes the staged kernel). */
-template <typename TIn, typename TAcc, int R, int MINB>
+template <typename TIn, typename TAcc, int R, int MINB, bool TRACE>
 static int pipe_launch(const psi_cu_plan *p, const lb_choice &c, int *ran)
 {
     typedef staged_layout<TIn, TAcc, R> L;
     const size_t smem_bytes = 2 * L::bytes;
     int resident = 0;
-    int err = pipe_resident_blocks<TIn, TAcc, R, MINB>(smem_bytes, &resident);
+    int err = pipe_resident_blocks<TIn, TAcc, R, MINB, TRACE>(smem_bytes, &resident);
     if (err || resident == 0)
         return err;
     lb_geom g;
-    err = lb_geometry(p, sizeof(TIn), sizeof(TAcc), L::TH, c.hints & 3, &g);
+    err = lb_geometry(p, sizeof(TIn), sizeof(TAcc), L::TH, c.hints, &g);
     if (err)
         return err;
     *ran = 1;
     if (g.total == 0)
         return 0;
     g.split = 1;
+    if (TRACE)
+        g.trace = (u64 *)((char *)p->ws + lb_trace_offset(p, sizeof(TAcc), L::TH));
     g.vec_in = p->channels == 1 && (uintptr_t)p->in % 16 == 0 && p->in_row % 16 == 0 &&
                (p->depth == 1 || p->in_slice % 16 == 0);
     const u64 grid = g.total < (u64)resident ? g.total : (u64)resident;
-    pipe_kernel<TIn, TAcc, R, MINB>
+    pipe_kernel<TIn, TAcc, R, MINB, TRACE>
         <<<(unsigned)grid, PIPE_THREADS, smem_bytes, (cudaStream_t)p->stream>>>(*p, g);
     return (int)cudaGetLastError();
+}
+
+/* Launches with R rows per warp, traced or not. */
+template <typename TIn, typename TAcc, int R, int MINB>
+static int pipe_launch_rows(const psi_cu_plan *p, const lb_choice &c, int *ran)
+{
+    if (c.trace) {
+#ifdef PIXSUM_CUDA_TRACE
+        return pipe_launch<TIn, TAcc, R, MINB, true>(p, c, ran);
+#else
+        return (int)cudaErrorNotSupported; /* built without PIXSUM_CUDA_TRACE */
+#endif
+    }
+    return pipe_launch<TIn, TAcc, R, MINB, false>(p, c, ran);
 }
 
 int lookback_pipe_dispatch(const psi_cu_plan *p, const lb_choice &c, int *ran)
 {
     *ran = 0;
     if (p->tin == PSI_CU_IN_U8 && p->acc == PSI_CU_U32)
-        return c.rows == 16 ? pipe_launch<uint8_t, unsigned, 16, 2>(p, c, ran)
-                            : pipe_launch<uint8_t, unsigned, 8, 3>(p, c, ran);
+        return c.rows == 16 ? pipe_launch_rows<uint8_t, unsigned, 16, 2>(p, c, ran)
+                            : pipe_launch_rows<uint8_t, unsigned, 8, 3>(p, c, ran);
     return 0;
 }
 
