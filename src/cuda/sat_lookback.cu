@@ -99,21 +99,17 @@ static int lb_staged_default(const psi_cu_plan *p)
  * direct=0). PIXSUM_CUDA_LB="staged=0,rows=4,hints=0,split=1,direct=0"
  * overrides them (tuning runs and tests of every variant); trace=1 makes the
  * staged kernel record its phase times after the workspace's other regions
- * (LB_TRACE_WORDS per tile; lb_trace_offset()); pipe=1 runs the staged
- * tiles in the pipelined kernel where it is built (u8 -> u32). */
+ * (LB_TRACE_WORDS per tile; lb_trace_offset()). */
 lb_choice lb_choose(const psi_cu_plan *p)
 {
     size_t acc_size = psi_cu_acc_size(p->acc);
     /* Streaming hints on (measured on an H100, docs/benchmarks.md). */
-    lb_choice c = {lb_staged_default(p), LB_REG_ROWS, lb_register_warps(acc_size), 3, 0, 1, 0, 0};
+    lb_choice c = {lb_staged_default(p), LB_REG_ROWS, lb_register_warps(acc_size), 3, 0, 1, 0};
     const char *e = getenv("PIXSUM_CUDA_LB");
     if (e) {
         const char *r = strstr(e, "rows="), *h = strstr(e, "hints="), *wp = strstr(e, "warps=");
         const char *sg = strstr(e, "staged="), *sp = strstr(e, "split=");
         const char *dr = strstr(e, "direct="), *tr = strstr(e, "trace=");
-        const char *pp = strstr(e, "pipe=");
-        if (pp)
-            c.pipe = atoi(pp + 5) != 0;
         if (tr)
             c.trace = atoi(tr + 6) != 0;
         if (sp)
@@ -444,12 +440,6 @@ template <typename TIn, typename TAcc>
 static int lookback_pick(const psi_cu_plan *p)
 {
     lb_choice c = lb_choose(p);
-    if (c.staged && c.pipe) {
-        int ran = 0;
-        const int err = lookback_pipe_dispatch(p, c, &ran);
-        if (err || ran)
-            return err;
-    }
     if (c.staged)
         return lookback_staged_dispatch(p, c);
     if constexpr (sizeof(TAcc) == 4) {

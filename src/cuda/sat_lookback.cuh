@@ -60,7 +60,6 @@ struct lb_choice {
     int split;              /* concurrent look-backs (staged kernel) */
     int direct;             /* aggregate-only look-backs (register kernel, small planes) */
     int trace;              /* record the staged kernel's phase times (diagnostic) */
-    int pipe;               /* staged tiles in the pipelined kernel (sat_lookback_pipe.cu) */
 };
 
 lb_choice lb_choose(const psi_cu_plan *p);
@@ -81,12 +80,6 @@ size_t lb_trace_offset(const psi_cu_plan *p, size_t acc_size, int tile_height);
 
 /* Entry of the staged kernel (sat_lookback_staged.cu). */
 int lookback_staged_dispatch(const psi_cu_plan *p, const lb_choice &c);
-
-/* Entry of the pipelined kernel (sat_lookback_pipe.cu): launches it for
- * plans of the pairs it is built for and sets *ran = 1, else leaves *ran = 0
- * (other pairs, or a device whose shared memory cannot hold a block) for the
- * caller to take the staged kernel. Returns 0 or a cudaError_t. */
-int lookback_pipe_dispatch(const psi_cu_plan *p, const lb_choice &c, int *ran);
 
 /* Where a block's tile lies: its ticket t (tile number over all planes), the
  * launch epoch, its column tx and row ty within its plane, and the plane. */
@@ -154,14 +147,13 @@ __device__ __forceinline__ int warp_flag(const u64 *f, u64 epoch, bool wait)
  * tiles above until one is inclusive, publishes Top + P as inclusive, and
  * writes Top(x) (the pixels above the tile in columns x0..x) to s_top[TW].
  * With p.y0 > 0 the first tile row takes Top from the carried table row
- * y0 - 1 instead: Top(x) = C(x) - C(x0 - 1). agg_published: the caller
- * has already published P as the tile's aggregate. Returns the number of
- * tiles read. */
+ * y0 - 1 instead: Top(x) = C(x) - C(x0 - 1). Returns the number of tiles
+ * read. */
 template <typename TAcc>
 __device__ __forceinline__ int vertical_lookback(const psi_cu_plan &p, const lb_geom &g,
                                                  const char *out_plane, u64 t, u64 tx, u64 ty,
                                                  u64 epoch, unsigned lane, const TAcc P[8],
-                                                 TAcc *s_top, bool agg_published = false)
+                                                 TAcc *s_top)
 {
     constexpr int TW = LB_TW;
     const i64 w = p.width, ch = p.channels;
@@ -182,7 +174,7 @@ __device__ __forceinline__ int vertical_lookback(const psi_cu_plan &p, const lb_
         }
     } else {
         u64 j = t - g.tiles_x;
-        bool published = agg_published;
+        bool published = false;
         for (;;) {
             /* Publish the aggregate only when the look-back cannot end at
              * once (saves its bytes and a fence in the common case). */
@@ -223,12 +215,11 @@ __device__ __forceinline__ int vertical_lookback(const psi_cu_plan &p, const lb_
  * need. Publishes it as an aggregate (unless the left tile is already
  * inclusive), adds the shares of the tiles to the left until an inclusive one
  * into E(r), publishes E + a as inclusive and writes E to s_edge[TH].
- * agg_published: the caller has already published a as the aggregate.
  * Returns the number of tiles read. */
 template <typename TAcc, int TH>
 __device__ __forceinline__ int horizontal_lookback(const lb_geom &g, u64 t, u64 tx, u64 epoch,
                                                    unsigned lane, const TAcc a[TH / 32],
-                                                   TAcc *s_edge, bool agg_published = false)
+                                                   TAcc *s_edge)
 {
     constexpr int HR = TH / 32;
     static_assert(TH % 32 == 0, "tile height must be a multiple of 32");
@@ -240,7 +231,7 @@ __device__ __forceinline__ int horizontal_lookback(const lb_geom &g, u64 t, u64 
         e[m] = (TAcc)0;
     if (tx > 0) {
         u64 j = t - 1;
-        bool published = agg_published;
+        bool published = false;
         for (;;) {
             int st = warp_flag(&g.hflags[j], epoch, false);
             if (st != FLAG_INCLUSIVE && !published) {
