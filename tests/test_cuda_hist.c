@@ -52,9 +52,11 @@ static size_t rnd_in(size_t lo, size_t hi) /* inclusive */
     return lo + (size_t)(rnd() % (uint64_t)(hi - lo + 1));
 }
 
-enum content { C_RANDOM, C_NATURAL, C_CONSTANT, C_SKEWED, C_STRIPES, C_COUNT };
+/* C_LANES: a period of 8 pixels, so with 16-bit samples every lane of a warp
+ * holds the same value at each step of the wide scheme (its warp merge). */
+enum content { C_RANDOM, C_NATURAL, C_CONSTANT, C_SKEWED, C_STRIPES, C_LANES, C_COUNT };
 static const char *const content_names[] = {"random", "natural", "constant", "skewed",
-                                             "stripes"};
+                                             "stripes", "lanes"};
 
 /* A value of `content` at (x, y, z, c) as a double in the type's range. */
 static double sample_value(pixsum_type t, int content, size_t x, size_t y, size_t z, size_t c,
@@ -77,6 +79,7 @@ static double sample_value(pixsum_type t, int content, size_t x, size_t y, size_
     case C_CONSTANT: u = konst; break;
     case C_SKEWED: u = rnd() % 10 ? konst : (double)(rnd() % 1000001) / 1e6; break;
     case C_STRIPES: u = (double)((x * 3 + c) % 16) / 15.0; break;
+    case C_LANES: u = (double)((x + c) % 8) / 7.0; break;
     default: u = (double)(rnd() % 1000001) / 1e6; break;
     }
     if (u < 0)
@@ -301,7 +304,8 @@ static const pixsum_type types[] = {PIXSUM_U8, PIXSUM_U16, PIXSUM_I16,
                                     PIXSUM_I32, PIXSUM_F32, PIXSUM_F64};
 static const char *const modes[] = {"",      "",         "wide",         "wide,match",
                                     "match", "narrow",   "fuse",         "private",
-                                    "private,fuse", "prefetch", "wide,prefetch"};
+                                    "private,fuse", "prefetch", "wide,prefetch", "solo",
+                                    "wide,solo"};
 #define MODE_COUNT (sizeof modes / sizeof modes[0])
 
 static size_t pick_bins(void)
@@ -354,6 +358,10 @@ static void test_large_and_spill(void **state)
     static const hcase cases[] = {
         {PIXSUM_U16, 3000, 2000, 1, 1, 0, 0, C_CONSTANT, 0, 0, 0, 0, ""},
         {PIXSUM_U16, 3000, 2000, 1, 1, 0, 0, C_CONSTANT, 0, 0, 0, 0, "match"},
+        {PIXSUM_U16, 3000, 2000, 1, 1, 0, 0, C_CONSTANT, 0, 0, 0, 0, "solo"},
+        {PIXSUM_U16, 4096, 2048, 1, 1, 0, 0, C_LANES, 0, 0, 0, 0, ""},
+        {PIXSUM_U16, 4096, 2048, 1, 1, 0, 0, C_LANES, 0, 0, 65536, 1, ""},
+        {PIXSUM_I16, 2050, 2048, 1, 2, 0, 0, C_LANES, 0, 0, 0, 0, ""},
         {PIXSUM_U16, 3000, 2000, 1, 1, 0, 0, C_SKEWED, 0, 0, 0, 0, "prefetch"},
         {PIXSUM_I16, 2048, 1500, 1, 2, 0, 0, C_CONSTANT, 0, 0, 0, 0, ""},
         {PIXSUM_U8, 4096, 4096, 1, 1, 0, 0, C_SKEWED, 0, 0, 0, 0, "private,fuse"},
