@@ -8,8 +8,7 @@
  *   pixsum pixsum_cuda_histogram() on device data (u64 counts, totals off),
  *          in its automatic scheme and the others (PIXSUM_CUDA_HIST): u8 the
  *          "private" scheme and the fused last-block finish ("fuse"), 16-bit
- *          images the runs without the warp merge ("solo"), the warp-match
- *          mode and the prefetch.
+ *          images the warp-match mode and the prefetch.
  * Images: u8 with 256 bins and u16 with 65536 bins at 8192^2 and 16384^2, of
  * five contents: noise (uniform), natural (smooth field + a little noise),
  * constant, skewed (90% one value), stripes (a period that puts every lane of a
@@ -217,7 +216,7 @@ static void run_case(const Case &c, int content, pixsum_ctx *ctx, unsigned *sink
     if (c.channels == 1 && es == 1)
         variants = {"private", "fuse", "private,fuse"};
     else if (c.channels == 1 && c.type != PIXSUM_F32)
-        variants = {"solo", "match", "prefetch"};
+        variants = {"match", "prefetch"};
     std::vector<double> var_ms;
     for (const std::string &v : variants) {
         setenv("PIXSUM_CUDA_HIST", v.c_str(), 1);

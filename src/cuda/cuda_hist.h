@@ -73,8 +73,7 @@ typedef struct psi_ch_bins {
 /* Scheme choices for benchmarks and tests (0 = the launcher decides). */
 typedef struct psi_ch_tuning {
     int scheme;     /* 0 auto, 1 narrow, 2 wide, 3 private (u8, one channel, aligned) */
-    int runs;       /* wide: 0 auto, 1 per-thread runs merged across uniform warps,
-                     * 2 runs + warp match, 3 per-thread runs alone ("solo") */
+    int runs;       /* wide: 0 auto, 1 per-thread runs, 2 runs + warp match */
     int fuse;       /* 1: private/narrow with few bins finish in their last block */
     int prefetch;   /* 1: wide loads the next item while counting the current one */
 } psi_ch_tuning;

@@ -224,8 +224,6 @@ static psi_ch_tuning env_tuning(void)
             t.scheme = 3;
         if (strstr(e, "match"))
             t.runs = 2;
-        if (strstr(e, "solo"))
-            t.runs = 3;
         if (strstr(e, "fuse"))
             t.fuse = 1;
         if (strstr(e, "prefetch"))

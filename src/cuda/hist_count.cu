@@ -20,11 +20,8 @@
  *         (barrier) every counter of 2^14 or more is moved to a u64 spill
  *         table, so a counter starts an interval below 2^14 and ends it at most
  *         2^14 - 1 + 49152 = 65535: it never wraps. Each thread merges runs of
- *         equal indices before adding, and when every lane of a warp that adds
- *         at one step adds to the same index, one lane adds their sum
- *         (wide_put_warp(); the "solo" mode leaves that out). In the "match"
- *         mode all the lanes of a warp that hold the same index add once at
- *         every sample. With "prefetch" the next
+ *         equal indices before adding (or, in the "match" mode, the lanes of a
+ *         warp that hold the same index add once). With "prefetch" the next
  *         item's data is loaded while the current one is counted (measured
  *         slower on the H100: more registers than the 64 a 1024-thread block
  *         allows, so spills).
@@ -439,28 +436,6 @@ __device__ __forceinline__ void wide_put(unsigned *tab, unsigned idx, unsigned k
     atomicAdd(&tab[idx >> 1], k << ((idx & 1u) << 4));
 }
 
-/* wide_put() of a thread's run, merged with the runs that the other lanes of
- * its warp put at the same instant when all of them hold the same index (a
- * constant image at the end of an item, a stripe pattern at every step): one
- * atomic for the sum instead of up to 32 on one word, which the hardware
- * serialises. The counter bound is unchanged (the same samples are added in
- * an interval). sm_80 and newer (__reduce_add_sync); older GPUs put alone. */
-__device__ __forceinline__ void wide_put_warp(unsigned *tab, unsigned idx, unsigned k)
-{
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    const unsigned mask = __activemask();
-    const int leader = __ffs(mask) - 1;
-    const unsigned first = __shfl_sync(mask, idx, leader);
-    if (__all_sync(mask, idx == first)) {
-        const unsigned total = __reduce_add_sync(mask, k);
-        if ((int)(threadIdx.x & 31) == leader)
-            wide_put(tab, idx, total);
-        return;
-    }
-#endif
-    wide_put(tab, idx, k);
-}
-
 template <typename T, bool RAW, int MATCH, bool PREFETCH>
 __global__ void __launch_bounds__(kWideThreads, 1)
     wide_kernel(Geo g, Bins b, int vec, int pass_ch, unsigned words4, unsigned *partials,
@@ -498,17 +473,13 @@ __global__ void __launch_bounds__(kWideThreads, 1)
         if (idx == cur) {
             run++;
         } else {
-            if (run) {
-                if (MATCH == 0)
-                    wide_put_warp(tab, cur, run);
-                else
-                    wide_put(tab, cur, run);
-            }
+            if (run)
+                wide_put(tab, cur, run);
             cur = idx;
             run = 1;
         }
     };
-    const bool match = MATCH == 1 && vec && g.channels == 1;
+    const bool match = MATCH && vec && g.channels == 1;
     const unsigned lane = threadIdx.x & 31;
     VecItem<T, VPT> cur_it, nxt_it;
     long long item = blockIdx.x;
@@ -552,10 +523,7 @@ __global__ void __launch_bounds__(kWideThreads, 1)
             pix_item<T, kWidePix>(g, item, count_run);
         }
         if (run) {
-            if (MATCH == 0)
-                wide_put_warp(tab, cur, run);
-            else
-                wide_put(tab, cur, run);
+            wide_put(tab, cur, run);
             run = 0;
             cur = none;
         }
@@ -1118,13 +1086,10 @@ template <typename T, bool RAW> cudaError_t launch_wide(const psi_ch_plan *p)
         return e;
     for (int c = 0; c < (int)p->img.channels; c++) {
         bool match = p->tuning.runs == 2, pre = p->tuning.prefetch != 0;
-        if (p->tuning.runs == 3) /* each thread puts its runs alone (measurements) */
-            e = launch_wide_pass<T, RAW, 2, false>(p, w, entries, c);
-        else
-            e = match ? (pre ? launch_wide_pass<T, RAW, 1, true>(p, w, entries, c)
-                             : launch_wide_pass<T, RAW, 1, false>(p, w, entries, c))
-                      : (pre ? launch_wide_pass<T, RAW, 0, true>(p, w, entries, c)
-                             : launch_wide_pass<T, RAW, 0, false>(p, w, entries, c));
+        e = match ? (pre ? launch_wide_pass<T, RAW, 1, true>(p, w, entries, c)
+                         : launch_wide_pass<T, RAW, 1, false>(p, w, entries, c))
+                  : (pre ? launch_wide_pass<T, RAW, 0, true>(p, w, entries, c)
+                         : launch_wide_pass<T, RAW, 0, false>(p, w, entries, c));
         if (e != cudaSuccess)
             return e;
     }
