@@ -22,10 +22,9 @@
  *         2^14 - 1 + 49152 = 65535: it never wraps. Each thread merges runs of
  *         equal indices before adding (or, in the "match" mode, the lanes of a
  *         warp that hold the same index add once). With "prefetch" the next
- *         item's data is loaded while the current one is counted, by blocks
- *         of 512 threads (two items in flight need more than the 64
- *         registers a 1024-thread block allows: the H100 measured the
- *         1024-thread version slower, with spills).
+ *         item's data is loaded while the current one is counted (measured
+ *         slower on the H100: more registers than the 64 a 1024-thread block
+ *         allows, so spills).
  * private (on request; u8, one channel, vector path) each thread owns 256 16-bit counters
  *         in shared memory, two per 32-bit word, laid out word-major (the
  *         word of values 2k, 2k + 1 of thread t at k * T + t, T a multiple of
@@ -65,7 +64,6 @@ constexpr int kNarrowPix = 8;      /* pixels per thread per item (pixel path) */
 constexpr int kPrivThreads = 448;  /* 448 x 256 x 2 bytes = 224 KiB of counters */
 constexpr int kPrivVec = 4;
 constexpr int kWideThreads = 1024;
-constexpr int kWidePrefetchThreads = 512; /* registers for two items in flight */
 constexpr int kWideSamples = 24;   /* samples per thread per item; two items per interval */
 constexpr int kWidePix = 16;       /* pixels per thread per item (pixel path) */
 constexpr unsigned kFusedCells = 8192; /* channels x bins folded by the last block */
@@ -438,15 +436,8 @@ __device__ __forceinline__ void wide_put(unsigned *tab, unsigned idx, unsigned k
     atomicAdd(&tab[idx >> 1], k << ((idx & 1u) << 4));
 }
 
-/* Threads of a wide block: fewer with the prefetch, whose two items in flight
- * need more than the 64 registers a 1024-thread block allows. */
-template <bool PREFETCH> constexpr int wide_threads()
-{
-    return PREFETCH ? kWidePrefetchThreads : kWideThreads;
-}
-
 template <typename T, bool RAW, int MATCH, bool PREFETCH>
-__global__ void __launch_bounds__(wide_threads<PREFETCH>(), 1)
+__global__ void __launch_bounds__(kWideThreads, 1)
     wide_kernel(Geo g, Bins b, int vec, int pass_ch, unsigned words4, unsigned *partials,
                 unsigned long long *spill, unsigned long long *totals)
 {
@@ -537,10 +528,7 @@ __global__ void __launch_bounds__(wide_threads<PREFETCH>(), 1)
             cur = none;
         }
         /* Every second item, and after the last: move counters >= 2^14. */
-        /* At most 49152 samples per interval: 2 items of 1024 threads, or 4 of
-         * 512 (kWideSamples = 24 per item, kWidePix = 16). */
-        constexpr unsigned ROUNDS = 2u * kWideThreads / wide_threads<PREFETCH>();
-        if (round % ROUNDS == ROUNDS - 1 || item + gridDim.x >= g.items) {
+        if ((round & 1) || item + gridDim.x >= g.items) {
             __syncthreads();
             for (unsigned i = threadIdx.x; i < words4; i += blockDim.x) {
                 uint4 q = dyn_wide[i];
@@ -1051,18 +1039,18 @@ cudaError_t launch_wide_pass(const psi_ch_plan *p, const WideLayout &w, unsigned
     bool vec = vec_ok(p->img);
     constexpr long long E = 16 / sizeof(T);
     constexpr long long VPT = kWideSamples / E > 0 ? kWideSamples / E : 1;
-    constexpr int THREADS = wide_threads<PREFETCH>();
-    Geo g = make_geo(p->img, vec, (long long)THREADS * VPT, (long long)THREADS * kWidePix);
+    Geo g = make_geo(p->img, vec, (long long)kWideThreads * VPT,
+                     (long long)kWideThreads * kWidePix);
     unsigned words4 = wide_words4(entries);
     size_t smem = (size_t)words4 * 16;
     auto kern = wide_kernel<T, RAW, MATCH, PREFETCH>;
-    cudaError_t e = kernel_ready((const void *)kern, THREADS, smem, nullptr);
+    cudaError_t e = kernel_ready((const void *)kern, kWideThreads, smem, nullptr);
     if (e != cudaSuccess)
         return e;
     long long grid = g.items < p->sm_count ? g.items : p->sm_count;
     if (grid == 0)
         return cudaSuccess;
-    kern<<<(unsigned)grid, THREADS, smem, s>>>(g, make_bins(p->b), vec ? 1 : 0, pass_ch,
+    kern<<<(unsigned)grid, kWideThreads, smem, s>>>(g, make_bins(p->b), vec ? 1 : 0, pass_ch,
                                                      words4, w.partials, w.spill, p->totals);
     if ((e = cudaGetLastError()) != cudaSuccess)
         return e;
