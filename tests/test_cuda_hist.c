@@ -305,8 +305,7 @@ static const pixsum_type types[] = {PIXSUM_U8, PIXSUM_U16, PIXSUM_I16,
                                     PIXSUM_I32, PIXSUM_F32, PIXSUM_F64};
 static const char *const modes[] = {"",      "",         "wide",         "wide,match",
                                     "match", "narrow",   "fuse",         "private",
-                                    "private,fuse", "prefetch", "wide,prefetch", "async",
-                                    "wide,async"};
+                                    "private,fuse", "prefetch", "wide,prefetch"};
 #define MODE_COUNT (sizeof modes / sizeof modes[0])
 
 static size_t pick_bins(void)
@@ -363,8 +362,6 @@ static void test_large_and_spill(void **state)
         {PIXSUM_U16, 4096, 2048, 1, 1, 0, 0, C_LANES, 0, 0, 65536, 1, ""},
         {PIXSUM_I16, 2050, 2048, 1, 2, 0, 0, C_LANES, 0, 0, 0, 0, ""},
         {PIXSUM_U16, 3000, 2000, 1, 1, 0, 0, C_SKEWED, 0, 0, 0, 0, "prefetch"},
-        {PIXSUM_U16, 3000, 2000, 1, 1, 0, 0, C_CONSTANT, 0, 0, 0, 0, "async"},
-        {PIXSUM_U16, 4096, 2048, 1, 1, 0, 0, C_LANES, 0, 0, 0, 0, "async"},
         {PIXSUM_I16, 2048, 1500, 1, 2, 0, 0, C_CONSTANT, 0, 0, 0, 0, ""},
         {PIXSUM_U8, 4096, 4096, 1, 1, 0, 0, C_SKEWED, 0, 0, 0, 0, "private,fuse"},
         {PIXSUM_U8, 4096, 4096, 1, 1, 0, 0, C_CONSTANT, 0, 0, 0, 0, "fuse"},

@@ -216,7 +216,7 @@ static void run_case(const Case &c, int content, pixsum_ctx *ctx, unsigned *sink
     if (c.channels == 1 && es == 1)
         variants = {"private", "fuse", "private,fuse"};
     else if (c.channels == 1 && c.type != PIXSUM_F32)
-        variants = {"match", "prefetch", "async"};
+        variants = {"match", "prefetch"};
     std::vector<double> var_ms;
     for (const std::string &v : variants) {
         setenv("PIXSUM_CUDA_HIST", v.c_str(), 1);

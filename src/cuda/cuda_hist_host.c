@@ -11,8 +11,7 @@
  * For tests and benchmarks, PIXSUM_CUDA_HIST may force the counting scheme
  * ("private", "narrow" or "wide", where the type allows it) and the wide scheme's warp
  * match mode ("match"), the one-launch finish of few bins ("fuse") and the
- * wide scheme's prefetch into registers ("prefetch") or into shared memory
- * ("async"), e.g. PIXSUM_CUDA_HIST=wide,match.
+ * wide scheme's prefetch ("prefetch"), e.g. PIXSUM_CUDA_HIST=wide,match.
  */
 #include "../hist/hist_classify.h"
 #include "pixsum_cuda.h"
@@ -229,8 +228,6 @@ static psi_ch_tuning env_tuning(void)
             t.fuse = 1;
         if (strstr(e, "prefetch"))
             t.prefetch = 1;
-        if (strstr(e, "async"))
-            t.prefetch = 2;
     }
     return t;
 }

@@ -436,64 +436,7 @@ __device__ __forceinline__ void wide_put(unsigned *tab, unsigned idx, unsigned k
     atomicAdd(&tab[idx >> 1], k << ((idx & 1u) << 4));
 }
 
-/* cp.async of one 16-byte vector into shared memory, and the waits on the
- * copies of this thread (sm_80 and newer; LOAD 2 of wide_kernel). */
-__device__ __forceinline__ void cp_async16(void *smem_dst, const void *gmem_src)
-{
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    const unsigned d = (unsigned)__cvta_generic_to_shared(smem_dst);
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(d), "l"(gmem_src) : "memory");
-#else
-    *(uint4 *)smem_dst = *(const uint4 *)gmem_src;
-#endif
-}
-
-__device__ __forceinline__ void cp_async_commit()
-{
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    asm volatile("cp.async.commit_group;" ::: "memory");
-#endif
-}
-
-/* Waits until at most `pending` (0 or 1) of this thread's groups are in flight. */
-__device__ __forceinline__ void cp_async_wait(bool pending)
-{
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    if (pending)
-        asm volatile("cp.async.wait_group 1;" ::: "memory");
-    else
-        asm volatile("cp.async.wait_group 0;" ::: "memory");
-#else
-    (void)pending;
-#endif
-}
-
-/* Starts copying a thread's vectors of `item` into its staging slots
- * (stage[j * blockDim + thread], VPT of them) and notes where they lie. */
-template <typename T, int VPT>
-__device__ __forceinline__ void stage_item(const Geo &g, long long item, uint4 *stage,
-                                           VecItem<T, VPT> &it)
-{
-    constexpr int E = 16 / sizeof(T);
-    long long r = item / g.chunks, ck = item - r * g.chunks;
-    it.row = row_at(g.data, r, g.height, g.row_stride, g.slice_stride);
-    it.v0 = ck * (long long)blockDim.x * VPT + threadIdx.x;
-    long long nfull = g.n / E;
-#pragma unroll
-    for (int j = 0; j < VPT; j++) {
-        long long v = it.v0 + (long long)j * blockDim.x;
-        if (v < nfull)
-            cp_async16(&stage[j * blockDim.x + threadIdx.x], (const uint4 *)it.row + v);
-    }
-    cp_async_commit();
-}
-
-/* LOAD: 0 loads an item, then counts it; 1 ("prefetch") loads the next item
- * into registers while counting; 2 ("async") copies the next item into
- * shared memory with cp.async while counting, two items in flight per thread
- * without holding registers (needs VPT x 2 x 16 bytes per thread of shared
- * memory beyond the table). */
-template <typename T, bool RAW, int MATCH, int LOAD>
+template <typename T, bool RAW, int MATCH, bool PREFETCH>
 __global__ void __launch_bounds__(kWideThreads, 1)
     wide_kernel(Geo g, Bins b, int vec, int pass_ch, unsigned words4, unsigned *partials,
                 unsigned long long *spill, unsigned long long *totals)
@@ -538,34 +481,16 @@ __global__ void __launch_bounds__(kWideThreads, 1)
     };
     const bool match = MATCH && vec && g.channels == 1;
     const unsigned lane = threadIdx.x & 31;
-    constexpr bool PREFETCH = LOAD == 1, ASYNC = LOAD == 2;
     VecItem<T, VPT> cur_it, nxt_it;
-    /* ASYNC: two staging buffers of VPT vectors per thread after the table */
-    uint4 *stage = dyn_wide + words4;
-    int sbuf = 0;
     long long item = blockIdx.x;
     if (PREFETCH && vec && item < g.items)
         load_item(g, item, cur_it);
-    if (ASYNC && vec && item < g.items)
-        stage_item(g, item, stage, cur_it);
     for (unsigned round = 0; item < g.items; item += gridDim.x, round++) {
         if (vec) {
-            if (ASYNC) {
-                const bool more = item + gridDim.x < g.items;
-                uint4 *now = stage + sbuf * VPT * blockDim.x;
-                if (more)
-                    stage_item(g, item + gridDim.x, stage + (sbuf ^ 1) * VPT * blockDim.x, nxt_it);
-                cp_async_wait(more);
-                const long long nfull = g.n / E;
-#pragma unroll
-                for (int j = 0; j < VPT; j++)
-                    if (cur_it.v0 + (long long)j * blockDim.x < nfull)
-                        cur_it.v[j].raw = now[j * blockDim.x + threadIdx.x];
-            } else if (!PREFETCH) {
+            if (!PREFETCH)
                 load_item(g, item, cur_it);
-            } else if (item + gridDim.x < g.items) {
+            else if (item + gridDim.x < g.items)
                 load_item(g, item + gridDim.x, nxt_it);
-            }
             if (match) {
                 /* Lanes stay converged: every lane walks the same steps. */
                 long long nfull = g.n / E;
@@ -592,13 +517,8 @@ __global__ void __launch_bounds__(kWideThreads, 1)
             } else {
                 count_item(g, cur_it, count_run);
             }
-            if (PREFETCH) {
+            if (PREFETCH)
                 cur_it = nxt_it;
-            } else if (ASYNC) {
-                cur_it.row = nxt_it.row;
-                cur_it.v0 = nxt_it.v0;
-                sbuf ^= 1;
-            }
         } else {
             pix_item<T, kWidePix>(g, item, count_run);
         }
@@ -1111,7 +1031,7 @@ int direct_of(const psi_ch_plan *p)
     return -1;
 }
 
-template <typename T, bool RAW, int MATCH, int LOAD>
+template <typename T, bool RAW, int MATCH, bool PREFETCH>
 cudaError_t launch_wide_pass(const psi_ch_plan *p, const WideLayout &w, unsigned entries,
                              int pass_ch)
 {
@@ -1123,12 +1043,7 @@ cudaError_t launch_wide_pass(const psi_ch_plan *p, const WideLayout &w, unsigned
                      (long long)kWideThreads * kWidePix);
     unsigned words4 = wide_words4(entries);
     size_t smem = (size_t)words4 * 16;
-    if (LOAD == 2) { /* staging for two items per thread, if the device has room */
-        smem += (size_t)2 * VPT * kWideThreads * 16;
-        if (smem > (size_t)smem_optin())
-            return launch_wide_pass<T, RAW, MATCH, 0>(p, w, entries, pass_ch);
-    }
-    auto kern = wide_kernel<T, RAW, MATCH, LOAD>;
+    auto kern = wide_kernel<T, RAW, MATCH, PREFETCH>;
     cudaError_t e = kernel_ready((const void *)kern, kWideThreads, smem, nullptr);
     if (e != cudaSuccess)
         return e;
@@ -1170,15 +1085,11 @@ template <typename T, bool RAW> cudaError_t launch_wide(const psi_ch_plan *p)
     if (e != cudaSuccess)
         return e;
     for (int c = 0; c < (int)p->img.channels; c++) {
-        bool match = p->tuning.runs == 2;
-        int load = p->tuning.prefetch;
-        if (match)
-            e = load == 1 ? launch_wide_pass<T, RAW, 1, 1>(p, w, entries, c)
-                          : launch_wide_pass<T, RAW, 1, 0>(p, w, entries, c);
-        else
-            e = load == 1   ? launch_wide_pass<T, RAW, 0, 1>(p, w, entries, c)
-                : load == 2 ? launch_wide_pass<T, RAW, 0, 2>(p, w, entries, c)
-                            : launch_wide_pass<T, RAW, 0, 0>(p, w, entries, c);
+        bool match = p->tuning.runs == 2, pre = p->tuning.prefetch != 0;
+        e = match ? (pre ? launch_wide_pass<T, RAW, 1, true>(p, w, entries, c)
+                         : launch_wide_pass<T, RAW, 1, false>(p, w, entries, c))
+                  : (pre ? launch_wide_pass<T, RAW, 0, true>(p, w, entries, c)
+                         : launch_wide_pass<T, RAW, 0, false>(p, w, entries, c));
         if (e != cudaSuccess)
             return e;
     }
