@@ -44,10 +44,7 @@
  * finish folds it into bins and writes the counts and totals (one launch in
  * all, the table left zeroed; measured slower: the blocks queue on the same
  * addresses at the end). The wide tables are added up by a reduce kernel that
- * writes every count when each raw value is its own bin; a block writes only
- * the 64-word chunks of its table that are not all zero, with a bit mask of
- * them that the reduce reads first (a constant image writes and reads one
- * chunk per block instead of 128 KB).
+ * writes every count when each raw value is its own bin.
  *
  * The bin formula is evaluated with __dsub_rn / __dmul_rn (no contraction
  * into an FMA) and truncation, as on the CPU, so every class is the CPU's.
@@ -67,9 +64,6 @@ constexpr int kNarrowPix = 8;      /* pixels per thread per item (pixel path) */
 constexpr int kPrivThreads = 448;  /* 448 x 256 x 2 bytes = 224 KiB of counters */
 constexpr int kPrivVec = 4;
 constexpr int kWideThreads = 1024;
-constexpr int kWideMaxBlocks = 1024; /* wide blocks per launch (one per SM in practice) */
-constexpr int kWideChunkWords = 64;  /* words of a table chunk: one wide_reduce block */
-constexpr int kWideMaskWords = 16;   /* 65536 entries: 32768 words, 512 chunks, 16 words */
 constexpr int kWideSamples = 24;   /* samples per thread per item; two items per interval */
 constexpr int kWidePix = 16;       /* pixels per thread per item (pixel path) */
 constexpr unsigned kFusedCells = 8192; /* channels x bins folded by the last block */
@@ -445,13 +439,10 @@ __device__ __forceinline__ void wide_put(unsigned *tab, unsigned idx, unsigned k
 template <typename T, bool RAW, int MATCH, bool PREFETCH>
 __global__ void __launch_bounds__(kWideThreads, 1)
     wide_kernel(Geo g, Bins b, int vec, int pass_ch, unsigned words4, unsigned *partials,
-                unsigned *chunkmask, unsigned long long *spill, unsigned long long *totals)
+                unsigned long long *spill, unsigned long long *totals)
 {
     extern __shared__ uint4 dyn_wide[];
-    __shared__ unsigned s_mask[kWideMaskWords];
     unsigned *tab = (unsigned *)dyn_wide;
-    if (threadIdx.x < kWideMaskWords)
-        s_mask[threadIdx.x] = 0;
     constexpr int E = 16 / sizeof(T);
     constexpr int VPT = kWideSamples / E > 0 ? kWideSamples / E : 1;
     for (unsigned i = threadIdx.x; i < words4; i += blockDim.x)
@@ -562,26 +553,9 @@ __global__ void __launch_bounds__(kWideThreads, 1)
             __syncthreads();
         }
     }
-    /* The table out, skipping the chunks (kWideChunkWords words, 16 vectors:
-     * half a warp) that stayed zero; chunkmask tells wide_reduce which were
-     * written. A warp covers 32 consecutive vectors, two whole chunks. */
     uint4 *mine = (uint4 *)partials + (size_t)blockIdx.x * words4;
-    for (unsigned base = threadIdx.x & ~31u; base < words4; base += blockDim.x) {
-        const unsigned i = base + lane;
-        const uint4 q = i < words4 ? dyn_wide[i] : make_uint4(0, 0, 0, 0);
-        const unsigned nz = __ballot_sync(0xFFFFFFFFu, (q.x | q.y | q.z | q.w) != 0);
-        const unsigned half = lane < 16 ? 0x0000FFFFu : 0xFFFF0000u;
-        if (i < words4 && (nz & half))
-            mine[i] = q;
-        if (lane == 0 && nz) {
-            const unsigned c = base / 16; /* even: both chunks in one mask word */
-            atomicOr(&s_mask[c / 32], ((nz & 0xFFFFu) ? 1u : 0u) << (c % 32) |
-                                          ((nz >> 16) ? 2u : 0u) << (c % 32));
-        }
-    }
-    __syncthreads();
-    if (threadIdx.x < kWideMaskWords)
-        chunkmask[(size_t)blockIdx.x * kWideMaskWords + threadIdx.x] = s_mask[threadIdx.x];
+    for (unsigned i = threadIdx.x; i < words4; i += blockDim.x)
+        mine[i] = dyn_wide[i];
     if (!RAW) {
         for (int o = 16; o; o >>= 1) {
             n_below += __shfl_down_sync(0xFFFFFFFFu, n_below, o);
@@ -606,41 +580,33 @@ __global__ void __launch_bounds__(kWideThreads, 1)
  * else raw values fold through lut with atomics (counts zeroed before). The
  * spill is read and left zeroed. in_range[pass_ch] gets the pass's bins; the
  * pass of channel 0 also finishes `pixels` (its last block). */
-constexpr int kReduceWords = kWideChunkWords;
+constexpr int kReduceWords = 64;
 __global__ void __launch_bounds__(256)
-    wide_reduce(const unsigned *partials, const unsigned *chunkmask, int nblocks,
-                unsigned words, unsigned long long *spill, unsigned entries, const unsigned *lut,
-                int direct, Bins b, int pass_ch, unsigned long long *counts,
+    wide_reduce(const unsigned *partials, int nblocks, unsigned words,
+                unsigned long long *spill, unsigned entries, const unsigned *lut, int direct,
+                Bins b, int pass_ch, unsigned long long *counts,
                 unsigned long long *totals, unsigned *ticket)
 {
     __shared__ unsigned long long part[2][4][kReduceWords];
     __shared__ unsigned long long block_in;
     __shared__ unsigned last;
-    __shared__ unsigned char written[kWideMaxBlocks]; /* block i wrote this chunk */
     const unsigned col = threadIdx.x % kReduceWords, grp = threadIdx.x / kReduceWords;
     const unsigned w = blockIdx.x * kReduceWords + col;
-    for (int i = (int)threadIdx.x; i < nblocks; i += blockDim.x)
-        written[i] = (unsigned char)(__ldcs(&chunkmask[(size_t)i * kWideMaskWords +
-                                                       blockIdx.x / 32]) >>
-                                         (blockIdx.x % 32) &
-                                     1u);
     if (threadIdx.x == 0)
         block_in = 0;
-    __syncthreads();
     unsigned long long lo = 0, hi = 0;
     if (w < words) {
         int i = (int)grp;
         for (; i + 12 < nblocks; i += 16) {
-            unsigned x0 = written[i] ? __ldcs(&partials[(size_t)i * words + w]) : 0u;
-            unsigned x1 = written[i + 4] ? __ldcs(&partials[(size_t)(i + 4) * words + w]) : 0u;
-            unsigned x2 = written[i + 8] ? __ldcs(&partials[(size_t)(i + 8) * words + w]) : 0u;
-            unsigned x3 =
-                written[i + 12] ? __ldcs(&partials[(size_t)(i + 12) * words + w]) : 0u;
+            unsigned x0 = __ldcs(&partials[(size_t)i * words + w]);
+            unsigned x1 = __ldcs(&partials[(size_t)(i + 4) * words + w]);
+            unsigned x2 = __ldcs(&partials[(size_t)(i + 8) * words + w]);
+            unsigned x3 = __ldcs(&partials[(size_t)(i + 12) * words + w]);
             lo += (x0 & 0xFFFFu) + (x1 & 0xFFFFu) + (x2 & 0xFFFFu) + (x3 & 0xFFFFu);
             hi += (x0 >> 16) + (x1 >> 16) + (x2 >> 16) + (x3 >> 16);
         }
         for (; i < nblocks; i += 4) {
-            unsigned x = written[i] ? __ldcs(&partials[(size_t)i * words + w]) : 0u;
+            unsigned x = __ldcs(&partials[(size_t)i * words + w]);
             lo += x & 0xFFFFu;
             hi += x >> 16;
         }
@@ -1034,15 +1000,8 @@ struct WideLayout {
     unsigned *lut;
     unsigned long long *spill;
     unsigned *partials;
-    unsigned *chunkmask; /* per block: kWideMaskWords words, bit c = chunk c written */
     size_t bytes;
 };
-
-/* Blocks of a wide launch at most: one per multiprocessor. */
-int wide_blocks(const psi_ch_plan *p)
-{
-    return p->sm_count < kWideMaxBlocks ? p->sm_count : kWideMaxBlocks;
-}
 
 WideLayout wide_layout(const psi_ch_plan *p, unsigned entries)
 {
@@ -1054,9 +1013,7 @@ WideLayout wide_layout(const psi_ch_plan *p, unsigned entries)
     w.spill = (unsigned long long *)(base + off);
     off += (size_t)65536 * 8;
     w.partials = (unsigned *)(base + off);
-    off += (size_t)wide_blocks(p) * wide_words4(entries) * 16;
-    w.chunkmask = (unsigned *)(base + off);
-    off += (size_t)wide_blocks(p) * kWideMaskWords * 4;
+    off += (size_t)p->sm_count * wide_words4(entries) * 16;
     w.bytes = off;
     return w;
 }
@@ -1090,17 +1047,16 @@ cudaError_t launch_wide_pass(const psi_ch_plan *p, const WideLayout &w, unsigned
     cudaError_t e = kernel_ready((const void *)kern, kWideThreads, smem, nullptr);
     if (e != cudaSuccess)
         return e;
-    long long grid = g.items < wide_blocks(p) ? g.items : wide_blocks(p);
+    long long grid = g.items < p->sm_count ? g.items : p->sm_count;
     if (grid == 0)
         return cudaSuccess;
     kern<<<(unsigned)grid, kWideThreads, smem, s>>>(g, make_bins(p->b), vec ? 1 : 0, pass_ch,
-                                                     words4, w.partials, w.chunkmask, w.spill,
-                                                     p->totals);
+                                                     words4, w.partials, w.spill, p->totals);
     if ((e = cudaGetLastError()) != cudaSuccess)
         return e;
     unsigned words = words4 * 4;
     wide_reduce<<<(words + kReduceWords - 1) / kReduceWords, 256, 0, s>>>(
-        w.partials, w.chunkmask, (int)grid, words, w.spill, entries, RAW ? w.lut : nullptr, direct_of(p),
+        w.partials, (int)grid, words, w.spill, entries, RAW ? w.lut : nullptr, direct_of(p),
         make_bins(p->b), pass_ch, p->counts, p->totals,
         (unsigned *)((char *)p->ws + kTicketOff));
     return cudaGetLastError();
