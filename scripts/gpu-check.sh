@@ -12,6 +12,9 @@
 #                                       (default: all, in that order)
 # Environment: OUT, JOBS, CUDA_ARCH (default 90), PIXSUM_TEST_NO_LARGE=1,
 # CUDA_TRACE=ON (also build the traced staged kernels, for BENCH_SECTION=trace).
+# LB_VARIANTS / SAN_VARIANTS: PIXSUM_CUDA_LB strings tested by `test` / `sanitize`;
+# TEST_TIMEOUT (240 s per variant run) and SAN_TIMEOUT (200 s per sanitizer run)
+# end a hung kernel; HIST_SANITIZE=0 skips the histogram sanitizer runs.
 # Without cmocka installed, .gpu-deps/*.deb (libcmocka0, libcmocka-dev,
 # fetched with `apt-get download`) are unpacked under /tmp/gpu-deps and the
 # test is compiled directly.
