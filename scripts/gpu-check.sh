@@ -8,7 +8,7 @@
 #
 # usage: scripts/gpu-check.sh [steps]   steps: any of build test sanitize bench gl
 #                                       failtest leakcheck clibench histtest histbench python
-#                                       torch mpi
+#                                       torch mpi profile (profile: ncu, not in the default)
 #                                       (default: all, in that order)
 # Environment: OUT, JOBS, CUDA_ARCH (default 90), PIXSUM_TEST_NO_LARGE=1,
 # CUDA_TRACE=ON (also build the traced staged kernels, for BENCH_SECTION=trace).
@@ -217,6 +217,28 @@ if has histbench; then
         -L$BUILD/src -lpixsum -Xlinker -rpath="$PWD/$BUILD/src" -o $BUILD/hist_bench \
         >"$OUT/hist-bench-build.log" 2>&1 || { tail -20 "$OUT/hist-bench-build.log"; exit 1; }
     $BUILD/hist_bench ${BENCH_REPS:-15} ${HIST_BENCH_SECTION:-all} 2>&1 | tee "$OUT/hist-bench.log"
+fi
+
+if has profile; then
+    # Nsight Compute over one steady-state call of each kernel that misses a
+    # figure (bench/cuda/profile_cases.cu; PROFILE_ONLY picks cases by name):
+    # the full section set, the details page as text and the per-instruction
+    # source page (SASS with stall samples) as CSV.
+    step "profile (ncu over bench/cuda/profile_cases)"
+    nvcc -std=c++17 -O3 -arch=sm_$ARCH bench/cuda/profile_cases.cu -Iinclude \
+        -L$BUILD/src -lpixsum -Xlinker -rpath="$PWD/$BUILD/src" -o $BUILD/profile_cases \
+        >"$OUT/profile-build.log" 2>&1 || { tail -20 "$OUT/profile-build.log"; exit 1; }
+    ncu --version | tail -1
+    if ncu --clock-control none --profile-from-start off --set full --import-source no \
+           -f -o "$OUT/profile" $BUILD/profile_cases ${PROFILE_ONLY:-} >"$OUT/profile-run.log" 2>&1; then
+        ncu --import "$OUT/profile.ncu-rep" --page details >"$OUT/profile-details.txt" 2>&1
+        ncu --import "$OUT/profile.ncu-rep" --page source --csv --print-source sass \
+            >"$OUT/profile-source.csv" 2>&1 || echo "(no source page)"
+        grep -c "" "$OUT/profile-details.txt"
+    else
+        status=1
+        tail -20 "$OUT/profile-run.log"
+    fi
 fi
 
 if has gl; then
