@@ -221,7 +221,7 @@ fi
 
 if has profile; then
     # Nsight Compute over one steady-state call of each kernel that misses a
-    # figure (bench/cuda/profile_cases.cu; PROFILE_ONLY picks cases by name):
+    # figure (bench/cuda/profile_cases.cu; PROFILE_ONLY="a|b" picks cases by name):
     # the full section set, the details page as text and the per-instruction
     # source page (SASS with stall samples) as CSV.
     step "profile (ncu over bench/cuda/profile_cases)"

@@ -12,7 +12,7 @@
  * kernels (u8->u32 and f32->f32 at 8192^2, u8->u32 at 1024^2), and a read
  * kernel and a copy kernel that move the same bytes as the 8192^2 cases (the
  * floors the figures are measured against). The case order is printed.
- * usage: profile_cases [only]   only: a substring of the case names to run
+ * usage: profile_cases [only]   only: substrings of the case names to run, "a|b"
  */
 #include <cuda_profiler_api.h>
 #include <cuda_runtime.h>
@@ -72,8 +72,19 @@ static const char *g_only;
 
 static bool wanted(const char *name)
 {
-    if (g_only && !strstr(name, g_only))
-        return false;
+    if (g_only) { /* "a|b|c": any of the substrings */
+        bool hit = false;
+        std::string list = g_only;
+        size_t from = 0;
+        while (!hit && from <= list.size()) {
+            size_t bar = list.find('|', from);
+            std::string part = list.substr(from, bar == std::string::npos ? bar : bar - from);
+            hit = !part.empty() && strstr(name, part.c_str());
+            from = bar == std::string::npos ? list.size() + 1 : bar + 1;
+        }
+        if (!hit)
+            return false;
+    }
     printf("case: %s\n", name);
     fflush(stdout);
     return true;
@@ -151,6 +162,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "profile_cases: no context\n");
         return 1;
     }
+    PK(pixsum_ctx_set(ctx, PIXSUM_PARAM_WRAP, 1)); /* u8->u32 at 8192^2 needs wrap */
     hist_case(ctx, "hist u8 8192 noise narrow", PIXSUM_U8, 8192, 256, 0, NULL);
     hist_case(ctx, "hist u8 8192 constant narrow", PIXSUM_U8, 8192, 256, 77, NULL);
     hist_case(ctx, "hist u8 8192 noise private", PIXSUM_U8, 8192, 256, 0, "private");
