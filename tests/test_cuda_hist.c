@@ -3,8 +3,8 @@
  * (pixsum_histogram with hist.scalar): random shapes (1x1, 1xN, Nx1, odd
  * widths, 3-D), padded and misaligned rows, 1-4 channels, masks, bins 1..65536,
  * ranges that cut values off, NaN and infinities, random / natural-like /
- * constant / skewed / striped content, each counting scheme and mode (private,
- * narrow, wide, warp match, fused finish, prefetch, forced through
+ * constant / skewed / striped content, each counting scheme and mode (flat,
+ * private, narrow, wide, warp match, fused finish, prefetch, forced through
  * PIXSUM_CUDA_HIST), images large enough for
  * the 16-bit counters to spill, repeated launches, the caller's stream
  * (captured into a CUDA graph: no synchronisation, no allocation), the
@@ -386,6 +386,41 @@ static void test_large_and_spill(void **state)
     }
 }
 
+/* The flat u8 scheme (one channel, contiguous, aligned: the default for such
+ * images): lengths around its 16-byte vectors and its groups of 512 x 4
+ * vectors per thread block (32768 bytes), partial last groups, tails of 1-15
+ * bytes, many blocks, 3-D, every content and cutting ranges, each against the
+ * CPU; the mode cycles over flat, flat with the fused finish, and narrow. */
+static void test_flat_u8(void **state)
+{
+    (void)state;
+    static const size_t shapes[][3] = {
+        {1, 1, 1},      {15, 1, 1},     {16, 1, 1},    {17, 1, 1},      {1, 33, 1},
+        {32767, 1, 1},  {32768, 1, 1},  {32769, 1, 1}, {16384, 2, 1},   {1000, 33, 1},
+        {4099, 517, 1}, {8192, 1031, 1}, {777, 333, 3}, {65536, 64, 2}, {12345, 679, 1},
+    };
+    static const char *const flat_modes[] = {"", "fuse", "narrow"};
+    size_t n = sizeof shapes / sizeof shapes[0];
+    for (size_t i = 0; i < n; i++) {
+        if (g_quick && i % 3)
+            continue;
+        for (int c = 0; c < C_COUNT; c++) {
+            hcase k;
+            memset(&k, 0, sizeof k);
+            k.t = PIXSUM_U8;
+            k.w = shapes[i][0];
+            k.h = shapes[i][1];
+            k.d = shapes[i][2];
+            k.ch = 1;
+            k.content = c;
+            k.bins = c % 2 ? 0 : (size_t)(1 + rnd() % 300);
+            k.range = c % 2 ? 0 : (int)(1 + rnd() % 2);
+            k.mode = flat_modes[(i + (size_t)c) % 3];
+            run_case(&k, c == 0 && i % 4 == 0);
+        }
+    }
+}
+
 static void test_errors(void **state)
 {
     (void)state;
@@ -638,6 +673,7 @@ int main(void)
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_random),
         cmocka_unit_test(test_large_and_spill),
+        cmocka_unit_test(test_flat_u8),
         cmocka_unit_test(test_cumulative_relative),
         cmocka_unit_test(test_joint),
         cmocka_unit_test(test_stream_capture),

@@ -4,9 +4,12 @@
  * the per-context state slot that cuda_host.c keeps for it.
  *
  * A count request (psi_ch_plan) is one validated image on the device with its
- * resolved bins. The launcher picks one of two counting schemes, a third on
+ * resolved bins. The launcher picks one of three counting schemes, a fourth on
  * request (their details are in hist_count.cu):
- *   narrow  u8 images, and the other types when channels x (bins + 3) u32 fit
+ *   flat    u8 images of one channel, unmasked, contiguous and 16-byte
+ *           aligned: a u32 table of 64 copies per block, two instructions
+ *           per sample (a byte permute gives the address, then a shared atomic);
+ *   narrow  other u8 images, and the other types when channels x (bins + 3) u32 fit
  *           in 96 KiB: a u32 table per block in shared memory,
  *           replicated so that lane l of a warp always hits copy l (no bank
  *           conflict whatever the content); u8 counts raw values, the other
@@ -18,7 +21,7 @@
  *   private (on request) u8, one channel, 16-byte aligned rows: 256 16-bit
  *           counters per thread in shared memory, plain loads and stores.
  * Counts end in the caller's u64 array, so they never wrap. On request
- * ("fuse"), private and narrow with few bins (channels x bins <= 8192) run as
+ * ("fuse"), flat, private and narrow with few bins (channels x bins <= 8192) run as
  * one launch: the last block folds a u64 table of the workspace into the
  * counts and totals. The defaults are the fastest measured on an H100
  * (docs/benchmarks.md, "GPU histograms (#6)").
@@ -72,7 +75,8 @@ typedef struct psi_ch_bins {
 
 /* Scheme choices for benchmarks and tests (0 = the launcher decides). */
 typedef struct psi_ch_tuning {
-    int scheme;     /* 0 auto, 1 narrow, 2 wide, 3 private (u8, one channel, aligned) */
+    int scheme;     /* 0 auto (flat where it applies), 1 narrow, 2 wide, 3 private (u8, one
+                       channel, aligned) */
     int runs;       /* wide: 0 auto, 1 per-thread runs, 2 runs + warp match */
     int fuse;       /* 1: private/narrow with few bins finish in their last block */
     int prefetch;   /* 1: wide loads the next item while counting the current one */
