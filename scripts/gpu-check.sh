@@ -223,17 +223,19 @@ if has profile; then
     # Nsight Compute over one steady-state call of each kernel that misses a
     # figure (bench/cuda/profile_cases.cu; PROFILE_ONLY="a|b" picks cases by name):
     # the full section set, the details page as text and the per-instruction
-    # source page (SASS with stall samples) as CSV.
+    # source page (SASS with stall samples) as gzipped CSV (the report itself
+    # stays in /tmp: tens of MB).
     step "profile (ncu over bench/cuda/profile_cases)"
     nvcc -std=c++17 -O3 -arch=sm_$ARCH bench/cuda/profile_cases.cu -Iinclude \
         -L$BUILD/src -lpixsum -Xlinker -rpath="$PWD/$BUILD/src" -o $BUILD/profile_cases \
         >"$OUT/profile-build.log" 2>&1 || { tail -20 "$OUT/profile-build.log"; exit 1; }
     ncu --version | tail -1
     if ncu --clock-control none --profile-from-start off --set full --import-source no \
-           -f -o "$OUT/profile" $BUILD/profile_cases ${PROFILE_ONLY:-} >"$OUT/profile-run.log" 2>&1; then
-        ncu --import "$OUT/profile.ncu-rep" --page details >"$OUT/profile-details.txt" 2>&1
-        ncu --import "$OUT/profile.ncu-rep" --page source --csv --print-source sass \
+           -f -o /tmp/pixsum-profile $BUILD/profile_cases ${PROFILE_ONLY:-} >"$OUT/profile-run.log" 2>&1; then
+        ncu --import /tmp/pixsum-profile.ncu-rep --page details >"$OUT/profile-details.txt" 2>&1
+        ncu --import /tmp/pixsum-profile.ncu-rep --page source --csv --print-source sass \
             >"$OUT/profile-source.csv" 2>&1 || echo "(no source page)"
+        gzip -f "$OUT/profile-source.csv"
         grep -c "" "$OUT/profile-details.txt"
     else
         status=1
