@@ -7,8 +7,8 @@
  *
  * Each case is run twice before the profiled call (warm-up, first-use
  * allocations), so ncu sees only the steady-state kernels: the CUDA
- * histogram's u8 256-bin schemes ("flat" on noise and constant, "narrow" and
- * "private" on noise), its u16 65536-bin "wide" scheme (noise, constant), the
+ * histogram's u8 256-bin schemes ("flat" on noise and constant, with the fused
+ * finish on noise, "narrow" and "private" on noise), its u16 65536-bin "wide" scheme (noise, constant), the
  * integral image's default kernels (u8->u32 and f32->f32 at 8192^2, u8->u32 at 1024^2), and a read
  * kernel and a copy kernel that move the same bytes as the 8192^2 cases (the
  * floors the figures are measured against). The case order is printed.
@@ -165,6 +165,7 @@ int main(int argc, char **argv)
     PK(pixsum_ctx_set(ctx, PIXSUM_PARAM_WRAP, 1)); /* u8->u32 at 8192^2 needs wrap */
     hist_case(ctx, "hist u8 8192 noise flat", PIXSUM_U8, 8192, 256, 0, NULL);
     hist_case(ctx, "hist u8 8192 constant flat", PIXSUM_U8, 8192, 256, 77, NULL);
+    hist_case(ctx, "hist u8 8192 noise flat fuse", PIXSUM_U8, 8192, 256, 0, "fuse");
     hist_case(ctx, "hist u8 8192 noise narrow", PIXSUM_U8, 8192, 256, 0, "narrow");
     hist_case(ctx, "hist u8 8192 noise private", PIXSUM_U8, 8192, 256, 0, "private");
     hist_case(ctx, "hist u16 8192 noise wide", PIXSUM_U16, 8192, 65536, 0, NULL);

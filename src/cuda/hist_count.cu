@@ -9,7 +9,8 @@
  *
  * flat (the default for u8 images of one channel, unmasked, contiguous and
  *         16-byte aligned) the image as one array of 16-byte vectors; each
- *         thread loads its next four vectors while it counts the current four.
+ *         thread keeps 8 of its vectors in registers, reloading each as soon
+ *         as it is counted (7 loads in flight).
  *         256 x 64 u32 counters per block, entry v of copy c at byte
  *         v * 256 + c * 4, thread t using copy t % 64: lane l always hits bank
  *         l, and a sample costs one byte permute (its address) and one shared
@@ -72,7 +73,7 @@ constexpr int kNarrowThreads = 512;
 constexpr int kNarrowVec = 4;      /* 16-byte loads per thread per item */
 constexpr int kNarrowPix = 8;      /* pixels per thread per item (pixel path) */
 constexpr int kFlatThreads = 512;
-constexpr int kFlatVec = 4;        /* 16-byte loads per thread per step (and as many prefetched) */
+constexpr int kFlatRing = 8;       /* 16-byte vectors per thread in registers (7 loads in flight) */
 constexpr int kFlatCopies = 64;    /* table copies: entry stride 256 bytes */
 constexpr int kPrivThreads = 448;  /* 448 x 256 x 2 bytes = 224 KiB of counters */
 constexpr int kPrivVec = 4;
@@ -243,24 +244,57 @@ __device__ __forceinline__ void pix_item(const Geo &g, long long item, F &&f)
     }
 }
 
-/* The end of a private or narrow block: sum(e) is the block's count of entry
- * e (entries per channel; raw u8 values when RAW, else classes). Not fused:
- * atomics into counts/totals. Fused: atomics into f.accum; the last block
- * folds accum into bins in shared memory (smem64, channels x bins u64),
- * writes every count and total and leaves accum and the ticket zeroed. */
+/* For lanes whose equal keys sit side by side in the warp: the total of v
+ * over each run of equal keys at the run's last lane, 0 at the others (all 32
+ * lanes call it). Folding raw u8 values into few bins makes such runs, since
+ * a value's class never falls as the value grows within one range part. */
+__device__ __forceinline__ unsigned long long run_total(unsigned key, unsigned long long v)
+{
+    const unsigned lane = threadIdx.x & 31u;
+#pragma unroll
+    for (int o = 1; o < 32; o <<= 1) {
+        unsigned long long up = __shfl_up_sync(0xFFFFFFFFu, v, o);
+        unsigned key_up = __shfl_up_sync(0xFFFFFFFFu, key, o);
+        if (lane >= (unsigned)o && key_up == key)
+            v += up;
+    }
+    unsigned key_next = __shfl_down_sync(0xFFFFFFFFu, key, 1);
+    return lane == 31u || key_next != key ? v : 0;
+}
+
+/* The end of a flat, private or narrow block: sum(e) is the block's count of
+ * entry e (entries per channel; raw u8 values when RAW, else classes). Not
+ * fused: atomics into counts/totals. Fused: atomics into f.accum; the last
+ * block folds accum into bins in shared memory (smem64, channels x bins u64),
+ * writes every count and total and leaves accum and the ticket zeroed. Entries
+ * of one class are first added up within the warp (run_total), so no address
+ * takes more than one atomic per warp; the in-range totals are warp sums. The
+ * block size is a multiple of 32. */
 template <bool RAW, typename S>
 __device__ void finish_block(S &&sum, unsigned entries, const Bins &b, int channels,
                              unsigned long long *counts, unsigned long long *totals,
                              const Fused &f, unsigned long long *smem64)
 {
     const unsigned cells = (unsigned)channels * entries;
+    const unsigned span = (cells + 31u) & ~31u; /* whole warps take each step */
+    /* Entry e's channel, class and key (keys past the cells stay apart). */
+    auto class_of = [&](unsigned e, unsigned &ch, unsigned &cls) -> unsigned {
+        ch = e / entries;
+        const unsigned idx = e - ch * entries;
+        cls = RAW ? classify((double)idx, b) : idx;
+        return ch * (b.bins + 3u) + cls;
+    };
     if (!f.accum) {
-        for (unsigned e = threadIdx.x; e < cells; e += blockDim.x) {
-            unsigned long long s = sum(e);
-            if (s) {
-                unsigned ch = e / entries, idx = e - ch * entries;
-                add_class(counts, totals, b, (int)ch, RAW ? classify((double)idx, b) : idx, s);
+        for (unsigned e = threadIdx.x; e < span; e += blockDim.x) {
+            unsigned long long s = 0;
+            unsigned key = 0xFFFFFFFFu, ch = 0, cls = 0;
+            if (e < cells) {
+                s = sum(e);
+                key = class_of(e, ch, cls);
             }
+            const unsigned long long t = run_total(key, s);
+            if (t)
+                add_class(counts, totals, b, (int)ch, cls, t);
         }
         return;
     }
@@ -288,25 +322,39 @@ __device__ void finish_block(S &&sum, unsigned entries, const Bins &b, int chann
     if (threadIdx.x < 4)
         in_range[threadIdx.x] = 0;
     __syncthreads();
-    for (unsigned e = threadIdx.x; e < cells; e += blockDim.x) {
+    for (unsigned e = threadIdx.x; e < span; e += blockDim.x) {
         unsigned long long s = 0;
-        for (unsigned k = 0; k < f.copies; k++)
-            s += atomicExch(&f.accum[(size_t)k * cells + e], 0ull);
-        if (s) {
-            unsigned ch = e / entries, idx = e - ch * entries;
-            unsigned cls = RAW ? classify((double)idx, b) : idx;
+        unsigned key = 0xFFFFFFFFu, ch = 0, cls = 0;
+        if (e < cells) {
+            for (unsigned k = 0; k < f.copies; k++)
+                s += atomicExch(&f.accum[(size_t)k * cells + e], 0ull);
+            key = class_of(e, ch, cls);
+        }
+        const unsigned long long t = run_total(key, s);
+        if (t) {
             if (cls < b.bins)
-                atomicAdd(&smem64[ch * b.bins + cls], s);
+                atomicAdd(&smem64[ch * b.bins + cls], t);
             else
-                atomicAdd(&ext[4 * (cls - b.bins) + ch], s);
+                atomicAdd(&ext[4 * (cls - b.bins) + ch], t);
         }
     }
     __syncthreads();
+    unsigned long long part[4] = {0, 0, 0, 0};
     for (unsigned i = threadIdx.x; i < nb; i += blockDim.x) {
-        unsigned long long k = smem64[i];
+        const unsigned long long k = smem64[i];
+        const unsigned c = i / b.bins;
         counts[i] = k;
-        if (k)
-            atomicAdd(&in_range[i / b.bins], k);
+#pragma unroll
+        for (unsigned q = 0; q < 4; q++)
+            part[q] += q == c ? k : 0;
+    }
+#pragma unroll
+    for (int q = 0; q < 4; q++) {
+        unsigned long long v = part[q];
+        for (int o = 16; o; o >>= 1)
+            v += __shfl_down_sync(0xFFFFFFFFu, v, o);
+        if ((threadIdx.x & 31u) == 0 && v)
+            atomicAdd(&in_range[q], v);
     }
     __syncthreads();
     if (threadIdx.x == 0) {
@@ -428,11 +476,13 @@ __device__ __forceinline__ void flat_vec(char *tab, unsigned cbytes, const uint4
 }
 
 /* Counts nvec 16-byte vectors and ntail trailing bytes of a u8 image into
- * 256 raw entries x kFlatCopies u32 counters. Thread t uses copy
- * (t % 32) + 32 x (warp % 2): lane l always hits bank l, whatever the image
- * holds. Each thread walks groups of kFlatVec vectors spaced blockDim apart,
- * the block's groups a grid apart, loading the next group while it counts
- * the current one. A block counts fewer than 2^31 samples (launcher). */
+ * 256 raw entries x kFlatCopies u32 counters. Thread t uses copy t % 64:
+ * lane l always hits bank l, whatever the image holds. The threads of the
+ * grid take vectors a grid apart (thread i: vectors i, i + G, i + 2G, ... for
+ * G threads) through a ring of kFlatRing registers: a vector is counted, and
+ * its register reloaded kFlatRing vectors ahead, so kFlatRing - 1 loads stay
+ * in flight per thread (the first ones issued before the table is cleared).
+ * A block counts fewer than 2^31 samples (launcher). */
 __global__ void __launch_bounds__(kFlatThreads, 2)
     flat_u8_kernel(const uint4 *data, long long nvec, int ntail, Bins b,
                    unsigned long long *counts, unsigned long long *totals, Fused f)
@@ -441,43 +491,31 @@ __global__ void __launch_bounds__(kFlatThreads, 2)
     char *tab = (char *)dyn_flat;
     constexpr unsigned kWords = 256u * kFlatCopies;
     static_assert(kFlatCopies == 64, "the byte permute places a value at bits 8-15");
+    const long long G = (long long)gridDim.x * kFlatThreads;
+    long long v = (long long)blockIdx.x * kFlatThreads + threadIdx.x;
+    uint4 ring[kFlatRing];
+#pragma unroll
+    for (int k = 0; k < kFlatRing; k++)
+        if (v + k * G < nvec)
+            ring[k] = __ldcs(data + v + k * G);
     for (unsigned i = threadIdx.x; i < kWords / 4; i += blockDim.x)
         dyn_flat[i] = make_uint4(0, 0, 0, 0);
     __syncthreads();
     const unsigned cbytes = (threadIdx.x & (kFlatCopies - 1)) * 4u;
-    const long long T = kFlatThreads;
-    const long long step = (long long)gridDim.x * T * kFlatVec;
-    long long v = (long long)blockIdx.x * T * kFlatVec + threadIdx.x;
-    uint4 cur[kFlatVec], nxt[kFlatVec];
-    bool have = v + (kFlatVec - 1) * T < nvec;
-    if (have) {
+    /* ring[k] holds vector v + k G whenever that lies in the image. */
+    for (; v + (kFlatRing - 1) * G < nvec; v += kFlatRing * G) {
 #pragma unroll
-        for (int j = 0; j < kFlatVec; j++)
-            cur[j] = __ldcs(data + v + j * T);
-    }
-    while (have) {
-        const long long vn = v + step;
-        const bool next = vn + (kFlatVec - 1) * T < nvec;
-        if (next) {
-#pragma unroll
-            for (int j = 0; j < kFlatVec; j++)
-                nxt[j] = __ldcs(data + vn + j * T);
+        for (int k = 0; k < kFlatRing; k++) {
+            flat_vec(tab, cbytes, ring[k]);
+            const long long ahead = v + (k + kFlatRing) * G;
+            if (ahead < nvec)
+                ring[k] = __ldcs(data + ahead);
         }
-#pragma unroll
-        for (int j = 0; j < kFlatVec; j++)
-            flat_vec(tab, cbytes, cur[j]);
-#pragma unroll
-        for (int j = 0; j < kFlatVec; j++)
-            cur[j] = nxt[j];
-        v = vn;
-        have = next;
     }
-    /* The thread's last group, when only part of it lies in the image (the
-     * groups after it lie beyond the end). */
 #pragma unroll
-    for (int j = 0; j < kFlatVec; j++)
-        if (v + j * T < nvec)
-            flat_vec(tab, cbytes, __ldcs(data + v + j * T));
+    for (int k = 0; k < kFlatRing; k++)
+        if (v + k * G < nvec)
+            flat_vec(tab, cbytes, ring[k]);
     if (blockIdx.x == 0 && (int)threadIdx.x < ntail) {
         unsigned byte = ((const unsigned char *)(data + nvec))[threadIdx.x];
         atomicAdd((unsigned *)(tab + (byte << 8) + cbytes), 1u);
@@ -1130,12 +1168,11 @@ cudaError_t launch_flat(const psi_ch_plan *p)
     cudaError_t e = kernel_ready((const void *)flat_u8_kernel, kFlatThreads, smem, &per_sm);
     if (e != cudaSuccess)
         return e;
-    /* At most 2^15 groups of kFlatThreads x kFlatVec vectors per block: fewer
-     * than 2^30 + 16 samples, so no u32 counter wraps. */
-    const long long group = (long long)kFlatThreads * kFlatVec;
-    long long groups = (nvec + group - 1) / group;
+    /* A block takes at most 2^17 rows of kFlatThreads vectors: fewer than
+     * 2^30 + 16 samples, so no u32 counter wraps. */
+    long long rows = (nvec + kFlatThreads - 1) / kFlatThreads;
     unsigned grid;
-    if ((e = grid_for(groups > 0 ? groups : 1, (long long)per_sm * p->sm_count, 1LL << 15,
+    if ((e = grid_for(rows > 0 ? rows : 1, (long long)per_sm * p->sm_count, 1LL << 17,
                       &grid)) != cudaSuccess)
         return e;
     flat_u8_kernel<<<grid, kFlatThreads, smem, (cudaStream_t)p->stream>>>(
