@@ -305,7 +305,7 @@ static const pixsum_type types[] = {PIXSUM_U8, PIXSUM_U16, PIXSUM_I16,
                                     PIXSUM_I32, PIXSUM_F32, PIXSUM_F64};
 static const char *const modes[] = {"",      "",         "wide",         "wide,match",
                                     "match", "narrow",   "fuse",         "private",
-                                    "private,fuse", "prefetch", "wide,prefetch"};
+                                    "private,fuse", "prefetch", "wide,prefetch", "nofuse"};
 #define MODE_COUNT (sizeof modes / sizeof modes[0])
 
 static size_t pick_bins(void)
@@ -390,7 +390,7 @@ static void test_large_and_spill(void **state)
  * images): lengths around its 16-byte vectors and its groups of 512 x 4
  * vectors per thread block (32768 bytes), partial last groups, tails of 1-15
  * bytes, many blocks, 3-D, every content and cutting ranges, each against the
- * CPU; the mode cycles over flat, flat with the fused finish, and narrow. */
+ * CPU; the mode cycles over flat (fused finish), flat without it, and narrow. */
 static void test_flat_u8(void **state)
 {
     (void)state;
@@ -399,7 +399,7 @@ static void test_flat_u8(void **state)
         {32767, 1, 1},  {32768, 1, 1},  {32769, 1, 1}, {16384, 2, 1},   {1000, 33, 1},
         {4099, 517, 1}, {8192, 1031, 1}, {777, 333, 3}, {65536, 64, 2}, {12345, 679, 1},
     };
-    static const char *const flat_modes[] = {"", "fuse", "narrow"};
+    static const char *const flat_modes[] = {"", "nofuse", "narrow"};
     size_t n = sizeof shapes / sizeof shapes[0];
     for (size_t i = 0; i < n; i++) {
         if (g_quick && i % 3)

@@ -7,7 +7,8 @@
  *          CUB), unit bins over the type's range;
  *   pixsum pixsum_cuda_histogram() on device data (u64 counts, totals off),
  *          in its automatic scheme and the others (PIXSUM_CUDA_HIST): u8 the
- *          "narrow" and "private" schemes and the fused last-block finish ("fuse"), 16-bit
+ *          "narrow" and "private" schemes, the flat scheme without its fused
+ *          last-block finish ("nofuse") and narrow with it ("narrow,fuse"), 16-bit
  *          images the warp-match mode and the prefetch.
  * Images: u8 with 256 bins and u16 with 65536 bins at 8192^2 and 16384^2, of
  * five contents: noise (uniform), natural (smooth field + a little noise),
@@ -214,7 +215,7 @@ static void run_case(const Case &c, int content, pixsum_ctx *ctx, unsigned *sink
     /* The other schemes and modes (PIXSUM_CUDA_HIST), measured in the same run. */
     std::vector<std::string> variants;
     if (c.channels == 1 && es == 1)
-        variants = {"narrow", "private", "fuse", "private,fuse"};
+        variants = {"nofuse", "narrow", "narrow,fuse", "private"};
     else if (c.channels == 1 && c.type != PIXSUM_F32)
         variants = {"match", "prefetch"};
     std::vector<double> var_ms;

@@ -20,11 +20,12 @@
  *           tables and folds raw values into bins;
  *   private (on request) u8, one channel, 16-byte aligned rows: 256 16-bit
  *           counters per thread in shared memory, plain loads and stores.
- * Counts end in the caller's u64 array, so they never wrap. On request
- * ("fuse"), flat, private and narrow with few bins (channels x bins <= 8192) run as
- * one launch: the last block folds a u64 table of the workspace into the
- * counts and totals. The defaults are the fastest measured on an H100
- * (docs/benchmarks.md, "GPU histograms (#6)").
+ * Counts end in the caller's u64 array, so they never wrap. Flat (by
+ * default) and, on request ("fuse"), private and narrow with few bins
+ * (channels x bins <= 8192) run as one launch: the last block folds a u64
+ * table of the workspace into the counts and totals. The defaults are the
+ * fastest measured on the H100 and H200 (docs/benchmarks.md, "GPU histograms
+ * (#6)").
  * Class numbers follow hist.h: bin, then bins + 0 (below), + 1 (above),
  * + 2 (NaN). The workspace must be zero-filled when allocated.
  *
@@ -78,7 +79,8 @@ typedef struct psi_ch_tuning {
     int scheme;     /* 0 auto (flat where it applies), 1 narrow, 2 wide, 3 private (u8, one
                        channel, aligned) */
     int runs;       /* wide: 0 auto, 1 per-thread runs, 2 runs + warp match */
-    int fuse;       /* 1: private/narrow with few bins finish in their last block */
+    int fuse;       /* 1: flat/private/narrow with few bins finish in their last block;
+                       0: only flat does; -1: none does */
     int prefetch;   /* 1: wide loads the next item while counting the current one */
 } psi_ch_tuning;
 

@@ -10,7 +10,8 @@
  * Every CUDA error becomes PIXSUM_ERR_CUDA with CUDA's text as the detail.
  * For tests and benchmarks, PIXSUM_CUDA_HIST may force the counting scheme
  * ("private", "narrow" or "wide", where the type allows it) and the wide scheme's warp
- * match mode ("match"), the one-launch finish of few bins ("fuse") and the
+ * match mode ("match"), the one-launch finish of few bins ("fuse", the
+ * default of the flat u8 scheme; "nofuse" turns it off) and the
  * wide scheme's prefetch ("prefetch"), e.g. PIXSUM_CUDA_HIST=wide,match.
  */
 #include "../hist/hist_classify.h"
@@ -224,7 +225,9 @@ static psi_ch_tuning env_tuning(void)
             t.scheme = 3;
         if (strstr(e, "match"))
             t.runs = 2;
-        if (strstr(e, "fuse"))
+        if (strstr(e, "nofuse"))
+            t.fuse = -1;
+        else if (strstr(e, "fuse"))
             t.fuse = 1;
         if (strstr(e, "prefetch"))
             t.prefetch = 1;
