@@ -1053,7 +1053,7 @@ Scheme scheme_of(const psi_ch_plan *p)
 }
 
 /* The one-launch finish: on request, and by default for the flat scheme (the
- * H200, same run: 2-4% faster than memsets + atomics + a totals kernel). */
+ * H200, same run: 1-5% faster than memsets + atomics + a totals kernel). */
 bool fused(const psi_ch_plan *p)
 {
     const Scheme s = scheme_of(p);
