@@ -231,7 +231,7 @@ if has profile; then
         >"$OUT/profile-build.log" 2>&1 || { tail -20 "$OUT/profile-build.log"; exit 1; }
     ncu --version | tail -1
     if ncu --clock-control none --profile-from-start off --set full --import-source no \
-           -f -o /tmp/pixsum-profile $BUILD/profile_cases ${PROFILE_ONLY:-} >"$OUT/profile-run.log" 2>&1; then
+           -f -o /tmp/pixsum-profile $BUILD/profile_cases ${PROFILE_ONLY:+"$PROFILE_ONLY"} >"$OUT/profile-run.log" 2>&1; then
         ncu --import /tmp/pixsum-profile.ncu-rep --page details >"$OUT/profile-details.txt" 2>&1
         ncu --import /tmp/pixsum-profile.ncu-rep --page source --csv --print-source sass \
             >"$OUT/profile-source.csv" 2>&1 || echo "(no source page)"
