@@ -96,9 +96,7 @@ static int lb_staged_default(const psi_cu_plan *p)
  * R rows per warp (tile height NW x R), cache hints, split look-backs (staged
  * kernel only; measured no faster), aggregate-only look-backs on planes of at
  * most LB_DIRECT_MAX_TILES tiles along each axis (register kernel; on unless
- * direct=0), or, for small integer tables, the row/column kernels of
- * sat_rowcol.cu (rowcol_fits(); rowcol=0 turns them off, and asking for
- * staged= or direct= does too). PIXSUM_CUDA_LB="staged=0,rows=4,hints=0,split=1,direct=0"
+ * direct=0). PIXSUM_CUDA_LB="staged=0,rows=4,hints=0,split=1,direct=0"
  * overrides them (tuning runs and tests of every variant); trace=1 makes the
  * staged kernel record its phase times after the workspace's other regions
  * (LB_TRACE_WORDS per tile; lb_trace_offset()). */
@@ -106,18 +104,12 @@ lb_choice lb_choose(const psi_cu_plan *p)
 {
     size_t acc_size = psi_cu_acc_size(p->acc);
     /* Streaming hints on (measured on an H100, docs/benchmarks.md). */
-    lb_choice c = {lb_staged_default(p), LB_REG_ROWS, lb_register_warps(acc_size), 3, 0, 1, 0,
-                   rowcol_fits(p)};
+    lb_choice c = {lb_staged_default(p), LB_REG_ROWS, lb_register_warps(acc_size), 3, 0, 1, 0};
     const char *e = getenv("PIXSUM_CUDA_LB");
     if (e) {
         const char *r = strstr(e, "rows="), *h = strstr(e, "hints="), *wp = strstr(e, "warps=");
         const char *sg = strstr(e, "staged="), *sp = strstr(e, "split=");
         const char *dr = strstr(e, "direct="), *tr = strstr(e, "trace=");
-        const char *rc = strstr(e, "rowcol=");
-        if (sg || dr) /* asking for a look-back kernel */
-            c.rowcol = 0;
-        if (rc)
-            c.rowcol = atoi(rc + 7) != 0 && (p->acc == PSI_CU_U32 || p->acc == PSI_CU_U64);
         if (tr)
             c.trace = atoi(tr + 6) != 0;
         if (sp)
@@ -448,8 +440,6 @@ template <typename TIn, typename TAcc>
 static int lookback_pick(const psi_cu_plan *p)
 {
     lb_choice c = lb_choose(p);
-    if (c.rowcol)
-        return rowcol_dispatch(p);
     if (c.staged)
         return lookback_staged_dispatch(p, c);
     if constexpr (sizeof(TAcc) == 4) {

@@ -60,17 +60,9 @@ struct lb_choice {
     int split;              /* concurrent look-backs (staged kernel) */
     int direct;             /* aggregate-only look-backs (register kernel, small planes) */
     int trace;              /* record the staged kernel's phase times (diagnostic) */
-    int rowcol;             /* small integer tables: row and column kernels (sat_rowcol.cu) */
 };
 
 lb_choice lb_choose(const psi_cu_plan *p);
-
-/* The row/column path (sat_rowcol.cu): whether plan p's tables are small
- * enough for it by default (integer accumulators, at most RC_MAX_BYTES of
- * table in all), and its launch (0 or a cudaError_t). */
-constexpr unsigned long long RC_MAX_BYTES = 8ull << 20;
-bool rowcol_fits(const psi_cu_plan *p);
-int rowcol_dispatch(const psi_cu_plan *p);
 
 /* Rows per warp of the staged kernel for plan p (its tiles are 8 warps high). */
 int lb_staged_rows(const psi_cu_plan *p);
