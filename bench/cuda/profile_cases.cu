@@ -6,12 +6,15 @@
  *       -o prof build-gpu/profile_cases
  *
  * Each case is run twice before the profiled call (warm-up, first-use
- * allocations), so ncu sees only the steady-state kernels: the CUDA
- * histogram's u8 256-bin schemes ("flat" on noise and constant, with the fused
- * finish on noise, "narrow" and "private" on noise), its u16 65536-bin "wide" scheme (noise, constant), the
- * integral image's default kernels (u8->u32 and f32->f32 at 8192^2, u8->u32 at 1024^2), and a read
- * kernel and a copy kernel that move the same bytes as the 8192^2 cases (the
- * floors the figures are measured against). The case order is printed.
+ * allocations), so ncu sees only the steady-state kernels:
+ *   - the CUDA histogram's u8 256-bin schemes: "flat" on noise and constant,
+ *     flat with the fused finish on noise, "narrow" and "private" on noise;
+ *   - its u16 65536-bin "wide" scheme on noise and constant;
+ *   - the integral image's default kernels: u8->u32 and f32->f32 at 8192^2,
+ *     u8->u32 at 1024^2;
+ *   - a read kernel and a copy kernel that move the same bytes as the 8192^2
+ *     cases (the floors the figures are measured against).
+ * The case order is printed.
  * usage: profile_cases [only]   only: substrings of the case names to run, "a|b"
  */
 #include <cuda_profiler_api.h>

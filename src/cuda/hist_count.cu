@@ -15,7 +15,8 @@
  *         l, and a sample costs one byte permute (its address) and one shared
  *         atomic. Nsight Compute showed the narrow kernel below spending about
  *         9 instructions per sample (integer divisions per item, shifts by a
- *         runtime copy count) and waiting on its loads; this one spends about 2.
+ *         runtime copy count) and waiting on its loads; this one spends 2 in
+ *         its loop (4.1 over the whole kernel) and waits on memory.
  * narrow (the default for other u8 images, and for few bins of i32/f32/f64)
  *         C x entries x copies u32 counters in shared memory; lane l of a
  *         warp adds into copy l % copies, and copy j of entry e lies in bank
@@ -35,8 +36,8 @@
  *         item's data is loaded while the current one is counted (measured
  *         slower on the H100: more registers than the 64 a 1024-thread block
  *         allows, so spills).
- * private (on request; u8, one channel, vector path) each thread owns 256 16-bit counters
- *         in shared memory, two per 32-bit word, laid out word-major (the
+ * private (on request; u8, one channel, vector path) each thread owns 256
+ *         16-bit counters in shared memory, two per 32-bit word, laid out word-major (the
  *         word of values 2k, 2k + 1 of thread t at k * T + t, T a multiple of
  *         32), so every access of lane l is to bank l: no bank conflict and no
  *         atomic on any content. Samples are taken four at a time (the four
@@ -47,14 +48,19 @@
  *         H200 (14 warps per SM, each group of four waiting on its loads), as
  *         was the first version with one counter per halfword, whose lanes
  *         2i and 2i + 1 shared a bank: latency-bound, not bank-bound.
- * The per-block tables end in the caller's u64 counts: by default flat, private and
- * narrow blocks add into the counts with atomics after memsets, and a small
- * kernel finishes the totals; with "fuse" and few bins (channels x bins <=
- * 8192) they add into a u64 table in the workspace, and the last block to
- * finish folds it into bins and writes the counts and totals (one launch in
- * all, the table left zeroed; measured slower: the blocks queue on the same
- * addresses at the end). The wide tables are added up by a reduce kernel that
- * writes every count when each raw value is its own bin.
+ * The per-block tables end in the caller's u64 counts. Unfused (private and
+ * narrow by default, flat with "nofuse"): the blocks add into the counts with
+ * atomics after memsets, and a small kernel finishes the totals. Fused (flat
+ * by default, the others with "fuse", when channels x bins <= 8192): they add
+ * into a u64 table in the workspace, and the last block to finish folds it
+ * into bins and writes the counts and totals (one launch in all, the table
+ * left zeroed). Either way the raw values of one class are first added up
+ * within the warp (run_total), so no address takes more than one atomic per
+ * warp. The fused finish used to add every count into one 64-bit shared
+ * total, a compare-and-swap loop that 256 threads queued on (0.0359 against
+ * 0.0251 ms unfused on noise, H200); with warp sums it is 1-5% faster than
+ * unfused on every content. The wide tables are added up by a reduce kernel
+ * that writes every count when each raw value is its own bin.
  *
  * The bin formula is evaluated with __dsub_rn / __dmul_rn (no contraction
  * into an FMA) and truncation, as on the CPU, so every class is the CPU's.
