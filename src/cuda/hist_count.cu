@@ -49,8 +49,9 @@
  *         was the first version with one counter per halfword, whose lanes
  *         2i and 2i + 1 shared a bank: latency-bound, not bank-bound.
  * The per-block tables end in the caller's u64 counts. Unfused (private and
- * narrow by default, flat with "nofuse"): the blocks add into the counts with
- * atomics after memsets, and a small kernel finishes the totals. Fused (flat
+ * narrow by default, flat with "nofuse"): the blocks add into the zeroed counts
+ * and totals with atomics (their in-range and pixel totals as warp sums; a
+ * separate totals kernel did that until the sixth session). Fused (flat
  * by default, the others with "fuse", when channels x bins <= 8192): they add
  * into a u64 table in the workspace, and the last block to finish folds it
  * into bins and writes the counts and totals (one launch in all, the table
@@ -290,6 +291,9 @@ __device__ void finish_block(S &&sum, unsigned entries, const Bins &b, int chann
         return ch * (b.bins + 3u) + cls;
     };
     if (!f.accum) {
+        /* The block's in-range counts per channel and its pixels (channel 0's
+         * samples of every class) go into the totals too, as warp sums. */
+        unsigned long long in_part[4] = {0, 0, 0, 0}, pixels = 0;
         for (unsigned e = threadIdx.x; e < span; e += blockDim.x) {
             unsigned long long s = 0;
             unsigned key = 0xFFFFFFFFu, ch = 0, cls = 0;
@@ -298,8 +302,21 @@ __device__ void finish_block(S &&sum, unsigned entries, const Bins &b, int chann
                 key = class_of(e, ch, cls);
             }
             const unsigned long long t = run_total(key, s);
-            if (t)
+            if (t) {
                 add_class(counts, totals, b, (int)ch, cls, t);
+#pragma unroll
+                for (unsigned q = 0; q < 4; q++)
+                    in_part[q] += q == ch && cls < b.bins ? t : 0;
+                pixels += ch == 0 ? t : 0;
+            }
+        }
+#pragma unroll
+        for (int q = 0; q < 5; q++) {
+            unsigned long long v = q < 4 ? in_part[q] : pixels;
+            for (int o = 16; o; o >>= 1)
+                v += __shfl_down_sync(0xFFFFFFFFu, v, o);
+            if ((threadIdx.x & 31u) == 0 && v)
+                atomicAdd(&totals[q < 4 ? PSI_CH_T_IN_RANGE + q : PSI_CH_T_PIXELS], v);
         }
         return;
     }
@@ -874,32 +891,6 @@ __global__ void raw16_lut(unsigned *lut, Bins b, int is_signed, unsigned long lo
     }
 }
 
-/* totals: in_range[c] = sum of channel c's bins; pixels from channel 0. One
- * block per channel. */
-__global__ void totals_finish(const unsigned long long *counts, unsigned long long bins,
-                              unsigned long long *totals)
-{
-    __shared__ unsigned long long part[32];
-    int c = blockIdx.x;
-    unsigned long long s = 0;
-    for (unsigned long long i = threadIdx.x; i < bins; i += blockDim.x)
-        s += counts[c * bins + i];
-    for (int o = 16; o; o >>= 1)
-        s += __shfl_down_sync(0xFFFFFFFFu, s, o);
-    if ((threadIdx.x & 31) == 0)
-        part[threadIdx.x >> 5] = s;
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        unsigned long long t = 0;
-        for (unsigned k = 0; k < (blockDim.x + 31) / 32; k++)
-            t += part[k];
-        totals[PSI_CH_T_IN_RANGE + c] = t;
-        if (c == 0)
-            totals[PSI_CH_T_PIXELS] = t + totals[PSI_CH_T_BELOW] + totals[PSI_CH_T_ABOVE] +
-                                      totals[PSI_CH_T_NAN];
-    }
-}
-
 /* ---- launcher ------------------------------------------------------------------ */
 
 size_t elem_size(psi_ch_type t)
@@ -1059,7 +1050,8 @@ Scheme scheme_of(const psi_ch_plan *p)
 }
 
 /* The one-launch finish: on request, and by default for the flat scheme (the
- * H200, same run: 1-5% faster than memsets + atomics + a totals kernel). */
+ * H200, same run: 1-5% faster than memsets + atomics + a totals kernel; see
+ * docs/benchmarks.md for the figures without the totals kernel). */
 bool fused(const psi_ch_plan *p)
 {
     const Scheme s = scheme_of(p);
@@ -1369,9 +1361,9 @@ extern "C" int psi_ch_launch(const psi_ch_plan *p)
     cudaError_t e = cudaSuccess;
     bool empty = p->img.width <= 0 || p->img.height <= 0 || p->img.depth <= 0;
     bool wide = scheme_of(p) == S_WIDE;
-    /* private / narrow without the fused finish (and empty images): zeroed
-     * outputs, atomics, then a totals kernel. Fused and wide launches write
-     * every output themselves. */
+    /* Unfused flat / private / narrow (and empty images): zeroed outputs, then
+     * the kernel's atomics. Fused and wide launches write every output
+     * themselves. */
     bool zero_first = empty || (!wide && !fused(p));
     if (zero_first) {
         e = cudaMemsetAsync(p->counts, 0, (size_t)p->img.channels * (size_t)p->b.bins * 8, s);
@@ -1392,10 +1384,5 @@ extern "C" int psi_ch_launch(const psi_ch_plan *p)
         if (e != cudaSuccess)
             return (int)e;
     }
-    if (!zero_first)
-        return 0;
-    totals_finish<<<(unsigned)p->img.channels, 256, 0, s>>>(p->counts,
-                                                           (unsigned long long)p->b.bins,
-                                                           p->totals);
-    return (int)cudaGetLastError();
+    return 0;
 }
