@@ -250,6 +250,26 @@ __device__ __forceinline__ void pix_item(const Geo &g, long long item, F &&f)
     }
 }
 
+/* The sum of v over the warp, in lane 0 (the other lanes get partial sums);
+ * every lane of the warp calls it. */
+__device__ __forceinline__ unsigned long long warp_total(unsigned long long v)
+{
+    for (int o = 16; o; o >>= 1)
+        v += __shfl_down_sync(0xFFFFFFFFu, v, o);
+    return v;
+}
+
+/* The sum of a table entry's copies, starting at copy e (mod copies, a power
+ * of two) so that the 32 lanes summing entries e..e + 31 read 32 banks. */
+__device__ __forceinline__ unsigned long long rotated_sum(const unsigned *copies_of_e, unsigned e,
+                                                          unsigned copies)
+{
+    unsigned long long s = 0;
+    for (unsigned j = 0; j < copies; j++)
+        s += copies_of_e[(j + e) & (copies - 1)];
+    return s;
+}
+
 /* For lanes whose equal keys sit side by side in the warp: the total of v
  * over each run of equal keys at the run's last lane, 0 at the others (all 32
  * lanes call it). Folding raw u8 values into few bins makes such runs, since
@@ -312,9 +332,7 @@ __device__ void finish_block(S &&sum, unsigned entries, const Bins &b, int chann
         }
 #pragma unroll
         for (int q = 0; q < 5; q++) {
-            unsigned long long v = q < 4 ? in_part[q] : pixels;
-            for (int o = 16; o; o >>= 1)
-                v += __shfl_down_sync(0xFFFFFFFFu, v, o);
+            const unsigned long long v = warp_total(q < 4 ? in_part[q] : pixels);
             if ((threadIdx.x & 31u) == 0 && v)
                 atomicAdd(&totals[q < 4 ? PSI_CH_T_IN_RANGE + q : PSI_CH_T_PIXELS], v);
         }
@@ -372,9 +390,7 @@ __device__ void finish_block(S &&sum, unsigned entries, const Bins &b, int chann
     }
 #pragma unroll
     for (int q = 0; q < 4; q++) {
-        unsigned long long v = part[q];
-        for (int o = 16; o; o >>= 1)
-            v += __shfl_down_sync(0xFFFFFFFFu, v, o);
+        const unsigned long long v = warp_total(part[q]);
         if ((threadIdx.x & 31u) == 0 && v)
             atomicAdd(&in_range[q], v);
     }
@@ -556,15 +572,10 @@ __global__ void __launch_bounds__(kFlatThreads, 2)
         atomicAdd((unsigned *)(tab + (byte << 8) + cbytes), 1u);
     }
     __syncthreads();
-    /* Entry e's copies lie in words e x 64 ... e x 64 + 63; the start is
-     * rotated by e so that the 32 lanes read 32 banks. */
+    /* Entry e's copies lie in words e x 64 ... e x 64 + 63. */
     const unsigned *words = (const unsigned *)dyn_flat;
     auto sum = [&](unsigned e) {
-        unsigned long long s = 0;
-        const unsigned *c = words + (size_t)e * kFlatCopies;
-        for (unsigned j = 0; j < kFlatCopies; j++)
-            s += c[(j + e) & (kFlatCopies - 1)];
-        return s;
+        return rotated_sum(words + (size_t)e * kFlatCopies, e, kFlatCopies);
     };
     finish_block<true>(sum, 256, b, 1, counts, totals, f, (unsigned long long *)dyn_flat);
 }
@@ -599,13 +610,7 @@ __global__ void __launch_bounds__(kNarrowThreads)
             pix_item<T, kNarrowPix>(g, item, count);
     }
     __syncthreads();
-    auto sum = [&](unsigned e) {
-        unsigned long long s = 0;
-        const unsigned *c = tab + ((size_t)e << copies_log2);
-        for (unsigned j = 0; j < copies; j++)
-            s += c[(j + e) & (copies - 1)]; /* rotated start: no bank conflicts */
-        return s;
-    };
+    auto sum = [&](unsigned e) { return rotated_sum(tab + ((size_t)e << copies_log2), e, copies); };
     finish_block<RAW>(sum, entries, b, g.channels, counts, totals, f, dyn_narrow);
 }
 
@@ -644,20 +649,24 @@ __global__ void __launch_bounds__(kWideThreads, 1)
         }
         return c;
     };
-    auto count_run = [&](int ch, T v) {
-        if (ch != pass_ch)
-            return;
-        unsigned idx = index_of(v);
-        if (idx == none)
-            return;
+    /* k more samples of index idx: extends the current run, or puts it and
+     * starts another. */
+    auto add_run = [&](unsigned idx, unsigned k) {
         if (idx == cur) {
-            run++;
+            run += k;
         } else {
             if (run)
                 wide_put(tab, cur, run);
             cur = idx;
-            run = 1;
+            run = k;
         }
+    };
+    auto count_run = [&](int ch, T v) {
+        if (ch != pass_ch)
+            return;
+        unsigned idx = index_of(v);
+        if (idx != none)
+            add_run(idx, 1);
     };
     const bool match = MATCH && vec && g.channels == 1;
     const unsigned lane = threadIdx.x & 31;
@@ -714,15 +723,7 @@ __global__ void __launch_bounds__(kWideThreads, 1)
                     const bool same = q.y == q.x && q.z == q.x && q.w == q.x &&
                                       (q.x >> 16) == (q.x & 0xFFFFu);
                     if (same) {
-                        const unsigned idx = q.x & 0xFFFFu;
-                        if (idx == cur) {
-                            run += 8;
-                        } else {
-                            if (run)
-                                wide_put(tab, cur, run);
-                            cur = idx;
-                            run = 8;
-                        }
+                        add_run(q.x & 0xFFFFu, 8);
                     } else {
 #pragma unroll
                         for (int k = 0; k < E; k++)
@@ -772,11 +773,9 @@ __global__ void __launch_bounds__(kWideThreads, 1)
     for (unsigned i = threadIdx.x; i < words4; i += blockDim.x)
         mine[i] = dyn_wide[i];
     if (!RAW) {
-        for (int o = 16; o; o >>= 1) {
-            n_below += __shfl_down_sync(0xFFFFFFFFu, n_below, o);
-            n_above += __shfl_down_sync(0xFFFFFFFFu, n_above, o);
-            n_nan += __shfl_down_sync(0xFFFFFFFFu, n_nan, o);
-        }
+        n_below = warp_total(n_below);
+        n_above = warp_total(n_above);
+        n_nan = warp_total(n_nan);
         if (lane == 0) {
             if (n_below)
                 atomicAdd(&totals[PSI_CH_T_BELOW + pass_ch], n_below);
@@ -854,8 +853,7 @@ __global__ void __launch_bounds__(256)
         }
     }
     if (grp == 0) { /* warps 0 and 1, whole */
-        for (int o = 16; o; o >>= 1)
-            in += __shfl_down_sync(0xFFFFFFFFu, in, o);
+        in = warp_total(in);
         if ((threadIdx.x & 31) == 0 && in)
             atomicAdd(&block_in, in);
     }
@@ -910,15 +908,25 @@ bool raw16(psi_ch_type t)
     return t == PSI_CH_U16 || t == PSI_CH_I16;
 }
 
+/* Whether the image's rows and slices lie back to back (one long row). */
+bool contiguous(const psi_ch_image &im)
+{
+    const long long row_bytes = im.width * im.channels * (long long)elem_size(im.type);
+    return im.row_stride == row_bytes &&
+           (im.depth <= 1 || im.slice_stride == im.height * im.row_stride);
+}
+
+/* The samples of all rows, channels included (a contiguous image's length). */
+long long all_samples(const psi_ch_image &im)
+{
+    return im.width * im.channels * im.height * (im.depth > 1 ? im.depth : 1);
+}
+
 bool vec_ok(const psi_ch_image &im)
 {
     if (im.mask || (uintptr_t)im.data % 16)
         return false;
-    size_t es = elem_size(im.type);
-    long long row_bytes = im.width * im.channels * (long long)es;
-    bool flat = im.row_stride == row_bytes &&
-                (im.depth <= 1 || im.slice_stride == im.height * im.row_stride);
-    if (flat)
+    if (contiguous(im))
         return true;
     return im.row_stride % 16 == 0 && (im.depth <= 1 || im.slice_stride % 16 == 0);
 }
@@ -928,8 +936,7 @@ bool vec_ok(const psi_ch_image &im)
 bool flat_u8(const psi_ch_image &im)
 {
     return im.type == PSI_CH_U8 && im.channels == 1 && !im.mask && (uintptr_t)im.data % 16 == 0 &&
-           im.row_stride == im.width &&
-           (im.depth <= 1 || im.slice_stride == im.height * im.row_stride);
+           contiguous(im);
 }
 
 /* Largest dynamic shared memory a block may opt in to on the current device. */
@@ -1094,10 +1101,8 @@ Geo make_geo(const psi_ch_image &im, bool vec, long long per_item_vec, long long
     g.height = im.height;
     g.rows = im.height * im.depth;
     g.n = im.width * im.channels;
-    long long row_bytes = g.n * (long long)es;
-    if (vec && im.row_stride == row_bytes &&
-        (im.depth <= 1 || im.slice_stride == im.height * im.row_stride)) {
-        g.n *= g.rows; /* one long row */
+    if (vec && contiguous(im)) {
+        g.n = all_samples(im); /* one long row */
         g.rows = 1;
         g.height = 1;
         g.slice_stride = 0;
@@ -1174,7 +1179,7 @@ cudaError_t launch_private(const psi_ch_plan *p)
 cudaError_t launch_flat(const psi_ch_plan *p)
 {
     const psi_ch_image &im = p->img;
-    long long bytes = im.width * im.height * (im.depth > 1 ? im.depth : 1);
+    const long long bytes = all_samples(im); /* u8, one channel */
     long long nvec = bytes / 16;
     int ntail = (int)(bytes - nvec * 16);
     size_t smem = (size_t)256 * kFlatCopies * 4;

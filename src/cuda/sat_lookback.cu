@@ -91,25 +91,46 @@ static int lb_staged_default(const psi_cu_plan *p)
     return lb_has_staged(p) && tiles32 >= 512 && !reg_direct;
 }
 
+/* Whether the register kernel with aggregate-only look-backs and the default
+ * tile shape takes LB_TW_NARROW-wide tiles: when LB_TW-wide tiles would leave
+ * SMs without a tile (fewer than 128 of them: 1024^2 makes 64) and the narrow
+ * tiles still fit the aggregate-only look-backs. */
+static bool lb_narrow_default(const psi_cu_plan *p, int tile_height)
+{
+    const u64 rows = (u64)(p->y1 - p->y0), planes = (u64)(p->depth * p->channels);
+    const u64 tiles_y = (rows + (u64)tile_height - 1) / (u64)tile_height;
+    const u64 wide_x = ((u64)p->width + LB_TW - 1) / LB_TW;
+    const u64 narrow_x = ((u64)p->width + LB_TW_NARROW - 1) / LB_TW_NARROW;
+    return wide_x * tiles_y * planes < 128 && lb_direct_fits(narrow_x, tiles_y);
+}
+
 /* Launch choices: the staged kernel (sat_lookback_staged.cu; the default but
  * for f32 -> f32, f64 -> f64 and small images) or this register kernel with
  * R rows per warp (tile height NW x R), cache hints, split look-backs (staged
  * kernel only; measured no faster), aggregate-only look-backs on planes of at
  * most LB_DIRECT_MAX_TILES tiles along each axis (register kernel; on unless
- * direct=0). PIXSUM_CUDA_LB="staged=0,rows=4,hints=0,split=1,direct=0"
- * overrides them (tuning runs and tests of every variant); trace=1 makes the
- * staged kernel record its phase times after the workspace's other regions
- * (LB_TRACE_WORDS per tile; lb_trace_offset()). */
+ * direct=0), narrow tiles (register kernel, aggregate-only look-backs, default
+ * tile shape: lb_narrow_default()).
+ * PIXSUM_CUDA_LB="staged=0,rows=4,hints=0,split=1,direct=0,tw=128" overrides
+ * them (tuning runs and tests of every variant; tw=128 only where the narrow
+ * tiles can run); trace=1 makes the staged kernel record its phase times
+ * after the workspace's other regions (LB_TRACE_WORDS per tile;
+ * lb_trace_offset()). */
 lb_choice lb_choose(const psi_cu_plan *p)
 {
     size_t acc_size = psi_cu_acc_size(p->acc);
     /* Streaming hints on (measured on an H100, docs/benchmarks.md). */
-    lb_choice c = {lb_staged_default(p), LB_REG_ROWS, lb_register_warps(acc_size), 3, 0, 1, 0};
+    lb_choice c = {lb_staged_default(p), LB_REG_ROWS, lb_register_warps(acc_size), 3, 0, 1,
+                   LB_TW, 0};
+    int want_tw = 0;
     const char *e = getenv("PIXSUM_CUDA_LB");
     if (e) {
         const char *r = strstr(e, "rows="), *h = strstr(e, "hints="), *wp = strstr(e, "warps=");
         const char *sg = strstr(e, "staged="), *sp = strstr(e, "split=");
         const char *dr = strstr(e, "direct="), *tr = strstr(e, "trace=");
+        const char *tw = strstr(e, "tw=");
+        if (tw)
+            want_tw = atoi(tw + 3);
         if (tr)
             c.trace = atoi(tr + 6) != 0;
         if (sp)
@@ -125,7 +146,7 @@ lb_choice lb_choose(const psi_cu_plan *p)
         if (wp && acc_size == 4 && c.rows == 4 && atoi(wp + 6) == 16)
             c.warps = 16;
         if (h)
-            c.hints = atoi(h + 6) & 7;
+            c.hints = atoi(h + 6) & 15;
     }
     if (!lb_has_staged(p)) /* whatever PIXSUM_CUDA_LB asks */
         c.staged = 0;
@@ -139,57 +160,70 @@ lb_choice lb_choose(const psi_cu_plan *p)
         c.rows = lb_staged_rows(p);
         if ((in_size == 1 && (want == 16 || want == 8)) || (mid && (want == 8 || want == 4)))
             c.rows = want;
+    } else if (c.direct && c.rows == LB_REG_ROWS && c.warps == lb_register_warps(acc_size)) {
+        const int th = c.rows * c.warps;
+        const u64 rows = (u64)(p->y1 - p->y0);
+        const u64 narrow_x = ((u64)p->width + LB_TW_NARROW - 1) / LB_TW_NARROW;
+        const bool can = lb_direct_fits(narrow_x, (rows + (u64)th - 1) / (u64)th);
+        if (want_tw == LB_TW_NARROW ? can : want_tw == 0 && lb_narrow_default(p, th))
+            c.tw = LB_TW_NARROW;
     }
     return c;
 }
 
-/* Loads 8 consecutive pixels (channel step ch) starting at pixel x of a row,
- * zero beyond the width, converted (and squared). */
-template <typename TIn, typename TAcc>
-__device__ __forceinline__ void load8(const char *row, i64 x, i64 w, i64 ch, bool vec,
-                                     int squared, int hints, TAcc v[8])
+/* The vector width of PX consecutive TIn pixels: their bytes, at most 16. */
+template <typename TIn, int PX>
+constexpr int lane_vec_bytes()
+{
+    return PX * (int)sizeof(TIn) >= 16 ? 16 : PX * (int)sizeof(TIn);
+}
+
+/* Loads PX (4 or 8) consecutive pixels (channel step ch) starting at pixel x
+ * of a row, zero beyond the width, converted (and squared); vec: rows aligned
+ * to lane_vec_bytes(), channel step 1. */
+template <typename TIn, typename TAcc, int PX>
+__device__ __forceinline__ void load_px(const char *row, i64 x, i64 w, i64 ch, bool vec,
+                                        int squared, int hints, TAcc v[PX])
 {
     const TIn *r = (const TIn *)row;
-    if (vec && x + 8 <= w) {
+    if (vec && x + PX <= w) {
+        constexpr int VB = lane_vec_bytes<TIn, PX>(), NV = PX * (int)sizeof(TIn) / VB;
+        typedef typename uint_of<VB>::T vec_t;
         union {
-            uint4 q[(8 * sizeof(TIn) + 15) / 16];
-            uint2 d;
-            TIn e[8];
+            vec_t q[NV];
+            TIn e[PX];
         } u;
-        if (sizeof(TIn) == 1) {
-            u.d = (hints & 1) ? __ldcs((const uint2 *)(r + x)) : *(const uint2 *)(r + x);
-        } else {
 #pragma unroll
-            for (int j = 0; j < (int)(8 * sizeof(TIn) / 16); j++)
-                u.q[j] = (hints & 1) ? __ldcs((const uint4 *)(r + x) + j)
-                                     : ((const uint4 *)(r + x))[j];
-        }
+        for (int j = 0; j < NV; j++)
+            u.q[j] = (hints & 1) ? __ldcs((const vec_t *)(r + x) + j) : ((const vec_t *)(r + x))[j];
 #pragma unroll
-        for (int k = 0; k < 8; k++)
+        for (int k = 0; k < PX; k++)
             v[k] = sample<TAcc, TIn>(u.e[k], squared);
     } else {
 #pragma unroll
-        for (int k = 0; k < 8; k++)
+        for (int k = 0; k < PX; k++)
             v[k] = x + k < w ? sample<TAcc, TIn>(r[(x + k) * ch], squared) : (TAcc)0;
     }
 }
 
-/* Stores 8 consecutive table values, skipping those beyond the width. */
-template <typename TAcc>
-__device__ __forceinline__ void store8(char *row, i64 x, i64 w, i64 ch, bool vec, int hints,
-                                       const TAcc v[8])
+/* Stores PX consecutive table values, skipping those beyond the width
+ * (PX x sizeof(TAcc) is a multiple of 16). */
+template <typename TAcc, int PX>
+__device__ __forceinline__ void store_px(char *row, i64 x, i64 w, i64 ch, bool vec, int hints,
+                                         const TAcc v[PX])
 {
+    static_assert(PX * sizeof(TAcc) % 16 == 0, "whole 16-byte vectors");
     TAcc *r = (TAcc *)row;
-    if (vec && x + 8 <= w) {
+    if (vec && x + PX <= w) {
         union {
-            uint4 q[8 * sizeof(TAcc) / 16];
-            TAcc e[8];
+            uint4 q[PX * sizeof(TAcc) / 16];
+            TAcc e[PX];
         } u;
 #pragma unroll
-        for (int k = 0; k < 8; k++)
+        for (int k = 0; k < PX; k++)
             u.e[k] = v[k];
 #pragma unroll
-        for (int j = 0; j < (int)(8 * sizeof(TAcc) / 16); j++) {
+        for (int j = 0; j < (int)(PX * sizeof(TAcc) / 16); j++) {
             if (hints & 2)
                 __stcs((uint4 *)(r + x) + j, u.q[j]);
             else
@@ -197,16 +231,17 @@ __device__ __forceinline__ void store8(char *row, i64 x, i64 w, i64 ch, bool vec
         }
     } else {
 #pragma unroll
-        for (int k = 0; k < 8; k++)
+        for (int k = 0; k < PX; k++)
             if (x + k < w)
                 r[(x + k) * ch] = v[k];
     }
 }
 
-template <typename TIn, typename TAcc, int R, int NW, int MINB>
+template <typename TIn, typename TAcc, int R, int NW, int MINB, int TW>
 __global__ void __launch_bounds__(32 * NW, MINB) lookback_kernel(psi_cu_plan p, lb_geom g)
 {
-    constexpr int TW = LB_TW, TH = NW * R;
+    constexpr int TH = NW * R, PX = TW / 32; /* PX pixels per lane and row */
+    static_assert(TW == LB_TW || TW == LB_TW_NARROW, "tile widths");
     __shared__ __align__(16) TAcc s_col[NW][TW];
     __shared__ __align__(16) TAcc s_top[TW];
     __shared__ __align__(16) TAcc s_bottom[TW];
@@ -221,42 +256,42 @@ __global__ void __launch_bounds__(32 * NW, MINB) lookback_kernel(psi_cu_plan p, 
     const u64 t = tp.t, epoch = tp.epoch, tx = tp.tx, ty = tp.ty;
     const plane_ptrs b = tp.b;
     const i64 w = p.width, ch = p.channels, rows = p.y1 - p.y0;
-    const i64 x0 = (i64)tx * TW, xs = x0 + (i64)lane * 8;
+    const i64 x0 = (i64)tx * TW, xs = x0 + (i64)lane * PX;
     const i64 ybase = (i64)ty * TH + (i64)warp * R;
 
     /* 1-2: load and build the tile-local table. */
-    TAcc v[R][8];
+    TAcc v[R][PX];
 #pragma unroll
     for (int i = 0; i < R; i++) {
         i64 yl = ybase + i;
         if (yl < rows) {
-            load8<TIn, TAcc>(b.in + (p.y0 + yl) * p.in_row, xs, w, ch, g.vec_in, p.squared,
-                             g.hints, v[i]);
+            load_px<TIn, TAcc, PX>(b.in + (p.y0 + yl) * p.in_row, xs, w, ch, g.vec_in,
+                                   p.squared, g.hints, v[i]);
         } else {
 #pragma unroll
-            for (int k = 0; k < 8; k++)
+            for (int k = 0; k < PX; k++)
                 v[i][k] = (TAcc)0;
         }
     }
 #pragma unroll
     for (int i = 0; i < R; i++) {
 #pragma unroll
-        for (int k = 1; k < 8; k++)
+        for (int k = 1; k < PX; k++)
             v[i][k] += v[i][k - 1];
-        TAcc incl = warp_inclusive(v[i][7], lane);
+        TAcc incl = warp_inclusive(v[i][PX - 1], lane);
         TAcc ex = warp_exclusive_from_inclusive(incl, lane);
 #pragma unroll
-        for (int k = 0; k < 8; k++)
+        for (int k = 0; k < PX; k++)
             v[i][k] += ex;
     }
 #pragma unroll
     for (int i = 1; i < R; i++)
 #pragma unroll
-        for (int k = 0; k < 8; k++)
+        for (int k = 0; k < PX; k++)
             v[i][k] += v[i - 1][k];
 #pragma unroll
-    for (int k = 0; k < 8; k++)
-        s_col[warp][lane * 8 + k] = v[R - 1][k];
+    for (int k = 0; k < PX; k++)
+        s_col[warp][lane * PX + k] = v[R - 1][k];
     __syncthreads();
     if (tid < TW) { /* one thread per column: offsets between the warps' rows */
         TAcc run = (TAcc)0;
@@ -270,58 +305,60 @@ __global__ void __launch_bounds__(32 * NW, MINB) lookback_kernel(psi_cu_plan p, 
     }
     __syncthreads();
     if (warp > 0) {
-        TAcc off[8];
+        TAcc off[PX];
 #pragma unroll
-        for (int k = 0; k < 8; k++)
-            off[k] = s_col[warp][lane * 8 + k];
+        for (int k = 0; k < PX; k++)
+            off[k] = s_col[warp][lane * PX + k];
 #pragma unroll
         for (int i = 0; i < R; i++)
 #pragma unroll
-            for (int k = 0; k < 8; k++)
+            for (int k = 0; k < PX; k++)
                 v[i][k] += off[k];
     }
     if (lane == 31) {
 #pragma unroll
         for (int i = 0; i < R; i++)
-            s_rowcum[warp * R + i] = v[i][7];
+            s_rowcum[warp * R + i] = v[i][PX - 1];
     }
     __syncthreads();
 
-    /* 3-4: the two look-backs: chained, by warp 0, or (small planes) over
-     * aggregates only, published and awaited by warp 0 and summed by the
-     * block (bit 2 of hints skips them: a timing experiment only, the table
-     * is then wrong). */
-    if (g.direct) {
+    /* 3-4: the two look-backs: chained, by warp 0, or (small planes; always
+     * for narrow tiles) over aggregates only, published and awaited by warp 0
+     * and summed by the block (bit 2 of hints skips them: a timing experiment
+     * only, the table is then wrong). */
+    if (TW != LB_TW || g.direct) {
         if (warp == 0 && !(g.hints & 4))
-            direct_publish_wait<TAcc, TH>(g, t, tx, ty, epoch, lane, s_bottom, s_rowcum);
+            direct_publish_wait<TAcc, TH, TW>(g, t, tx, ty, epoch, lane, s_bottom, s_rowcum);
         __syncthreads();
         if (!(g.hints & 4))
-            direct_sums<TAcc, TH, 32 * NW>(p, g, b.out, t, tx, ty, tid, &s_corner, s_top,
-                                           s_edge);
-    } else if (warp == 0 && !(g.hints & 4)) {
-        TAcc P[8];
+            direct_sums<TAcc, TH, TW, 32 * NW>(p, g, b.out, t, tx, ty, tid, &s_corner, s_top,
+                                               s_edge);
+    } else if constexpr (TW == LB_TW) {
+        if (warp == 0 && !(g.hints & 4)) {
+            TAcc P[8];
 #pragma unroll
-        for (int k = 0; k < 8; k++)
-            P[k] = s_bottom[lane * 8 + k];
-        if (lane == 0)
-            s_corner = (TAcc)0; /* E is whole in s_edge */
-        tile_lookbacks<TAcc, TH>(p, g, b.out, t, tx, ty, epoch, lane, P, s_rowcum, s_top,
-                                 s_edge);
+            for (int k = 0; k < 8; k++)
+                P[k] = s_bottom[lane * 8 + k];
+            if (lane == 0)
+                s_corner = (TAcc)0; /* E is whole in s_edge */
+            tile_lookbacks<TAcc, TH>(p, g, b.out, t, tx, ty, epoch, lane, P, s_rowcum, s_top,
+                                     s_edge);
+        }
     }
     __syncthreads();
 
     /* 5: add the offsets and write. Full-width tiles go through the warp's
      * row of s_col (free now) so that every store instruction of the warp
      * writes one contiguous 512-byte span. */
-    TAcc top[8];
+    TAcc top[PX];
     if (g.hints & 4) {
 #pragma unroll
-        for (int k = 0; k < 8; k++)
+        for (int k = 0; k < PX; k++)
             top[k] = (TAcc)0;
     } else {
 #pragma unroll
-        for (int k = 0; k < 8; k++)
-            top[k] = s_top[lane * 8 + k];
+        for (int k = 0; k < PX; k++)
+            top[k] = s_top[lane * PX + k];
     }
     const bool staged = g.vec_out && x0 + TW <= w;
     TAcc *stage = &s_col[warp][0];
@@ -332,13 +369,13 @@ __global__ void __launch_bounds__(32 * NW, MINB) lookback_kernel(psi_cu_plan p, 
         if (yl < rows) {
             TAcc e = (g.hints & 4) ? (TAcc)0 : s_edge[warp * R + i] + s_corner;
 #pragma unroll
-            for (int k = 0; k < 8; k++)
+            for (int k = 0; k < PX; k++)
                 v[i][k] += top[k] + e;
             char *orow = b.out + (p.y0 + yl) * p.out_row;
             if (staged) {
 #pragma unroll
-                for (int k = 0; k < 8; k++)
-                    stage[lane * 8 + k] = v[i][k];
+                for (int k = 0; k < PX; k++)
+                    stage[lane * PX + k] = v[i][k];
                 __syncwarp();
                 uint4 *dst = (uint4 *)((TAcc *)orow + x0);
 #pragma unroll
@@ -351,59 +388,64 @@ __global__ void __launch_bounds__(32 * NW, MINB) lookback_kernel(psi_cu_plan p, 
                 }
                 __syncwarp();
             } else {
-                store8<TAcc>(orow, xs, w, ch, g.vec_out, g.hints, v[i]);
+                store_px<TAcc, PX>(orow, xs, w, ch, g.vec_out, g.hints, v[i]);
             }
         }
     }
     if (tid == 0)
-        finish_block(hdr, g.total);
+        finish_block(hdr, g.total, g.hints & 8);
 }
 
-/* Workspace layout after the header: vflags[T], hflags[T] (u64), then
- * vagg[T][TW], vinc[T][TW], hagg[T][TH], hinc[T][TH] of the accumulator, then
- * cflags[T] (u64) and cval[T] (accumulator) for the split look-backs. */
-static void lb_layout(const psi_cu_plan *p, size_t acc_size, int tile_height, u64 *tiles_x,
-                      u64 *tiles_y, u64 *total, size_t *bytes)
+/* Workspace layout after the header, for tiles of TW x TH: vflags[T],
+ * hflags[T] (u64), then vagg[T][TW], vinc[T][TW], hagg[T][TH], hinc[T][TH] of
+ * the accumulator, then cflags[T] (u64) and cval[T] (accumulator) for the
+ * split look-backs. */
+static void lb_layout(const psi_cu_plan *p, size_t acc_size, int tile_width, int tile_height,
+                      u64 *tiles_x, u64 *tiles_y, u64 *total, size_t *bytes)
 {
-    const u64 th = (u64)tile_height;
+    const u64 tw = (u64)tile_width, th = (u64)tile_height;
     const u64 rows = (u64)(p->y1 - p->y0);
-    *tiles_x = ((u64)p->width + LB_TW - 1) / LB_TW;
+    *tiles_x = ((u64)p->width + tw - 1) / tw;
     *tiles_y = (rows + th - 1) / th;
     *total = *tiles_x * *tiles_y * (u64)(p->depth * p->channels);
     *bytes = sizeof(psi_cu_header) + 2 * *total * sizeof(u64) +
-             *total * (2 * LB_TW + 2 * th) * acc_size + *total * (sizeof(u64) + acc_size);
+             *total * (2 * tw + 2 * th) * acc_size + *total * (sizeof(u64) + acc_size);
 }
 
 size_t lb_trace_offset(const psi_cu_plan *p, size_t acc_size, int tile_height)
 {
     u64 tx, ty, total;
     size_t bytes;
-    lb_layout(p, acc_size, tile_height, &tx, &ty, &total, &bytes);
+    lb_layout(p, acc_size, LB_TW, tile_height, &tx, &ty, &total, &bytes);
     return (bytes + 7) & ~(size_t)7;
 }
 
-int lb_geometry(const psi_cu_plan *p, size_t in_size, size_t acc_size, int tile_height,
-                int hints, lb_geom *g)
+int lb_geometry(const psi_cu_plan *p, size_t in_size, size_t acc_size, int tile_width,
+                int tile_height, int hints, lb_geom *g)
 {
     size_t bytes;
+    const u64 tw = (u64)tile_width, th = (u64)tile_height;
     g->hints = hints;
-    lb_layout(p, acc_size, tile_height, &g->tiles_x, &g->tiles_y, &g->total, &bytes);
+    lb_layout(p, acc_size, tile_width, tile_height, &g->tiles_x, &g->tiles_y, &g->total, &bytes);
     char *base = (char *)p->ws + sizeof(psi_cu_header);
     g->vflags = (u64 *)base;
     g->hflags = g->vflags + g->total;
     char *vals = (char *)(g->hflags + g->total);
     g->vagg = vals;
-    g->vinc = vals + g->total * LB_TW * acc_size;
-    g->hagg = vals + 2 * g->total * LB_TW * acc_size;
-    g->hinc = vals + (2 * g->total * LB_TW + g->total * (u64)tile_height) * acc_size;
+    g->vinc = vals + g->total * tw * acc_size;
+    g->hagg = vals + 2 * g->total * tw * acc_size;
+    g->hinc = vals + (2 * g->total * tw + g->total * th) * acc_size;
     /* 2 TW + 2 TH values per tile: a multiple of 8 bytes, so cflags is aligned */
-    g->cflags = (u64 *)(vals + g->total * (2 * LB_TW + 2 * (u64)tile_height) * acc_size);
+    g->cflags = (u64 *)(vals + g->total * (2 * tw + 2 * th) * acc_size);
     g->cval = g->cflags + g->total;
     g->split = 0;
     g->direct = 0;
     g->trace = nullptr;
-    /* Vector accesses need channel step 1 and aligned rows and planes. */
-    const size_t ain = 8 * in_size >= 16 ? 16 : 8 * in_size;
+    /* Vector accesses need channel step 1 and aligned rows and planes: the
+     * register kernel loads tile_width / 32 pixels per lane, at most 16
+     * bytes at a time (the staged kernel checks its own). */
+    const size_t lane_bytes = (size_t)tile_width / 32 * in_size;
+    const size_t ain = lane_bytes >= 16 ? 16 : lane_bytes;
     g->vec_in = p->channels == 1 && (uintptr_t)p->in % ain == 0 && p->in_row % (i64)ain == 0 &&
                 (p->depth == 1 || p->in_slice % (i64)ain == 0);
     g->vec_out = p->channels == 1 && (uintptr_t)p->out % 16 == 0 && p->out_row % 16 == 0 &&
@@ -417,21 +459,23 @@ size_t lookback_workspace(const psi_cu_plan *p)
     size_t bytes;
     size_t as = psi_cu_acc_size(p->acc);
     lb_choice c = lb_choose(p);
-    lb_layout(p, as, c.rows * c.warps, &tx, &ty, &total, &bytes);
+    lb_layout(p, as, c.tw, c.rows * c.warps, &tx, &ty, &total, &bytes);
     if (c.staged && c.trace)
         return lb_trace_offset(p, as, c.rows * c.warps) + total * LB_TRACE_WORDS * sizeof(u64);
     return bytes;
 }
 
-template <typename TIn, typename TAcc, int R, int NW, int MINB>
+template <typename TIn, typename TAcc, int R, int NW, int MINB, int TW = LB_TW>
 static int lookback_launch(const psi_cu_plan *p, const lb_choice &c)
 {
     lb_geom g;
-    int err = lb_geometry(p, sizeof(TIn), sizeof(TAcc), R * NW, c.hints, &g);
+    int err = lb_geometry(p, sizeof(TIn), sizeof(TAcc), TW, R * NW, c.hints, &g);
     if (err || g.total == 0)
         return err;
     g.direct = c.direct && lb_direct_fits(g.tiles_x, g.tiles_y);
-    lookback_kernel<TIn, TAcc, R, NW, MINB>
+    if (TW != LB_TW && !g.direct)
+        return (int)cudaErrorInvalidConfiguration; /* lb_choose() never asks for it */
+    lookback_kernel<TIn, TAcc, R, NW, MINB, TW>
         <<<(unsigned)g.total, 32 * NW, 0, (cudaStream_t)p->stream>>>(*p, g);
     return (int)cudaGetLastError();
 }
@@ -442,14 +486,17 @@ static int lookback_pick(const psi_cu_plan *p)
     lb_choice c = lb_choose(p);
     if (c.staged)
         return lookback_staged_dispatch(p, c);
+    /* Narrow tiles only in the default shape (lb_choose()). */
     if constexpr (sizeof(TAcc) == 4) {
         if (c.rows == 8)
             return lookback_launch<TIn, TAcc, 8, 8, 2>(p, c);
         if (c.warps == 16)
-            return lookback_launch<TIn, TAcc, 4, 16, 2>(p, c);
+            return c.tw == LB_TW_NARROW ? lookback_launch<TIn, TAcc, 4, 16, 2, LB_TW_NARROW>(p, c)
+                                        : lookback_launch<TIn, TAcc, 4, 16, 2>(p, c);
         return lookback_launch<TIn, TAcc, 4, 8, 4>(p, c);
     } else {
-        return lookback_launch<TIn, TAcc, 4, 8, 2>(p, c);
+        return c.tw == LB_TW_NARROW ? lookback_launch<TIn, TAcc, 4, 8, 2, LB_TW_NARROW>(p, c)
+                                    : lookback_launch<TIn, TAcc, 4, 8, 2>(p, c);
     }
 }
 

@@ -4,7 +4,8 @@
  * flag publish/read helpers, and the two look-backs of a tile (vertical, then
  * horizontal) run by one warp.
  *
- * Both kernels cut a plane into tiles of LB_TW = 256 columns x TH rows and
+ * Both kernels cut a plane into tiles of LB_TW = 256 columns x TH rows (the
+ * register kernel with aggregate-only look-backs also LB_TW_NARROW = 128) and
  * need, for each tile, from its own local table L (the inclusive 2-D prefix of
  * the tile's pixels alone):
  *   P(x) = L(x, TH - 1), the tile's bottom row, and
@@ -31,7 +32,9 @@ struct lb_geom {
     u64 *vflags, *hflags;
     void *vagg, *vinc, *hagg, *hinc;
     int vec_in, vec_out;
-    int hints; /* bit 0: evict-first (streaming) loads, bit 1: streaming stores */
+    int hints; /* bit 0: evict-first (streaming) loads, bit 1: streaming stores;
+                * measurements only: bit 2 skips the look-backs (wrong table),
+                * bit 3 fences before the block's end (finish_block()) */
     int split; /* staged kernel: concurrent look-backs plus the corner term */
     u64 *cflags; /* per tile: its bottom-right table value published (split) */
     void *cval;
@@ -49,6 +52,17 @@ struct lb_geom {
 constexpr int LB_TRACE_WORDS = 12;
 
 constexpr int LB_TW = 256;
+/* The register kernel's narrow tiles, for small planes with aggregate-only
+ * look-backs: twice as many tiles, so that a 1024^2 plane covers 128 SMs
+ * instead of 64. */
+constexpr int LB_TW_NARROW = 128;
+
+/* An unsigned type of N bytes, for vector accesses of N bytes. */
+template <int N> struct uint_of;
+template <> struct uint_of<2> { typedef unsigned short T; };
+template <> struct uint_of<4> { typedef unsigned T; };
+template <> struct uint_of<8> { typedef uint2 T; };
+template <> struct uint_of<16> { typedef uint4 T; };
 
 /* Launch choice of cuda.lookback: the register kernel (sat_lookback.cu, rows
  * per warp R, NW warps) or the staged kernel (sat_lookback_staged.cu: the
@@ -59,6 +73,7 @@ struct lb_choice {
     int rows, warps, hints; /* tile height = rows x warps */
     int split;              /* concurrent look-backs (staged kernel) */
     int direct;             /* aggregate-only look-backs (register kernel, small planes) */
+    int tw;                 /* tile width: LB_TW, or LB_TW_NARROW (register, direct) */
     int trace;              /* record the staged kernel's phase times (diagnostic) */
 };
 
@@ -69,13 +84,14 @@ int lb_staged_rows(const psi_cu_plan *p);
 
 /* Fills g's tile counts, workspace pointers (layout: lb_layout() in
  * sat_lookback.cu) and vector-access flags for a launch with tiles of
- * tile_height rows; returns 0, or a cudaError_t when the tile count exceeds
- * the grid limit. */
-int lb_geometry(const psi_cu_plan *p, size_t in_size, size_t acc_size, int tile_height,
-                int hints, lb_geom *g);
+ * tile_width (LB_TW or LB_TW_NARROW) x tile_height; returns 0, or a
+ * cudaError_t when the tile count exceeds the grid limit. */
+int lb_geometry(const psi_cu_plan *p, size_t in_size, size_t acc_size, int tile_width,
+                int tile_height, int hints, lb_geom *g);
 
-/* Byte offset of the phase trace in the workspace (PIXSUM_CUDA_LB=trace=1):
- * the end of the other regions, 8-byte aligned. */
+/* Byte offset of the phase trace in the workspace (PIXSUM_CUDA_LB=trace=1,
+ * staged kernel: LB_TW wide tiles): the end of the other regions, 8-byte
+ * aligned. */
 size_t lb_trace_offset(const psi_cu_plan *p, size_t acc_size, int tile_height);
 
 /* Entry of the staged kernel (sat_lookback_staged.cu). */
@@ -328,14 +344,13 @@ constexpr u64 LB_DIRECT_MAX_TILES = 32;
  * the rectangle (lane i watches flags i, i + 32, ...; read relaxed, then a
  * fence: acquire by fence, shared with the block by the barrier that
  * follows). */
-template <typename TAcc, int TH>
+template <typename TAcc, int TH, int TW>
 __device__ __forceinline__ void direct_publish_wait(const lb_geom &g, u64 t, u64 tx, u64 ty,
                                                     u64 epoch, unsigned lane,
                                                     const TAcc *s_bottom,
                                                     const TAcc *s_rowcum)
 {
-    constexpr int TW = LB_TW;
-    static_assert(TH % 32 == 0, "tile height must be a multiple of 32");
+    static_assert(TH % 32 == 0 && TW % 32 == 0, "tile sides must be multiples of 32");
     TAcc *vagg = (TAcc *)g.vagg, *hagg = (TAcc *)g.hagg;
     if (ty + 1 < g.tiles_y || tx + 1 < g.tiles_x) {
 #pragma unroll
@@ -365,17 +380,17 @@ __device__ __forceinline__ void direct_publish_wait(const lb_geom &g, u64 t, u64
 }
 
 /* direct_sums(), by the whole block of NT threads after the barrier that
- * follows direct_publish_wait(), all reads in one round: thread i < TW writes
+ * follows direct_publish_wait(), all reads in one round (TW: the tile width,
+ * LB_TW or LB_TW_NARROW): thread i < TW writes
  * Top(x0 + i) to s_top[i]; TH threads (from TW when the block has room, else
  * from 0) write E(r) less the corner to s_edge[r]; the last warp writes the
  * corner to *s_corner. */
-template <typename TAcc, int TH, int NT>
+template <typename TAcc, int TH, int TW, int NT>
 __device__ __forceinline__ void direct_sums(const psi_cu_plan &p, const lb_geom &g,
                                             const char *out_plane, u64 t, u64 tx, u64 ty,
                                             unsigned tid, TAcc *s_corner, TAcc *s_top,
                                             TAcc *s_edge)
 {
-    constexpr int TW = LB_TW;
     constexpr unsigned EDGE0 = NT >= TW + TH + 32 ? TW : 0;
     const i64 x0 = (i64)tx * TW;
     const TAcc *crow =

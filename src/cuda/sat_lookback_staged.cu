@@ -62,13 +62,6 @@ int lb_staged_rows(const psi_cu_plan *p)
     return r;
 }
 
-/* An unsigned type of N bytes, for vector shared-memory accesses. */
-template <int N> struct uint_of;
-template <> struct uint_of<2> { typedef unsigned short T; };
-template <> struct uint_of<4> { typedef unsigned T; };
-template <> struct uint_of<8> { typedef uint2 T; };
-template <> struct uint_of<16> { typedef uint4 T; };
-
 /* Reads V adjacent input elements from shared memory and converts them. */
 template <typename TIn, typename TAcc, int V>
 __device__ __forceinline__ void read_group(const TIn *src, int squared, TAcc v[V])
@@ -459,7 +452,7 @@ __global__ void __launch_bounds__(ST_THREADS, PSI_ST_MINB(MINB))
     if (rec && tid == 0)
         trace_point(rec, 5, global_ns(), (u64)clock64());
     if (tid == 0)
-        finish_block(hdr, g.total);
+        finish_block(hdr, g.total, g.hints & 8);
 }
 
 template <typename TIn, typename TAcc, int R, int MINB, bool TRACE>
@@ -467,7 +460,7 @@ static int staged_launch(const psi_cu_plan *p, int hints, int split)
 {
     typedef staged_layout<TIn, TAcc, R> L;
     lb_geom g;
-    int err = lb_geometry(p, sizeof(TIn), sizeof(TAcc), L::TH, hints, &g);
+    int err = lb_geometry(p, sizeof(TIn), sizeof(TAcc), LB_TW, L::TH, hints, &g);
     if (err || g.total == 0)
         return err;
     g.split = split;
