@@ -121,16 +121,20 @@ lb_choice lb_choose(const psi_cu_plan *p)
     size_t acc_size = psi_cu_acc_size(p->acc);
     /* Streaming hints on (measured on an H100, docs/benchmarks.md). */
     lb_choice c = {lb_staged_default(p), LB_REG_ROWS, lb_register_warps(acc_size), 3, 0, 1,
-                   LB_TW, 0};
+                   LB_TW, 0, 0, 0};
     int want_tw = 0;
     const char *e = getenv("PIXSUM_CUDA_LB");
     if (e) {
         const char *r = strstr(e, "rows="), *h = strstr(e, "hints="), *wp = strstr(e, "warps=");
         const char *sg = strstr(e, "staged="), *sp = strstr(e, "split=");
         const char *dr = strstr(e, "direct="), *tr = strstr(e, "trace=");
-        const char *tw = strstr(e, "tw=");
+        const char *tw = strstr(e, "tw="), *pd = strstr(e, "pdl="), *sc = strstr(e, "spec=");
         if (tw)
             want_tw = atoi(tw + 3);
+        if (pd)
+            c.pdl = atoi(pd + 4) & 3;
+        if (sc)
+            c.spec = atoi(sc + 5) != 0;
         if (tr)
             c.trace = atoi(tr + 6) != 0;
         if (sp)
@@ -252,27 +256,39 @@ __global__ void __launch_bounds__(32 * NW, MINB) lookback_kernel(psi_cu_plan p, 
 
     psi_cu_header *hdr = (psi_cu_header *)p.ws;
     const unsigned tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
+    const i64 w = p.width, ch = p.channels, rows = p.y1 - p.y0;
+    TAcc v[R][PX];
+    /* The warp's R rows of tile q's pixels into v. */
+    auto load_rows = [&](const tile_pos &q) {
+        const i64 xs = (i64)q.tx * TW + (i64)lane * PX;
+        const i64 ybase = (i64)q.ty * TH + (i64)warp * R;
+#pragma unroll
+        for (int i = 0; i < R; i++) {
+            i64 yl = ybase + i;
+            if (yl < rows) {
+                load_px<TIn, TAcc, PX>(q.b.in + (p.y0 + yl) * p.in_row, xs, w, ch, g.vec_in,
+                                       p.squared, g.hints, v[i]);
+            } else {
+#pragma unroll
+                for (int k = 0; k < PX; k++)
+                    v[i][k] = (TAcc)0;
+            }
+        }
+    };
+    pdl_begin(g);
+    /* With g.spec the loads of tile blockIdx.x (the usual ticket) are issued
+     * while the ticket is taken, and repeated for the ticket's tile if not. */
+    if (g.spec)
+        load_rows(tile_at(p, g, blockIdx.x, sizeof(TIn), sizeof(TAcc)));
     const tile_pos tp = take_tile(p, g, sizeof(TIn), sizeof(TAcc), &s_ticket, &s_epoch);
     const u64 t = tp.t, epoch = tp.epoch, tx = tp.tx, ty = tp.ty;
     const plane_ptrs b = tp.b;
-    const i64 w = p.width, ch = p.channels, rows = p.y1 - p.y0;
     const i64 x0 = (i64)tx * TW, xs = x0 + (i64)lane * PX;
     const i64 ybase = (i64)ty * TH + (i64)warp * R;
 
     /* 1-2: load and build the tile-local table. */
-    TAcc v[R][PX];
-#pragma unroll
-    for (int i = 0; i < R; i++) {
-        i64 yl = ybase + i;
-        if (yl < rows) {
-            load_px<TIn, TAcc, PX>(b.in + (p.y0 + yl) * p.in_row, xs, w, ch, g.vec_in,
-                                   p.squared, g.hints, v[i]);
-        } else {
-#pragma unroll
-            for (int k = 0; k < PX; k++)
-                v[i][k] = (TAcc)0;
-        }
-    }
+    if (!g.spec || t != blockIdx.x)
+        load_rows(tp);
 #pragma unroll
     for (int i = 0; i < R; i++) {
 #pragma unroll
@@ -420,6 +436,37 @@ size_t lb_trace_offset(const psi_cu_plan *p, size_t acc_size, int tile_height)
     return (bytes + 7) & ~(size_t)7;
 }
 
+int lb_launch(void (*kernel)(psi_cu_plan, lb_geom), unsigned blocks, unsigned threads,
+              size_t smem, const psi_cu_plan *p, const lb_choice &c, lb_geom &g)
+{
+    cudaStream_t s = (cudaStream_t)p->stream;
+    g.pdl = 0;
+    if (c.pdl) {
+        int dev = 0, major = 0;
+        cudaError_t e = cudaGetDevice(&dev);
+        if (e == cudaSuccess)
+            e = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev);
+        if (e != cudaSuccess)
+            return (int)e;
+        g.pdl = major >= 9 ? c.pdl : 0;
+    }
+    if (!g.pdl) {
+        kernel<<<blocks, threads, smem, s>>>(*p, g);
+        return (int)cudaGetLastError();
+    }
+    cudaLaunchConfig_t cfg = {};
+    cudaLaunchAttribute attr[1];
+    attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr[0].val.programmaticStreamSerializationAllowed = 1;
+    cfg.gridDim = dim3(blocks);
+    cfg.blockDim = dim3(threads);
+    cfg.dynamicSmemBytes = smem;
+    cfg.stream = s;
+    cfg.attrs = attr;
+    cfg.numAttrs = 1;
+    return (int)cudaLaunchKernelEx(&cfg, kernel, *p, g);
+}
+
 int lb_geometry(const psi_cu_plan *p, size_t in_size, size_t acc_size, int tile_width,
                 int tile_height, int hints, lb_geom *g)
 {
@@ -441,6 +488,8 @@ int lb_geometry(const psi_cu_plan *p, size_t in_size, size_t acc_size, int tile_
     g->split = 0;
     g->direct = 0;
     g->trace = nullptr;
+    g->pdl = 0;
+    g->spec = 0;
     /* Vector accesses need channel step 1 and aligned rows and planes: the
      * register kernel loads tile_width / 32 pixels per lane, at most 16
      * bytes at a time (the staged kernel checks its own). */
@@ -475,9 +524,9 @@ static int lookback_launch(const psi_cu_plan *p, const lb_choice &c)
     g.direct = c.direct && lb_direct_fits(g.tiles_x, g.tiles_y);
     if (TW != LB_TW && !g.direct)
         return (int)cudaErrorInvalidConfiguration; /* lb_choose() never asks for it */
-    lookback_kernel<TIn, TAcc, R, NW, MINB, TW>
-        <<<(unsigned)g.total, 32 * NW, 0, (cudaStream_t)p->stream>>>(*p, g);
-    return (int)cudaGetLastError();
+    g.spec = c.spec;
+    return lb_launch(lookback_kernel<TIn, TAcc, R, NW, MINB, TW>, (unsigned)g.total, 32 * NW, 0,
+                     p, c, g);
 }
 
 template <typename TIn, typename TAcc>

@@ -40,6 +40,8 @@ struct lb_geom {
     void *cval;
     int direct;  /* register kernel: look-backs over aggregates only (small planes) */
     u64 *trace;  /* staged kernel, PIXSUM_CUDA_LB=trace=1: LB_TRACE_WORDS per tile, else null */
+    int pdl;     /* programmatic dependent launch: 1 wait, 2 wait and let the next launch start */
+    int spec;    /* register kernel: load the tile of blockIdx.x before the ticket arrives */
 };
 
 /* Words per tile of the phase trace (PIXSUM_CUDA_LB=trace=1, a diagnostic for
@@ -75,6 +77,8 @@ struct lb_choice {
     int direct;             /* aggregate-only look-backs (register kernel, small planes) */
     int tw;                 /* tile width: LB_TW, or LB_TW_NARROW (register, direct) */
     int trace;              /* record the staged kernel's phase times (diagnostic) */
+    int pdl;                /* lb_geom::pdl (sm_90 and newer only) */
+    int spec;               /* lb_geom::spec */
 };
 
 lb_choice lb_choose(const psi_cu_plan *p);
@@ -88,6 +92,13 @@ int lb_staged_rows(const psi_cu_plan *p);
  * cudaError_t when the tile count exceeds the grid limit. */
 int lb_geometry(const psi_cu_plan *p, size_t in_size, size_t acc_size, int tile_width,
                 int tile_height, int hints, lb_geom *g);
+
+/* Launches kernel(*p, g) on p's stream with `blocks` x `threads` and smem
+ * bytes of dynamic shared memory; sets g.pdl from c.pdl on devices of compute
+ * capability 9 and newer (cudaLaunchKernelEx with programmatic stream
+ * serialization), else a plain launch. Returns 0 or a cudaError_t. */
+int lb_launch(void (*kernel)(psi_cu_plan, lb_geom), unsigned blocks, unsigned threads,
+              size_t smem, const psi_cu_plan *p, const lb_choice &c, lb_geom &g);
 
 /* Byte offset of the phase trace in the workspace (PIXSUM_CUDA_LB=trace=1,
  * staged kernel: LB_TW wide tiles): the end of the other regions, 8-byte
@@ -104,6 +115,40 @@ struct tile_pos {
     plane_ptrs b;
 };
 
+/* The position of tile t (epoch left 0). */
+__device__ __forceinline__ tile_pos tile_at(const psi_cu_plan &p, const lb_geom &g, u64 t,
+                                            size_t in_size, size_t acc_size)
+{
+    tile_pos tp;
+    tp.t = t;
+    tp.epoch = 0;
+    const u64 per_plane = g.tiles_x * g.tiles_y;
+    const u64 rem = t % per_plane;
+    tp.ty = rem / g.tiles_x;
+    tp.tx = rem % g.tiles_x;
+    tp.b = plane_base(p, (i64)(t / per_plane), in_size, acc_size);
+    return tp;
+}
+
+/* Programmatic dependent launch (launches with g.pdl set, sm_90 and newer):
+ * waits until the previous kernel of the stream has finished and its writes
+ * are visible (the workspace header, the input), and with g.pdl == 2 lets the
+ * next kernel of the stream be scheduled now: its blocks wait in their own
+ * pdl_begin() until this launch ends. Called by every thread first thing; a
+ * no-op without PDL. */
+__device__ __forceinline__ void pdl_begin(const lb_geom &g)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    if (g.pdl) {
+        asm volatile("griddepcontrol.wait;" ::: "memory");
+        if (g.pdl == 2)
+            asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+    }
+#else
+    (void)g;
+#endif
+}
+
 /* Called by every thread of the block at its start: thread 0 takes the next
  * ticket (so every tile the block waits for belongs to a block that already
  * runs), and after the barrier all threads read where the tile lies. */
@@ -117,14 +162,8 @@ __device__ __forceinline__ tile_pos take_tile(const psi_cu_plan &p, const lb_geo
         *s_epoch = e;
     }
     __syncthreads();
-    tile_pos tp;
-    tp.t = *s_ticket;
+    tile_pos tp = tile_at(p, g, *s_ticket, in_size, acc_size);
     tp.epoch = *s_epoch;
-    const u64 per_plane = g.tiles_x * g.tiles_y;
-    const u64 rem = tp.t % per_plane;
-    tp.ty = rem / g.tiles_x;
-    tp.tx = rem % g.tiles_x;
-    tp.b = plane_base(p, (i64)(tp.t / per_plane), in_size, acc_size);
     return tp;
 }
 

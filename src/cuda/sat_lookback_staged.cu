@@ -200,6 +200,7 @@ __global__ void __launch_bounds__(ST_THREADS, PSI_ST_MINB(MINB))
 
     psi_cu_header *hdr = (psi_cu_header *)p.ws;
     const unsigned tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
+    pdl_begin(g);
     /* Phase trace (TRACE kernels only, a diagnostic): thread 0 notes the
      * times of its block; the other kernels compile none of it. */
     const u64 trace_start = TRACE && tid == 0 ? global_ns() : 0;
@@ -456,14 +457,14 @@ __global__ void __launch_bounds__(ST_THREADS, PSI_ST_MINB(MINB))
 }
 
 template <typename TIn, typename TAcc, int R, int MINB, bool TRACE>
-static int staged_launch(const psi_cu_plan *p, int hints, int split)
+static int staged_launch(const psi_cu_plan *p, const lb_choice &c)
 {
     typedef staged_layout<TIn, TAcc, R> L;
     lb_geom g;
-    int err = lb_geometry(p, sizeof(TIn), sizeof(TAcc), LB_TW, L::TH, hints, &g);
+    int err = lb_geometry(p, sizeof(TIn), sizeof(TAcc), LB_TW, L::TH, c.hints, &g);
     if (err || g.total == 0)
         return err;
-    g.split = split;
+    g.split = c.split;
     if (TRACE)
         g.trace = (u64 *)((char *)p->ws + lb_trace_offset(p, sizeof(TAcc), L::TH));
     /* The tile copy moves 16-byte chunks: rows and planes 16-byte aligned. */
@@ -478,9 +479,8 @@ static int staged_launch(const psi_cu_plan *p, int hints, int split)
             return (int)e;
         smem_set.store(1, std::memory_order_relaxed);
     }
-    staged_kernel<TIn, TAcc, R, MINB, TRACE>
-        <<<(unsigned)g.total, ST_THREADS, L::bytes, (cudaStream_t)p->stream>>>(*p, g);
-    return (int)cudaGetLastError();
+    return lb_launch(staged_kernel<TIn, TAcc, R, MINB, TRACE>, (unsigned)g.total, ST_THREADS,
+                     L::bytes, p, c, g);
 }
 
 /* Launches with R rows per warp; the register budget is cut for the blocks
@@ -495,12 +495,12 @@ static int staged_launch_rows(const psi_cu_plan *p, const lb_choice &c)
     constexpr int MINB = FIT < BASE ? (FIT > 0 ? FIT : 1) : BASE;
     if (c.trace) {
 #ifdef PIXSUM_CUDA_TRACE
-        return staged_launch<TIn, TAcc, R, MINB, true>(p, c.hints, c.split);
+        return staged_launch<TIn, TAcc, R, MINB, true>(p, c);
 #else
         return (int)cudaErrorNotSupported; /* built without PIXSUM_CUDA_TRACE */
 #endif
     }
-    return staged_launch<TIn, TAcc, R, MINB, false>(p, c.hints, c.split);
+    return staged_launch<TIn, TAcc, R, MINB, false>(p, c);
 }
 
 /* The tile heights built per pair (each is a kernel for 5 architectures, so
