@@ -135,6 +135,14 @@ __device__ __forceinline__ void store_release(u64 *p, u64 v)
     asm volatile("st.release.gpu.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
 }
 
+/* Acquire (and release) by fence at GPU scope: after relaxed flag reads, it
+ * orders the reads of the values the flags announce (lighter than the
+ * sequentially consistent __threadfence()). */
+__device__ __forceinline__ void fence_acq_rel(void)
+{
+    asm volatile("fence.acq_rel.gpu;" ::: "memory");
+}
+
 /* Flag values: (epoch << 2) | status. Zeroed memory reads "nothing". */
 enum { FLAG_AGGREGATE = 1, FLAG_INCLUSIVE = 2 };
 

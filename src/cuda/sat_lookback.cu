@@ -110,10 +110,13 @@ static bool lb_narrow_default(const psi_cu_plan *p, int tile_height)
  * kernel only; measured no faster), aggregate-only look-backs on planes of at
  * most LB_DIRECT_MAX_TILES tiles along each axis (register kernel; on unless
  * direct=0), narrow tiles (register kernel, aggregate-only look-backs, default
- * tile shape: lb_narrow_default()).
- * PIXSUM_CUDA_LB="staged=0,rows=4,hints=0,split=1,direct=0,tw=128" overrides
- * them (tuning runs and tests of every variant; tw=128 only where the narrow
- * tiles can run); trace=1 makes the staged kernel record its phase times
+ * tile shape: lb_narrow_default()), programmatic dependent launch (pdl=1 by
+ * default: the kernel's launch overlaps the end of the stream's previous
+ * kernel; H200, 1024^2 u8 -> u32: 0.0113 against 0.0124 ms per call;
+ * pdl=2 also lets the next kernel start early, measured no faster).
+ * PIXSUM_CUDA_LB="staged=0,rows=4,hints=0,split=1,direct=0,tw=128,pdl=0"
+ * overrides them (tuning runs and tests of every variant; tw=128 only where
+ * the narrow tiles can run); trace=1 makes the staged kernel record its phase times
  * after the workspace's other regions (LB_TRACE_WORDS per tile;
  * lb_trace_offset()). */
 lb_choice lb_choose(const psi_cu_plan *p)
@@ -121,20 +124,18 @@ lb_choice lb_choose(const psi_cu_plan *p)
     size_t acc_size = psi_cu_acc_size(p->acc);
     /* Streaming hints on (measured on an H100, docs/benchmarks.md). */
     lb_choice c = {lb_staged_default(p), LB_REG_ROWS, lb_register_warps(acc_size), 3, 0, 1,
-                   LB_TW, 0, 0, 0};
+                   LB_TW, 0, 1};
     int want_tw = 0;
     const char *e = getenv("PIXSUM_CUDA_LB");
     if (e) {
         const char *r = strstr(e, "rows="), *h = strstr(e, "hints="), *wp = strstr(e, "warps=");
         const char *sg = strstr(e, "staged="), *sp = strstr(e, "split=");
         const char *dr = strstr(e, "direct="), *tr = strstr(e, "trace=");
-        const char *tw = strstr(e, "tw="), *pd = strstr(e, "pdl="), *sc = strstr(e, "spec=");
+        const char *tw = strstr(e, "tw="), *pd = strstr(e, "pdl=");
         if (tw)
             want_tw = atoi(tw + 3);
         if (pd)
-            c.pdl = atoi(pd + 4) & 3;
-        if (sc)
-            c.spec = atoi(sc + 5) != 0;
+            c.pdl = atoi(pd + 4) % 3;
         if (tr)
             c.trace = atoi(tr + 6) != 0;
         if (sp)
@@ -276,10 +277,6 @@ __global__ void __launch_bounds__(32 * NW, MINB) lookback_kernel(psi_cu_plan p, 
         }
     };
     pdl_begin(g);
-    /* With g.spec the loads of tile blockIdx.x (the usual ticket) are issued
-     * while the ticket is taken, and repeated for the ticket's tile if not. */
-    if (g.spec)
-        load_rows(tile_at(p, g, blockIdx.x, sizeof(TIn), sizeof(TAcc)));
     const tile_pos tp = take_tile(p, g, sizeof(TIn), sizeof(TAcc), &s_ticket, &s_epoch);
     const u64 t = tp.t, epoch = tp.epoch, tx = tp.tx, ty = tp.ty;
     const plane_ptrs b = tp.b;
@@ -287,8 +284,7 @@ __global__ void __launch_bounds__(32 * NW, MINB) lookback_kernel(psi_cu_plan p, 
     const i64 ybase = (i64)ty * TH + (i64)warp * R;
 
     /* 1-2: load and build the tile-local table. */
-    if (!g.spec || t != blockIdx.x)
-        load_rows(tp);
+    load_rows(tp);
 #pragma unroll
     for (int i = 0; i < R; i++) {
 #pragma unroll
@@ -343,12 +339,13 @@ __global__ void __launch_bounds__(32 * NW, MINB) lookback_kernel(psi_cu_plan p, 
      * and summed by the block (bit 2 of hints skips them: a timing experiment
      * only, the table is then wrong). */
     if (TW != LB_TW || g.direct) {
-        if (warp == 0 && !(g.hints & 4))
-            direct_publish_wait<TAcc, TH, TW>(g, t, tx, ty, epoch, lane, s_bottom, s_rowcum);
-        __syncthreads();
         if (!(g.hints & 4))
-            direct_sums<TAcc, TH, TW, 32 * NW>(p, g, b.out, t, tx, ty, tid, &s_corner, s_top,
-                                               s_edge);
+            direct_publish_wait<TAcc, TH, TW, 32 * NW>(g, t, tx, ty, epoch, tid, s_bottom,
+                                                       s_rowcum);
+        __syncthreads();
+        if (!(g.hints & 4)) /* s_col is free here: its offsets were read above */
+            direct_sums<TAcc, TH, TW, 32 * NW>(p, g, b.out, t, tx, ty, tid, &s_col[0][0],
+                                               &s_corner, s_top, s_edge);
     } else if constexpr (TW == LB_TW) {
         if (warp == 0 && !(g.hints & 4)) {
             TAcc P[8];
@@ -489,7 +486,6 @@ int lb_geometry(const psi_cu_plan *p, size_t in_size, size_t acc_size, int tile_
     g->direct = 0;
     g->trace = nullptr;
     g->pdl = 0;
-    g->spec = 0;
     /* Vector accesses need channel step 1 and aligned rows and planes: the
      * register kernel loads tile_width / 32 pixels per lane, at most 16
      * bytes at a time (the staged kernel checks its own). */
@@ -524,7 +520,6 @@ static int lookback_launch(const psi_cu_plan *p, const lb_choice &c)
     g.direct = c.direct && lb_direct_fits(g.tiles_x, g.tiles_y);
     if (TW != LB_TW && !g.direct)
         return (int)cudaErrorInvalidConfiguration; /* lb_choose() never asks for it */
-    g.spec = c.spec;
     return lb_launch(lookback_kernel<TIn, TAcc, R, NW, MINB, TW>, (unsigned)g.total, 32 * NW, 0,
                      p, c, g);
 }

@@ -41,7 +41,6 @@ struct lb_geom {
     int direct;  /* register kernel: look-backs over aggregates only (small planes) */
     u64 *trace;  /* staged kernel, PIXSUM_CUDA_LB=trace=1: LB_TRACE_WORDS per tile, else null */
     int pdl;     /* programmatic dependent launch: 1 wait, 2 wait and let the next launch start */
-    int spec;    /* register kernel: load the tile of blockIdx.x before the ticket arrives */
 };
 
 /* Words per tile of the phase trace (PIXSUM_CUDA_LB=trace=1, a diagnostic for
@@ -77,8 +76,7 @@ struct lb_choice {
     int direct;             /* aggregate-only look-backs (register kernel, small planes) */
     int tw;                 /* tile width: LB_TW, or LB_TW_NARROW (register, direct) */
     int trace;              /* record the staged kernel's phase times (diagnostic) */
-    int pdl;                /* lb_geom::pdl (sm_90 and newer only) */
-    int spec;               /* lb_geom::spec */
+    int pdl;                /* lb_geom::pdl (sm_90 and newer only; default 1) */
 };
 
 lb_choice lb_choose(const psi_cu_plan *p);
@@ -119,14 +117,16 @@ struct tile_pos {
 __device__ __forceinline__ tile_pos tile_at(const psi_cu_plan &p, const lb_geom &g, u64 t,
                                             size_t in_size, size_t acc_size)
 {
+    /* Tile counts fit 31 bits (lb_geometry()): 32-bit divisions. */
+    const unsigned ut = (unsigned)t, per_plane = (unsigned)(g.tiles_x * g.tiles_y);
+    const unsigned plane = ut / per_plane, rem = ut - plane * per_plane;
+    const unsigned ty = rem / (unsigned)g.tiles_x;
     tile_pos tp;
     tp.t = t;
     tp.epoch = 0;
-    const u64 per_plane = g.tiles_x * g.tiles_y;
-    const u64 rem = t % per_plane;
-    tp.ty = rem / g.tiles_x;
-    tp.tx = rem % g.tiles_x;
-    tp.b = plane_base(p, (i64)(t / per_plane), in_size, acc_size);
+    tp.ty = ty;
+    tp.tx = rem - ty * (unsigned)g.tiles_x;
+    tp.b = plane_base(p, (i64)plane, in_size, acc_size);
     return tp;
 }
 
@@ -361,8 +361,8 @@ __device__ __forceinline__ unsigned sm_id(void)
 }
 
 /* Largest plane, in tiles along each axis, that the aggregate-only
- * look-backs below serve:
- * a tile reads up to ty x TW + tx x TH + ty x tx published values. */
+ * look-backs below serve: a tile watches up to (ty + 1)(tx + 1) - 1 flags and
+ * reads ty x TW + tx x TH + ty x tx published values. */
 constexpr u64 LB_DIRECT_MAX_TILES = 32;
 
 /* Aggregate-only look-backs of tile t, for planes of at most
@@ -374,24 +374,28 @@ constexpr u64 LB_DIRECT_MAX_TILES = 32;
  *   Top(x) = sum over ty' < ty of P_(ty', tx)(x),
  *   E(r)   = sum over tx' < tx of rowcum_(ty, tx')(r) + corner,
  *   corner = sum over ty' < ty, tx' < tx of the tile total rowcum_(ty', tx')(TH - 1).
- * No tile waits on a value that needs another tile's wait: the latency is one
- * publish, one wait and one round of reads. With p.y0 > 0 every tile adds the
- * carried table row C = I(., y0 - 1): C(x) - C(x0 - 1) to Top and C(x0 - 1)
- * to the corner. Two steps, so that the reads are spread over the block:
+ * No tile waits on a value that needs another tile's wait. With p.y0 > 0
+ * every tile adds the carried table row C = I(., y0 - 1): C(x) - C(x0 - 1) to
+ * Top and C(x0 - 1) to the corner. The flags and the values are spread over
+ * all NT threads of the block, so that the latency is one publish, one round
+ * of flag reads and one round of value reads (with a lane per flag or value
+ * of one warp instead, the last tile of a 2048^2 plane read its flags and its
+ * corner in 8 rounds each).
  *
- * direct_publish_wait(), by one warp: publishes, then waits for the flags of
- * the rectangle (lane i watches flags i, i + 32, ...; read relaxed, then a
- * fence: acquire by fence, shared with the block by the barrier that
- * follows). */
-template <typename TAcc, int TH, int TW>
+ * direct_publish_wait(), by every thread of the block: warp 0 publishes;
+ * thread i watches flags i, i + NT, ... of the rectangle, read relaxed, then
+ * a fence (acquire by fence, shared with the block by the barrier that the
+ * caller places next). */
+template <typename TAcc, int TH, int TW, int NT>
 __device__ __forceinline__ void direct_publish_wait(const lb_geom &g, u64 t, u64 tx, u64 ty,
-                                                    u64 epoch, unsigned lane,
+                                                    u64 epoch, unsigned tid,
                                                     const TAcc *s_bottom,
                                                     const TAcc *s_rowcum)
 {
     static_assert(TH % 32 == 0 && TW % 32 == 0, "tile sides must be multiples of 32");
     TAcc *vagg = (TAcc *)g.vagg, *hagg = (TAcc *)g.hagg;
-    if (ty + 1 < g.tiles_y || tx + 1 < g.tiles_x) {
+    const unsigned lane = tid & 31;
+    if (tid < 32 && (ty + 1 < g.tiles_y || tx + 1 < g.tiles_x)) {
 #pragma unroll
         for (int k = 0; k < TW / 32; k++)
             st_cg(vagg + t * TW + lane + 32 * k, s_bottom[lane + 32 * k]);
@@ -402,11 +406,11 @@ __device__ __forceinline__ void direct_publish_wait(const lb_geom &g, u64 t, u64
         if (lane == 0)
             store_release(&g.vflags[t], flag_value(epoch, FLAG_AGGREGATE));
     }
-    /* The rectangle (0..ty) x (0..tx) but this tile (at most 32 x 32 tiles:
-     * 32-bit indices). */
+    /* The rectangle (0..ty) x (0..tx) but this tile, its last entry (at most
+     * 32 x 32 tiles: 32-bit indices). */
     const unsigned span = (unsigned)tx + 1, waits = ((unsigned)ty + 1) * span - 1;
     const u64 first = t - ty * g.tiles_x - tx;
-    for (unsigned k = lane; k < waits; k += 32) {
+    for (unsigned k = tid; k < waits; k += NT) {
         const unsigned ry = k / span, rx = k - ry * span;
         const u64 *f = &g.vflags[first + (u64)ry * g.tiles_x + rx];
         while (load_relaxed(f) != flag_value(epoch, FLAG_AGGREGATE)) {
@@ -415,57 +419,85 @@ __device__ __forceinline__ void direct_publish_wait(const lb_geom &g, u64 t, u64
 #endif
         }
     }
-    __threadfence();
+    if (tid < waits)
+        fence_acq_rel();
 }
 
 /* direct_sums(), by the whole block of NT threads after the barrier that
- * follows direct_publish_wait(), all reads in one round (TW: the tile width,
- * LB_TW or LB_TW_NARROW): thread i < TW writes
- * Top(x0 + i) to s_top[i]; TH threads (from TW when the block has room, else
- * from 0) write E(r) less the corner to s_edge[r]; the last warp writes the
- * corner to *s_corner. */
+ * follows direct_publish_wait(): writes Top(x0 + i) to s_top[i] (i < TW),
+ * E(r) less the corner to s_edge[r] (r < TH) and the corner to *s_corner;
+ * the caller places a barrier after it. Two steps with a barrier between:
+ *   1. every thread reads its share in one round: NT / TW threads per column
+ *      (rows g, g + NT / TW, ... of the tiles above), NT / TH per row of the
+ *      edge, and the corner's tile totals spread over all threads (warp sums);
+ *      the partial sums go to s_part (2 NT + NT / 32 values);
+ *   2. thread i adds the partial sums of column i, of row i, and thread NT - 1
+ *      those of the corner, always in the same order (float tables come out
+ *      the same in every run). */
 template <typename TAcc, int TH, int TW, int NT>
 __device__ __forceinline__ void direct_sums(const psi_cu_plan &p, const lb_geom &g,
                                             const char *out_plane, u64 t, u64 tx, u64 ty,
-                                            unsigned tid, TAcc *s_corner, TAcc *s_top,
-                                            TAcc *s_edge)
+                                            unsigned tid, TAcc *s_part, TAcc *s_corner,
+                                            TAcc *s_top, TAcc *s_edge)
 {
-    constexpr unsigned EDGE0 = NT >= TW + TH + 32 ? TW : 0;
+    static_assert(NT % TW == 0 && NT % TH == 0 && NT >= TW && NT >= TH, "whole thread groups");
+    constexpr unsigned GT = NT / TW, GE = NT / TH;
+    const unsigned lane = tid & 31, uty = (unsigned)ty, utx = (unsigned)tx;
     const i64 x0 = (i64)tx * TW;
-    const TAcc *crow =
-        p.y0 > 0 ? (const TAcc *)(out_plane + (p.y0 - 1) * p.out_row) : (const TAcc *)nullptr;
-    const TAcc cbase = crow && x0 > 0 ? crow[(x0 - 1) * p.channels] : (TAcc)0;
-    if (tid < TW) {
-        const TAcc *src = (const TAcc *)g.vagg + (t - ty * g.tiles_x) * TW + tid;
+    const u64 first = t - ty * g.tiles_x - tx; /* the plane's first tile row, column 0 */
+    { /* 1: the partial sums */
+        const unsigned col = tid % TW, grp_t = tid / TW;
+        const TAcc *src = (const TAcc *)g.vagg + (first + tx) * TW + col;
         const u64 step = g.tiles_x * TW;
         TAcc top = (TAcc)0;
 #pragma unroll 8
-        for (unsigned r = 0; r < (unsigned)ty; r++)
+        for (unsigned r = grp_t; r < uty; r += GT)
             top += ld_cg(src + r * step);
-        if (crow && x0 + tid < p.width)
-            top += (TAcc)(crow[(x0 + tid) * p.channels] - cbase);
-        s_top[tid] = top;
-    }
-    if (tid - EDGE0 < (unsigned)TH) {
-        const TAcc *src = (const TAcc *)g.hagg + (t - tx) * TH + (tid - EDGE0);
+        s_part[tid] = top;
+        const unsigned row = tid % TH, grp_e = tid / TH;
+        const TAcc *esrc = (const TAcc *)g.hagg + (t - tx) * TH + row;
         TAcc e = (TAcc)0;
 #pragma unroll 8
-        for (unsigned c = 0; c < (unsigned)tx; c++)
-            e += ld_cg(src + c * TH);
-        s_edge[tid - EDGE0] = e;
-    }
-    if (tid >= NT - 32) {
-        const unsigned lane = tid & 31;
-        const u64 first = t - ty * g.tiles_x - tx;
+        for (unsigned c = grp_e; c < utx; c += GE)
+            e += ld_cg(esrc + c * TH);
+        s_part[NT + tid] = e;
         TAcc corner = (TAcc)0;
-        for (unsigned k = lane; k < (unsigned)(ty * tx); k += 32) {
-            const unsigned ry = k / (unsigned)tx, rx = k - ry * (unsigned)tx;
+        for (unsigned k = tid; k < uty * utx; k += NT) {
+            const unsigned ry = k / utx, rx = k - ry * utx;
             corner += ld_cg((const TAcc *)g.hagg + (first + (u64)ry * g.tiles_x + rx) * TH +
                             TH - 1);
         }
         corner = warp_sum(corner);
         if (lane == 0)
-            *s_corner = corner + cbase;
+            s_part[2 * NT + tid / 32] = corner;
+    }
+    __syncthreads();
+    /* 2: the totals, and the carried row */
+    const TAcc *crow =
+        p.y0 > 0 ? (const TAcc *)(out_plane + (p.y0 - 1) * p.out_row) : (const TAcc *)nullptr;
+    const TAcc cbase = crow && x0 > 0 ? crow[(x0 - 1) * p.channels] : (TAcc)0;
+    if (tid < TW) {
+        TAcc top = s_part[tid];
+#pragma unroll
+        for (unsigned q = 1; q < GT; q++)
+            top += s_part[q * TW + tid];
+        if (crow && x0 + tid < p.width)
+            top += (TAcc)(crow[(x0 + tid) * p.channels] - cbase);
+        s_top[tid] = top;
+    }
+    if (tid < TH) {
+        TAcc e = s_part[NT + tid];
+#pragma unroll
+        for (unsigned q = 1; q < GE; q++)
+            e += s_part[NT + q * TH + tid];
+        s_edge[tid] = e;
+    }
+    if (tid == NT - 1) {
+        TAcc corner = s_part[2 * NT];
+#pragma unroll
+        for (unsigned w = 1; w < NT / 32; w++)
+            corner += s_part[2 * NT + w];
+        *s_corner = corner + cbase;
     }
 }
 
