@@ -23,6 +23,11 @@
  * Errors that surface only when the stream runs (a fault inside a kernel) are
  * reported by the caller's own synchronisation, as usual in CUDA.
  *
+ * On GPUs of compute capability 9.0 and newer, cuda.lookback is launched with
+ * programmatic dependent launch: its launch overlaps the end of the stream's
+ * previous kernel, and it reads and writes nothing before that kernel has
+ * finished, so stream order is kept (PIXSUM_CUDA_LB=pdl=0 turns it off).
+ *
  * Ordering rule: a context's scratch (or a workspace) serves one call at a
  * time on one stream; two calls sharing scratch must run on the same stream
  * or be ordered by the caller (events). Different contexts are independent.
