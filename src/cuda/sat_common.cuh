@@ -193,7 +193,8 @@ __device__ __forceinline__ u64 take_ticket(psi_cu_header *h, u64 *epoch)
  * boundary. A fence here made thread 0 wait for the block's table stores to
  * drain before the increment (fenced = 1, PIXSUM_CUDA_LB=hints=8 in the
  * look-back kernels: the old behaviour, kept for measurement). */
-__device__ __forceinline__ void finish_block(psi_cu_header *h, u64 total_blocks, bool fenced = false)
+__device__ __forceinline__ void finish_block(psi_cu_header *h, u64 total_blocks,
+                                             bool fenced = false)
 {
     if (fenced)
         __threadfence();

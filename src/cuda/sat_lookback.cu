@@ -116,8 +116,8 @@ static bool lb_narrow_default(const psi_cu_plan *p, int tile_height)
  * pdl=2 also lets the next kernel start early, measured no faster).
  * PIXSUM_CUDA_LB="staged=0,rows=4,hints=0,split=1,direct=0,tw=128,pdl=0"
  * overrides them (tuning runs and tests of every variant; tw=128 only where
- * the narrow tiles can run); trace=1 makes the staged kernel record its phase times
- * after the workspace's other regions (LB_TRACE_WORDS per tile;
+ * the narrow tiles can run); trace=1 makes the staged kernel record its phase
+ * times after the workspace's other regions (LB_TRACE_WORDS per tile;
  * lb_trace_offset()). */
 lb_choice lb_choose(const psi_cu_plan *p)
 {
@@ -134,8 +134,10 @@ lb_choice lb_choose(const psi_cu_plan *p)
         const char *tw = strstr(e, "tw="), *pd = strstr(e, "pdl=");
         if (tw)
             want_tw = atoi(tw + 3);
-        if (pd)
-            c.pdl = atoi(pd + 4) % 3;
+        if (pd) {
+            const int v = atoi(pd + 4);
+            c.pdl = v == 1 || v == 2 ? v : 0;
+        }
         if (tr)
             c.trace = atoi(tr + 6) != 0;
         if (sp)
@@ -257,34 +259,28 @@ __global__ void __launch_bounds__(32 * NW, MINB) lookback_kernel(psi_cu_plan p, 
 
     psi_cu_header *hdr = (psi_cu_header *)p.ws;
     const unsigned tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
-    const i64 w = p.width, ch = p.channels, rows = p.y1 - p.y0;
-    TAcc v[R][PX];
-    /* The warp's R rows of tile q's pixels into v. */
-    auto load_rows = [&](const tile_pos &q) {
-        const i64 xs = (i64)q.tx * TW + (i64)lane * PX;
-        const i64 ybase = (i64)q.ty * TH + (i64)warp * R;
-#pragma unroll
-        for (int i = 0; i < R; i++) {
-            i64 yl = ybase + i;
-            if (yl < rows) {
-                load_px<TIn, TAcc, PX>(q.b.in + (p.y0 + yl) * p.in_row, xs, w, ch, g.vec_in,
-                                       p.squared, g.hints, v[i]);
-            } else {
-#pragma unroll
-                for (int k = 0; k < PX; k++)
-                    v[i][k] = (TAcc)0;
-            }
-        }
-    };
     pdl_begin(g);
     const tile_pos tp = take_tile(p, g, sizeof(TIn), sizeof(TAcc), &s_ticket, &s_epoch);
     const u64 t = tp.t, epoch = tp.epoch, tx = tp.tx, ty = tp.ty;
     const plane_ptrs b = tp.b;
+    const i64 w = p.width, ch = p.channels, rows = p.y1 - p.y0;
     const i64 x0 = (i64)tx * TW, xs = x0 + (i64)lane * PX;
     const i64 ybase = (i64)ty * TH + (i64)warp * R;
 
     /* 1-2: load and build the tile-local table. */
-    load_rows(tp);
+    TAcc v[R][PX];
+#pragma unroll
+    for (int i = 0; i < R; i++) {
+        i64 yl = ybase + i;
+        if (yl < rows) {
+            load_px<TIn, TAcc, PX>(b.in + (p.y0 + yl) * p.in_row, xs, w, ch, g.vec_in,
+                                   p.squared, g.hints, v[i]);
+        } else {
+#pragma unroll
+            for (int k = 0; k < PX; k++)
+                v[i][k] = (TAcc)0;
+        }
+    }
 #pragma unroll
     for (int i = 0; i < R; i++) {
 #pragma unroll
@@ -335,9 +331,9 @@ __global__ void __launch_bounds__(32 * NW, MINB) lookback_kernel(psi_cu_plan p, 
     __syncthreads();
 
     /* 3-4: the two look-backs: chained, by warp 0, or (small planes; always
-     * for narrow tiles) over aggregates only, published and awaited by warp 0
-     * and summed by the block (bit 2 of hints skips them: a timing experiment
-     * only, the table is then wrong). */
+     * for narrow tiles) over aggregates only, published by warp 0, awaited and
+     * summed by the whole block (bit 2 of hints skips them: a timing
+     * experiment only, the table is then wrong). */
     if (TW != LB_TW || g.direct) {
         if (!(g.hints & 4))
             direct_publish_wait<TAcc, TH, TW, 32 * NW>(g, t, tx, ty, epoch, tid, s_bottom,

@@ -379,8 +379,8 @@ constexpr u64 LB_DIRECT_MAX_TILES = 32;
  * Top and C(x0 - 1) to the corner. The flags and the values are spread over
  * all NT threads of the block, so that the latency is one publish, one round
  * of flag reads and one round of value reads (with a lane per flag or value
- * of one warp instead, the last tile of a 2048^2 plane read its flags and its
- * corner in 8 rounds each).
+ * of one warp instead, the last tile of a 2048^2 plane read its 255 flags in
+ * 8 rounds and its 217 corner values in 7).
  *
  * direct_publish_wait(), by every thread of the block: warp 0 publishes;
  * thread i watches flags i, i + NT, ... of the rectangle, read relaxed, then
