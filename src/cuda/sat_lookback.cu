@@ -91,17 +91,22 @@ static int lb_staged_default(const psi_cu_plan *p)
     return lb_has_staged(p) && tiles32 >= 512 && !reg_direct;
 }
 
-/* Whether the register kernel with aggregate-only look-backs and the default
- * tile shape takes LB_TW_NARROW-wide tiles: when LB_TW-wide tiles would leave
- * SMs without a tile (fewer than 128 of them: 1024^2 makes 64) and the narrow
- * tiles still fit the aggregate-only look-backs. */
-static bool lb_narrow_default(const psi_cu_plan *p, int tile_height)
+/* Whether LB_TW-wide tiles of tile_height rows would leave SMs of the
+ * register kernel without a tile: fewer than 128 of them (1024^2 makes 64). */
+static bool lb_wide_leaves_sms_idle(const psi_cu_plan *p, int tile_height)
 {
     const u64 rows = (u64)(p->y1 - p->y0), planes = (u64)(p->depth * p->channels);
     const u64 tiles_y = (rows + (u64)tile_height - 1) / (u64)tile_height;
-    const u64 wide_x = ((u64)p->width + LB_TW - 1) / LB_TW;
-    const u64 narrow_x = ((u64)p->width + LB_TW_NARROW - 1) / LB_TW_NARROW;
-    return wide_x * tiles_y * planes < 128 && lb_direct_fits(narrow_x, tiles_y);
+    return ((u64)p->width + LB_TW - 1) / LB_TW * tiles_y * planes < 128;
+}
+
+/* Whether LB_TW_NARROW-wide tiles of tile_height rows fit the aggregate-only
+ * look-backs, which the narrow tiles always take. */
+static bool lb_narrow_fits(const psi_cu_plan *p, int tile_height)
+{
+    const u64 rows = (u64)(p->y1 - p->y0);
+    return lb_direct_fits(((u64)p->width + LB_TW_NARROW - 1) / LB_TW_NARROW,
+                          (rows + (u64)tile_height - 1) / (u64)tile_height);
 }
 
 /* Launch choices: the staged kernel (sat_lookback_staged.cu; the default but
@@ -110,7 +115,7 @@ static bool lb_narrow_default(const psi_cu_plan *p, int tile_height)
  * kernel only; measured no faster), aggregate-only look-backs on planes of at
  * most LB_DIRECT_MAX_TILES tiles along each axis (register kernel; on unless
  * direct=0), narrow tiles (register kernel, aggregate-only look-backs, default
- * tile shape: lb_narrow_default()), programmatic dependent launch (pdl=1 by
+ * tile shape, where LB_TW-wide tiles leave SMs idle), programmatic dependent launch (pdl=1 by
  * default: the kernel's launch overlaps the end of the stream's previous
  * kernel; H200, 1024^2 u8 -> u32: 0.0113 against 0.0124 ms per call;
  * pdl=2 also lets the next kernel start early, measured no faster).
@@ -169,10 +174,9 @@ lb_choice lb_choose(const psi_cu_plan *p)
             c.rows = want;
     } else if (c.direct && c.rows == LB_REG_ROWS && c.warps == lb_register_warps(acc_size)) {
         const int th = c.rows * c.warps;
-        const u64 rows = (u64)(p->y1 - p->y0);
-        const u64 narrow_x = ((u64)p->width + LB_TW_NARROW - 1) / LB_TW_NARROW;
-        const bool can = lb_direct_fits(narrow_x, (rows + (u64)th - 1) / (u64)th);
-        if (want_tw == LB_TW_NARROW ? can : want_tw == 0 && lb_narrow_default(p, th))
+        const bool narrow =
+            want_tw == LB_TW_NARROW || (want_tw == 0 && lb_wide_leaves_sms_idle(p, th));
+        if (narrow && lb_narrow_fits(p, th))
             c.tw = LB_TW_NARROW;
     }
     return c;

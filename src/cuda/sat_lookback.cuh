@@ -113,23 +113,6 @@ struct tile_pos {
     plane_ptrs b;
 };
 
-/* The position of tile t (epoch left 0). */
-__device__ __forceinline__ tile_pos tile_at(const psi_cu_plan &p, const lb_geom &g, u64 t,
-                                            size_t in_size, size_t acc_size)
-{
-    /* Tile counts fit 31 bits (lb_geometry()): 32-bit divisions. */
-    const unsigned ut = (unsigned)t, per_plane = (unsigned)(g.tiles_x * g.tiles_y);
-    const unsigned plane = ut / per_plane, rem = ut - plane * per_plane;
-    const unsigned ty = rem / (unsigned)g.tiles_x;
-    tile_pos tp;
-    tp.t = t;
-    tp.epoch = 0;
-    tp.ty = ty;
-    tp.tx = rem - ty * (unsigned)g.tiles_x;
-    tp.b = plane_base(p, (i64)plane, in_size, acc_size);
-    return tp;
-}
-
 /* Programmatic dependent launch (launches with g.pdl set, sm_90 and newer):
  * waits until the previous kernel of the stream has finished and its writes
  * are visible (the workspace header, the input), and with g.pdl == 2 lets the
@@ -162,8 +145,16 @@ __device__ __forceinline__ tile_pos take_tile(const psi_cu_plan &p, const lb_geo
         *s_epoch = e;
     }
     __syncthreads();
-    tile_pos tp = tile_at(p, g, *s_ticket, in_size, acc_size);
+    /* Tile counts fit 31 bits (lb_geometry()): 32-bit divisions. */
+    const unsigned ut = (unsigned)*s_ticket, per_plane = (unsigned)(g.tiles_x * g.tiles_y);
+    const unsigned plane = ut / per_plane, rem = ut - plane * per_plane;
+    const unsigned ty = rem / (unsigned)g.tiles_x;
+    tile_pos tp;
+    tp.t = ut;
     tp.epoch = *s_epoch;
+    tp.ty = ty;
+    tp.tx = rem - ty * (unsigned)g.tiles_x;
+    tp.b = plane_base(p, (i64)plane, in_size, acc_size);
     return tp;
 }
 
