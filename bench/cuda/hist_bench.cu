@@ -20,7 +20,9 @@
  * larger than 2x L2), so the cache never holds the next call's data. The
  * counts of pixsum and CUB are compared once per case.
  * Output: a readable table and CSV rows (prefix "csv,").
- * usage: hist_bench [reps] [all|main]
+ * usage: hist_bench [reps] [all|main|u8]   (u8: the two u8 cases alone)
+ * HIST_U8_VARIANTS: the u8 variants to time (space-separated PIXSUM_CUDA_HIST
+ * strings); HIST_BENCH_QUEUED=1: every batch enqueued behind a 0.5 ms hold
  */
 #include <cuda_runtime.h>
 #include <cub/cub.cuh>
@@ -123,6 +125,20 @@ __global__ void read_floor(const uint4 *p, long long n, unsigned *sink)
 
 /* ---- timing ------------------------------------------------------------------------ */
 
+/* Holds the stream for about `ns` nanoseconds (HIST_BENCH_QUEUED=1: the batch
+ * is enqueued behind it, so host time per call does not show in the events). */
+__global__ void hold_stream(long long ns)
+{
+    long long t0;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+    for (;;) {
+        long long t;
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+        if (t - t0 >= ns)
+            break;
+    }
+}
+
 template <typename F> static double time_ms(int batch, F &&call)
 {
     cudaEvent_t a, b;
@@ -131,7 +147,10 @@ template <typename F> static double time_ms(int batch, F &&call)
     for (int i = 0; i < 3; i++)
         call(i);
     std::vector<double> t;
+    static const bool queued = getenv("HIST_BENCH_QUEUED") && atoi(getenv("HIST_BENCH_QUEUED"));
     for (int r = 0; r < g_reps; r++) {
+        if (queued)
+            hold_stream<<<1, 1, 0, g_stream>>>(500000);
         CK(cudaEventRecord(a, g_stream));
         for (int i = 0; i < batch; i++)
             call(i);
@@ -216,6 +235,20 @@ static void run_case(const Case &c, int content, pixsum_ctx *ctx, unsigned *sink
     std::vector<std::string> variants;
     if (c.channels == 1 && es == 1)
         variants = {"nofuse", "narrow", "narrow,fuse", "private"};
+    if (c.channels == 1 && es == 1 && getenv("HIST_U8_VARIANTS")) {
+        /* space-separated PIXSUM_CUDA_HIST strings instead of the list above */
+        variants.clear();
+        std::string all = getenv("HIST_U8_VARIANTS"), one;
+        for (size_t i = 0; i <= all.size(); i++) {
+            if (i == all.size() || all[i] == ' ') {
+                if (!one.empty())
+                    variants.push_back(one);
+                one.clear();
+            } else {
+                one += all[i];
+            }
+        }
+    }
     else if (c.channels == 1 && c.type != PIXSUM_F32)
         variants = {"match", "prefetch"};
     std::vector<double> var_ms;
@@ -358,9 +391,11 @@ int main(int argc, char **argv)
     std::vector<Case> cases = {
         {PIXSUM_U8, 8192, 1, 256, 0, 256, true},
         {PIXSUM_U8, 16384, 1, 256, 0, 256, true},
-        {PIXSUM_U16, 8192, 1, 65536, 0, 65536, true},
-        {PIXSUM_U16, 16384, 1, 65536, 0, 65536, true},
     };
+    if (what != "u8") {
+        cases.push_back({PIXSUM_U16, 8192, 1, 65536, 0, 65536, true});
+        cases.push_back({PIXSUM_U16, 16384, 1, 65536, 0, 65536, true});
+    }
     if (what == "all") {
         cases.push_back({PIXSUM_U8, 4096, 4, 256, 0, 256, false});
         cases.push_back({PIXSUM_U16, 8192, 1, 256, 0, 65536, false});

@@ -82,6 +82,7 @@ typedef struct psi_ch_tuning {
     int fuse;       /* 1: flat/private/narrow with few bins finish in their last block;
                        0: only flat does; -1: none does */
     int prefetch;   /* 1: wide loads the next item while counting the current one */
+    int flat;       /* experimental modes of the flat kernel (hist_count.cu) */
 } psi_ch_tuning;
 
 typedef struct psi_ch_plan {

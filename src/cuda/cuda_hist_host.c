@@ -231,6 +231,9 @@ static psi_ch_tuning env_tuning(void)
             t.fuse = 1;
         if (strstr(e, "prefetch"))
             t.prefetch = 1;
+        const char *fl = strstr(e, "flat=");
+        if (fl)
+            t.flat = atoi(fl + 5);
     }
     return t;
 }

@@ -494,6 +494,43 @@ __global__ void __launch_bounds__(kPrivThreads, 1)
 
 /* ---- flat (u8, one channel, contiguous and 16-byte aligned) -------------------- */
 
+/* Experimental modes of the flat kernel (PIXSUM_CUDA_HIST=flat=N, a sum of):
+ * kFlatInZero: no memsets and no last block; the first block to start zeroes
+ *   the counts and totals and raises sync[1]; every block adds its counts
+ *   with atomics once it has seen sync[1] (acquire); the last block to see it
+ *   lowers sync[0..2] again. kFlatSum512: the block's entry sums by all 512
+ *   threads. Timing experiments (counts wrong): kFlatNoFinish skips the
+ *   finish, kFlatNoCount loads without counting. */
+constexpr int kFlatInZero = 1, kFlatNoFinish = 2, kFlatNoCount = 4, kFlatSum512 = 8;
+
+/* Zeroes the counts (bins u64) and totals of the launch (whole block). */
+__device__ void inzero_clear(unsigned long long *counts, unsigned bins,
+                             unsigned long long *totals)
+{
+    for (unsigned i = threadIdx.x; i < bins; i += blockDim.x)
+        counts[i] = 0;
+    if (threadIdx.x < PSI_CH_T_COUNT)
+        totals[threadIdx.x] = 0;
+    __threadfence();
+}
+
+/* One look at the zeroed flag (thread 0): once raised, *seen is set and the
+ * block is counted in sync[2]; the last block to count itself lowers the
+ * words for the next launch. */
+__device__ __forceinline__ void inzero_check(unsigned *sync, unsigned *seen)
+{
+    unsigned v;
+    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(sync + 1) : "memory");
+    if (!v)
+        return;
+    *seen = 1;
+    if (atomicAdd(&sync[2], 1u) == gridDim.x - 1) {
+        sync[0] = 0;
+        sync[1] = 0;
+        sync[2] = 0;
+    }
+}
+
 /* Adds the four samples of word q to the flat table: the byte offset of value
  * v in copy c is v * 256 + c * 4, one byte permute (v into byte 1, the
  * copy's offset `cbytes` into byte 0, zeros above) and one shared atomic. */
@@ -524,10 +561,17 @@ __device__ __forceinline__ void flat_vec(char *tab, unsigned cbytes, const uint4
  * (launcher). */
 __global__ void __launch_bounds__(kFlatThreads, 2)
     flat_u8_kernel(const uint4 *data, long long nvec, int ntail, Bins b,
-                   unsigned long long *counts, unsigned long long *totals, Fused f)
+                   unsigned long long *counts, unsigned long long *totals, Fused f, int mode,
+                   unsigned *sync)
 {
     extern __shared__ uint4 dyn_flat[];
     char *tab = (char *)dyn_flat;
+    __shared__ unsigned zero_here, seen;
+    const bool inzero = (mode & kFlatInZero) != 0;
+    if (inzero && threadIdx.x == 0) {
+        zero_here = atomicAdd(&sync[0], 1u) == 0;
+        seen = 0;
+    }
     constexpr unsigned kWords = 256u * kFlatCopies;
     static_assert(kFlatCopies == 64, "the byte permute places a value at bits 8-15");
     const long long T = kFlatThreads;
@@ -543,7 +587,14 @@ __global__ void __launch_bounds__(kFlatThreads, 2)
     for (unsigned i = threadIdx.x; i < kWords / 4; i += blockDim.x)
         dyn_flat[i] = make_uint4(0, 0, 0, 0);
     __syncthreads();
+    if (inzero && zero_here) {
+        inzero_clear(counts, b.bins, totals);
+        __syncthreads();
+        if (threadIdx.x == 0)
+            atomicExch(&sync[1], 1u);
+    }
     const unsigned cbytes = (threadIdx.x & (kFlatCopies - 1)) * 4u;
+    unsigned xr = 0;
     while (have) {
         const long long vn = v + step;
         const bool next = vn + (kFlatVec - 1) * T < nvec;
@@ -552,15 +603,25 @@ __global__ void __launch_bounds__(kFlatThreads, 2)
             for (int j = 0; j < kFlatVec; j++)
                 nxt[j] = __ldcs(data + vn + j * T);
         }
+        if (mode & kFlatNoCount) {
 #pragma unroll
-        for (int j = 0; j < kFlatVec; j++)
-            flat_vec(tab, cbytes, cur[j]);
+            for (int j = 0; j < kFlatVec; j++)
+                xr ^= cur[j].x ^ cur[j].y ^ cur[j].z ^ cur[j].w;
+        } else {
+#pragma unroll
+            for (int j = 0; j < kFlatVec; j++)
+                flat_vec(tab, cbytes, cur[j]);
+        }
+        if (inzero && threadIdx.x == 0 && !seen)
+            inzero_check(sync, &seen);
 #pragma unroll
         for (int j = 0; j < kFlatVec; j++)
             cur[j] = nxt[j];
         v = vn;
         have = next;
     }
+    if (xr == 0x12345678u)
+        atomicAdd((unsigned *)tab, 1u);
     /* The thread's last group, when only part of it lies in the image (the
      * groups after it lie beyond the end). */
 #pragma unroll
@@ -571,9 +632,36 @@ __global__ void __launch_bounds__(kFlatThreads, 2)
         unsigned byte = ((const unsigned char *)(data + nvec))[threadIdx.x];
         atomicAdd((unsigned *)(tab + (byte << 8) + cbytes), 1u);
     }
+    if (inzero && threadIdx.x == 0) {
+        while (!seen)
+            inzero_check(sync, &seen);
+    }
     __syncthreads();
     /* Entry e's copies lie in words e x 64 ... e x 64 + 63. */
     const unsigned *words = (const unsigned *)dyn_flat;
+    if (mode & kFlatNoFinish) {
+        if (threadIdx.x == 0 && words[0] == 0xFFFFFFFFu)
+            counts[0] = 1;
+        return;
+    }
+    if (mode & kFlatSum512) {
+        /* Two threads per entry, 32 copies each; lane l starts at copy
+         * (l & 31) of its half, so the warp reads 32 banks. */
+        __shared__ unsigned long long sums[256];
+        const unsigned e = threadIdx.x >> 1, h = threadIdx.x & 1u, lane = threadIdx.x & 31u;
+        const unsigned *base = words + (size_t)e * kFlatCopies + 32u * h;
+        unsigned long long s = 0;
+#pragma unroll 8
+        for (unsigned j = 0; j < 32; j++)
+            s += base[(j + lane) & 31u];
+        s += __shfl_xor_sync(0xFFFFFFFFu, s, 1);
+        if (!h)
+            sums[e] = s;
+        __syncthreads();
+        finish_block<true>([&](unsigned e2) { return sums[e2]; }, 256, b, 1, counts, totals, f,
+                           (unsigned long long *)dyn_flat);
+        return;
+    }
     auto sum = [&](unsigned e) {
         return rotated_sum(words + (size_t)e * kFlatCopies, e, kFlatCopies);
     };
@@ -1195,8 +1283,11 @@ cudaError_t launch_flat(const psi_ch_plan *p)
     if ((e = grid_for(groups > 0 ? groups : 1, (long long)per_sm * p->sm_count, 1LL << 15,
                       &grid)) != cudaSuccess)
         return e;
+    const int mode = p->tuning.flat;
+    Fused f = (mode & kFlatInZero) ? Fused{nullptr, nullptr, 1} : fused_of(p);
     flat_u8_kernel<<<grid, kFlatThreads, smem, (cudaStream_t)p->stream>>>(
-        (const uint4 *)im.data, nvec, ntail, make_bins(p->b), p->counts, p->totals, fused_of(p));
+        (const uint4 *)im.data, nvec, ntail, make_bins(p->b), p->counts, p->totals, f, mode,
+        (unsigned *)((char *)p->ws + kTicketOff) + 4);
     return cudaGetLastError();
 }
 
@@ -1369,7 +1460,8 @@ extern "C" int psi_ch_launch(const psi_ch_plan *p)
     /* Unfused flat / private / narrow (and empty images): zeroed outputs, then
      * the kernel's atomics. Fused and wide launches write every output
      * themselves. */
-    bool zero_first = empty || (!wide && !fused(p));
+    bool inzero = scheme_of(p) == S_FLAT && (p->tuning.flat & 1);
+    bool zero_first = empty || (!wide && !fused(p) && !inzero);
     if (zero_first) {
         e = cudaMemsetAsync(p->counts, 0, (size_t)p->img.channels * (size_t)p->b.bins * 8, s);
         if (e == cudaSuccess)
