@@ -399,7 +399,7 @@ static void test_flat_u8(void **state)
         {32767, 1, 1},  {32768, 1, 1},  {32769, 1, 1}, {16384, 2, 1},   {1000, 33, 1},
         {4099, 517, 1}, {8192, 1031, 1}, {777, 333, 3}, {65536, 64, 2}, {12345, 679, 1},
     };
-    static const char *const flat_modes[] = {"", "nofuse", "narrow", "flat=1", "flat=9"};
+    static const char *const flat_modes[] = {"", "nofuse", "narrow", "flat=1", "flat=49"};
     size_t n = sizeof shapes / sizeof shapes[0];
     for (size_t i = 0; i < n; i++) {
         if (g_quick && i % 3)

@@ -299,7 +299,7 @@ __device__ __forceinline__ unsigned long long run_total(unsigned key, unsigned l
 template <bool RAW, typename S>
 __device__ void finish_block(S &&sum, unsigned entries, const Bins &b, int channels,
                              unsigned long long *counts, unsigned long long *totals,
-                             const Fused &f, unsigned long long *smem64)
+                             const Fused &f, unsigned long long *smem64, unsigned rot = 0)
 {
     const unsigned cells = (unsigned)channels * entries;
     const unsigned span = (cells + 31u) & ~31u; /* whole warps take each step */
@@ -314,7 +314,8 @@ __device__ void finish_block(S &&sum, unsigned entries, const Bins &b, int chann
         /* The block's in-range counts per channel and its pixels (channel 0's
          * samples of every class) go into the totals too, as warp sums. */
         unsigned long long in_part[4] = {0, 0, 0, 0}, pixels = 0;
-        for (unsigned e = threadIdx.x; e < span; e += blockDim.x) {
+        for (unsigned e0 = threadIdx.x; e0 < span; e0 += blockDim.x) {
+            const unsigned e = rot ? (e0 + rot) % span : e0;
             unsigned long long s = 0;
             unsigned key = 0xFFFFFFFFu, ch = 0, cls = 0;
             if (e < cells) {
@@ -330,12 +331,21 @@ __device__ void finish_block(S &&sum, unsigned entries, const Bins &b, int chann
                 pixels += ch == 0 ? t : 0;
             }
         }
+        /* Warp sums, then one atomic per total and block. */
+        __shared__ unsigned long long block_tot[5];
+        if (threadIdx.x < 5)
+            block_tot[threadIdx.x] = 0;
+        __syncthreads();
 #pragma unroll
         for (int q = 0; q < 5; q++) {
             const unsigned long long v = warp_total(q < 4 ? in_part[q] : pixels);
             if ((threadIdx.x & 31u) == 0 && v)
-                atomicAdd(&totals[q < 4 ? PSI_CH_T_IN_RANGE + q : PSI_CH_T_PIXELS], v);
+                atomicAdd(&block_tot[q], v);
         }
+        __syncthreads();
+        if (threadIdx.x < 5 && block_tot[threadIdx.x])
+            atomicAdd(&totals[threadIdx.x < 4 ? PSI_CH_T_IN_RANGE + threadIdx.x : PSI_CH_T_PIXELS],
+                      block_tot[threadIdx.x]);
         return;
     }
     unsigned long long *mine = f.accum + (size_t)(blockIdx.x % f.copies) * cells;
@@ -499,9 +509,11 @@ __global__ void __launch_bounds__(kPrivThreads, 1)
  *   the counts and totals and raises sync[1]; every block adds its counts
  *   with atomics once it has seen sync[1] (acquire); the last block to see it
  *   lowers sync[0..2] again. kFlatSum512: the block's entry sums by all 512
- *   threads. Timing experiments (counts wrong): kFlatNoFinish skips the
+ *   threads. kFlatRotate: block b adds its entries from entry 32 (b % 8) on
+ *   (unfused). kFlat1024: blocks of 1024 threads, one per SM. Timing experiments (counts wrong): kFlatNoFinish skips the
  *   finish, kFlatNoCount loads without counting. */
-constexpr int kFlatInZero = 1, kFlatNoFinish = 2, kFlatNoCount = 4, kFlatSum512 = 8;
+constexpr int kFlatInZero = 1, kFlatNoFinish = 2, kFlatNoCount = 4, kFlatSum512 = 8,
+              kFlatRotate = 16, kFlat1024 = 32;
 
 /* Zeroes the counts (bins u64) and totals of the launch (whole block). */
 __device__ void inzero_clear(unsigned long long *counts, unsigned bins,
@@ -514,21 +526,21 @@ __device__ void inzero_clear(unsigned long long *counts, unsigned bins,
     __threadfence();
 }
 
-/* One look at the zeroed flag (thread 0): once raised, *seen is set and the
- * block is counted in sync[2]; the last block to count itself lowers the
- * words for the next launch. */
-__device__ __forceinline__ void inzero_check(unsigned *sync, unsigned *seen)
+/* One look at the zeroed flag (thread 0): once it is raised, the block is
+ * counted in sync[2] (the last block to count itself lowers the words for
+ * the next launch) and true is returned. */
+__device__ __forceinline__ bool inzero_check(unsigned *sync)
 {
     unsigned v;
     asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(sync + 1) : "memory");
     if (!v)
-        return;
-    *seen = 1;
+        return false;
     if (atomicAdd(&sync[2], 1u) == gridDim.x - 1) {
         sync[0] = 0;
         sync[1] = 0;
         sync[2] = 0;
     }
+    return true;
 }
 
 /* Adds the four samples of word q to the flat table: the byte offset of value
@@ -559,22 +571,22 @@ __device__ __forceinline__ void flat_vec(char *tab, unsigned cbytes, const uint4
  * per thread, each reloaded as soon as it was counted (7 loads in flight),
  * measured 2-4% slower on the H200. A block counts fewer than 2^31 samples
  * (launcher). */
-__global__ void __launch_bounds__(kFlatThreads, 2)
+template <int kThreads>
+__global__ void __launch_bounds__(kThreads, 1024 / kThreads)
     flat_u8_kernel(const uint4 *data, long long nvec, int ntail, Bins b,
                    unsigned long long *counts, unsigned long long *totals, Fused f, int mode,
                    unsigned *sync)
 {
     extern __shared__ uint4 dyn_flat[];
     char *tab = (char *)dyn_flat;
-    __shared__ unsigned zero_here, seen;
+    __shared__ unsigned zero_here;
+    bool seen = false; /* thread 0: the zeroed flag was seen */
     const bool inzero = (mode & kFlatInZero) != 0;
-    if (inzero && threadIdx.x == 0) {
+    if (inzero && threadIdx.x == 0)
         zero_here = atomicAdd(&sync[0], 1u) == 0;
-        seen = 0;
-    }
     constexpr unsigned kWords = 256u * kFlatCopies;
     static_assert(kFlatCopies == 64, "the byte permute places a value at bits 8-15");
-    const long long T = kFlatThreads;
+    const long long T = kThreads;
     const long long step = (long long)gridDim.x * T * kFlatVec;
     long long v = (long long)blockIdx.x * T * kFlatVec + threadIdx.x;
     uint4 cur[kFlatVec], nxt[kFlatVec];
@@ -613,7 +625,7 @@ __global__ void __launch_bounds__(kFlatThreads, 2)
                 flat_vec(tab, cbytes, cur[j]);
         }
         if (inzero && threadIdx.x == 0 && !seen)
-            inzero_check(sync, &seen);
+            seen = inzero_check(sync);
 #pragma unroll
         for (int j = 0; j < kFlatVec; j++)
             cur[j] = nxt[j];
@@ -634,17 +646,18 @@ __global__ void __launch_bounds__(kFlatThreads, 2)
     }
     if (inzero && threadIdx.x == 0) {
         while (!seen)
-            inzero_check(sync, &seen);
+            seen = inzero_check(sync);
     }
     __syncthreads();
     /* Entry e's copies lie in words e x 64 ... e x 64 + 63. */
     const unsigned *words = (const unsigned *)dyn_flat;
+    const unsigned rot = (mode & kFlatRotate) ? (blockIdx.x & 7u) * 32u : 0u;
     if (mode & kFlatNoFinish) {
         if (threadIdx.x == 0 && words[0] == 0xFFFFFFFFu)
             counts[0] = 1;
         return;
     }
-    if (mode & kFlatSum512) {
+    if ((mode & kFlatSum512) && kThreads == 512) {
         /* Two threads per entry, 32 copies each; lane l starts at copy
          * (l & 31) of its half, so the warp reads 32 banks. */
         __shared__ unsigned long long sums[256];
@@ -659,13 +672,13 @@ __global__ void __launch_bounds__(kFlatThreads, 2)
             sums[e] = s;
         __syncthreads();
         finish_block<true>([&](unsigned e2) { return sums[e2]; }, 256, b, 1, counts, totals, f,
-                           (unsigned long long *)dyn_flat);
+                           (unsigned long long *)dyn_flat, rot);
         return;
     }
     auto sum = [&](unsigned e) {
         return rotated_sum(words + (size_t)e * kFlatCopies, e, kFlatCopies);
     };
-    finish_block<true>(sum, 256, b, 1, counts, totals, f, (unsigned long long *)dyn_flat);
+    finish_block<true>(sum, 256, b, 1, counts, totals, f, (unsigned long long *)dyn_flat, rot);
 }
 
 /* ---- narrow -------------------------------------------------------------------- */
@@ -1272,20 +1285,24 @@ cudaError_t launch_flat(const psi_ch_plan *p)
     int ntail = (int)(bytes - nvec * 16);
     size_t smem = (size_t)256 * kFlatCopies * 4;
     int per_sm = 1;
-    cudaError_t e = kernel_ready((const void *)flat_u8_kernel, kFlatThreads, smem, &per_sm);
+    const int mode = p->tuning.flat;
+    const bool big = (mode & kFlat1024) != 0;
+    const int threads = big ? 1024 : kFlatThreads;
+    const void *fn = big ? (const void *)flat_u8_kernel<1024> : (const void *)flat_u8_kernel<kFlatThreads>;
+    cudaError_t e = kernel_ready(fn, threads, smem, &per_sm);
     if (e != cudaSuccess)
         return e;
     /* At most 2^15 groups of kFlatThreads x kFlatVec vectors per block: fewer
      * than 2^30 + 16 samples, so no u32 counter wraps. */
-    const long long group = (long long)kFlatThreads * kFlatVec;
+    const long long group = (long long)threads * kFlatVec;
     long long groups = (nvec + group - 1) / group;
     unsigned grid;
-    if ((e = grid_for(groups > 0 ? groups : 1, (long long)per_sm * p->sm_count, 1LL << 15,
-                      &grid)) != cudaSuccess)
+    if ((e = grid_for(groups > 0 ? groups : 1, (long long)per_sm * p->sm_count,
+                      big ? 1LL << 14 : 1LL << 15, &grid)) != cudaSuccess)
         return e;
-    const int mode = p->tuning.flat;
     Fused f = (mode & kFlatInZero) ? Fused{nullptr, nullptr, 1} : fused_of(p);
-    flat_u8_kernel<<<grid, kFlatThreads, smem, (cudaStream_t)p->stream>>>(
+    auto kern = big ? flat_u8_kernel<1024> : flat_u8_kernel<kFlatThreads>;
+    kern<<<grid, threads, smem, (cudaStream_t)p->stream>>>(
         (const uint4 *)im.data, nvec, ntail, make_bins(p->b), p->counts, p->totals, f, mode,
         (unsigned *)((char *)p->ws + kTicketOff) + 4);
     return cudaGetLastError();
