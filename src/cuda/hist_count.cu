@@ -513,7 +513,7 @@ __global__ void __launch_bounds__(kPrivThreads, 1)
  *   (unfused). kFlat1024: blocks of 1024 threads, one per SM. Timing experiments (counts wrong): kFlatNoFinish skips the
  *   finish, kFlatNoCount loads without counting. */
 constexpr int kFlatInZero = 1, kFlatNoFinish = 2, kFlatNoCount = 4, kFlatSum512 = 8,
-              kFlatRotate = 16, kFlat1024 = 32;
+              kFlatRotate = 16, kFlat1024 = 32, kFlatReduceOnly = 64;
 
 /* Zeroes the counts (bins u64) and totals of the launch (whole block). */
 __device__ void inzero_clear(unsigned long long *counts, unsigned bins,
@@ -654,6 +654,13 @@ __global__ void __launch_bounds__(kThreads, 1024 / kThreads)
     const unsigned rot = (mode & kFlatRotate) ? (blockIdx.x & 7u) * 32u : 0u;
     if (mode & kFlatNoFinish) {
         if (threadIdx.x == 0 && words[0] == 0xFFFFFFFFu)
+            counts[0] = 1;
+        return;
+    }
+    if (mode & kFlatReduceOnly) {
+        if (threadIdx.x < 256 &&
+            rotated_sum(words + (size_t)threadIdx.x * kFlatCopies, threadIdx.x, kFlatCopies) ==
+                0x123456789ull)
             counts[0] = 1;
         return;
     }
