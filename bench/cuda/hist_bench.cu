@@ -7,9 +7,10 @@
  *          CUB), unit bins over the type's range;
  *   pixsum pixsum_cuda_histogram() on device data (u64 counts, totals off),
  *          in its automatic scheme and the others (PIXSUM_CUDA_HIST): u8 the
- *          "narrow" and "private" schemes, the flat scheme without its fused
- *          last-block finish ("nofuse") and narrow with it ("narrow,fuse"), 16-bit
- *          images the warp-match mode and the prefetch.
+ *          flat scheme with a last-block finish ("fuse", its default until the
+ *          eighth session) and with memsets ("nofuse") instead of its presets,
+ *          the "narrow" and "private" schemes; 16-bit images the warp-match
+ *          mode and the prefetch.
  * Images: u8 with 256 bins and u16 with 65536 bins at 8192^2 and 16384^2, of
  * five contents: noise (uniform), natural (smooth field + a little noise),
  * constant, skewed (90% one value), stripes (a period that puts every lane of a
@@ -234,7 +235,7 @@ static void run_case(const Case &c, int content, pixsum_ctx *ctx, unsigned *sink
     /* The other schemes and modes (PIXSUM_CUDA_HIST), measured in the same run. */
     std::vector<std::string> variants;
     if (c.channels == 1 && es == 1)
-        variants = {"nofuse", "narrow", "narrow,fuse", "private"};
+        variants = {"fuse", "nofuse", "narrow", "private"};
     if (c.channels == 1 && es == 1 && getenv("HIST_U8_VARIANTS")) {
         /* space-separated PIXSUM_CUDA_HIST strings instead of the list above */
         variants.clear();

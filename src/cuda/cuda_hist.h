@@ -20,10 +20,11 @@
  *           tables and folds raw values into bins;
  *   private (on request) u8, one channel, 16-byte aligned rows: 256 16-bit
  *           counters per thread in shared memory, plain loads and stores.
- * Counts end in the caller's u64 array, so they never wrap. Flat (by
- * default) and, on request ("fuse"), private and narrow with few bins
- * (channels x bins <= 8192) run as one launch: the last block folds a u64
- * table of the workspace into the counts and totals. The defaults are the
+ * Counts end in the caller's u64 array, so they never wrap. Flat runs as one
+ * launch whose first block presets the outputs for the others' atomics. On
+ * request ("fuse"), flat, private and narrow with few bins (channels x bins
+ * <= 8192) run as one launch whose last block folds a u64 table of the
+ * workspace into the counts and totals. The defaults are the
  * fastest measured on the H100 and H200 (docs/benchmarks.md, "GPU histograms
  * (#6)").
  * Class numbers follow hist.h: bin, then bins + 0 (below), + 1 (above),
@@ -80,9 +81,9 @@ typedef struct psi_ch_tuning {
                        channel, aligned) */
     int runs;       /* wide: 0 auto, 1 per-thread runs, 2 runs + warp match */
     int fuse;       /* 1: flat/private/narrow with few bins finish in their last block;
-                       0: only flat does; -1: none does */
+                       0: flat presets its outputs, the others are zeroed first;
+                       -1: all are zeroed first */
     int prefetch;   /* 1: wide loads the next item while counting the current one */
-    int flat;       /* experimental modes of the flat kernel (hist_count.cu) */
 } psi_ch_tuning;
 
 typedef struct psi_ch_plan {

@@ -10,8 +10,8 @@
  * Every CUDA error becomes PIXSUM_ERR_CUDA with CUDA's text as the detail.
  * For tests and benchmarks, PIXSUM_CUDA_HIST may force the counting scheme
  * ("private", "narrow" or "wide", where the type allows it) and the wide scheme's warp
- * match mode ("match"), the one-launch finish of few bins ("fuse", the
- * default of the flat u8 scheme; "nofuse" turns it off) and the
+ * match mode ("match"), the last-block finish of few bins ("fuse"), outputs
+ * zeroed by memsets ("nofuse", instead of the flat scheme's presets) and the
  * wide scheme's prefetch ("prefetch"), e.g. PIXSUM_CUDA_HIST=wide,match.
  */
 #include "../hist/hist_classify.h"
@@ -231,9 +231,6 @@ static psi_ch_tuning env_tuning(void)
             t.fuse = 1;
         if (strstr(e, "prefetch"))
             t.prefetch = 1;
-        const char *fl = strstr(e, "flat=");
-        if (fl)
-            t.flat = atoi(fl + 5);
     }
     return t;
 }

@@ -10,6 +10,7 @@
  * flat (the default for u8 images of one channel, unmasked, contiguous and
  *         16-byte aligned) the image as one array of 16-byte vectors; each
  *         thread loads its next four vectors while it counts the current four.
+ *         One block of 1024 threads per SM (two of 512 were 1-3% slower),
  *         256 x 64 u32 counters per block, entry v of copy c at byte
  *         v * 256 + c * 4, thread t using copy t % 64: lane l always hits bank
  *         l, and a sample costs one byte permute (its address) and one shared
@@ -48,21 +49,21 @@
  *         H200 (14 warps per SM, each group of four waiting on its loads), as
  *         was the first version with one counter per halfword, whose lanes
  *         2i and 2i + 1 shared a bank: latency-bound, not bank-bound.
- * The per-block tables end in the caller's u64 counts. Unfused (private and
- * narrow by default, flat with "nofuse"): the blocks add into the zeroed counts
- * and totals with atomics (their in-range and pixel totals as warp sums; a
- * separate totals kernel did that until the sixth session). Fused (flat
- * by default, the others with "fuse", when channels x bins <= 8192): they add
- * into a u64 table in the workspace, and the last block to finish folds it
- * into bins and writes the counts and totals (one launch in all, the table
- * left zeroed). Either way the raw values of one class are first added up
- * within the warp (run_total), so no address takes more than one atomic per
- * warp. The fused finish used to add every count into one 64-bit shared
- * total, a compare-and-swap loop that 256 threads queued on (0.0359 against
- * 0.0251 ms unfused on noise, H200); with warp sums it is 1-5% faster than
- * unfused on every content. The wide tables are added up by a reduce kernel
- * that writes every count when each raw value is its own bin.
- *
+ * The per-block tables end in the caller's u64 counts, in one of three ways.
+ * Preset (flat by default): the first block to start zeroes the counts and
+ * presets the totals, then raises a flag; every block adds its counts with
+ * atomics once it has seen the flag (FlatSync: no memset, no last block; on
+ * the H200 the last-block finish cost 4.8 us at the end of each launch, this
+ * one 2.7 us). Unfused (private and narrow by default, flat with "nofuse"):
+ * memsets first, then the blocks add into the zeroed counts and totals with
+ * atomics (the in-range and pixel totals as one atomic per block). Fused (on
+ * request, "fuse", when channels x bins <= 8192): the blocks add into a u64
+ * table in the workspace, and the last block to finish folds it into bins and
+ * writes the counts and totals (the table left zeroed). Every way, the raw
+ * values of one class are first added up within the warp (run_total), so no
+ * address takes more than one atomic per warp. The wide tables are added up
+ * by a reduce kernel that writes every count when each raw value is its own
+ * bin.
  * The bin formula is evaluated with __dsub_rn / __dmul_rn (no contraction
  * into an FMA) and truncation, as on the CPU, so every class is the CPU's.
  */
@@ -78,7 +79,7 @@ namespace {
 constexpr int kNarrowThreads = 512;
 constexpr int kNarrowVec = 4;      /* 16-byte loads per thread per item */
 constexpr int kNarrowPix = 8;      /* pixels per thread per item (pixel path) */
-constexpr int kFlatThreads = 512;
+constexpr int kFlatThreads = 1024; /* one block per SM */
 constexpr int kFlatVec = 4;        /* 16-byte loads per thread per step (and as many prefetched) */
 constexpr int kFlatCopies = 64;    /* table copies: entry stride 256 bytes */
 constexpr int kPrivThreads = 448;  /* 448 x 256 x 2 bytes = 224 KiB of counters */
@@ -93,6 +94,7 @@ constexpr size_t kNarrowSmemPref = 64u << 10;
  * the fused finish (zeroed at allocation, left zeroed by every call), then the
  * wide scheme's buffers. */
 constexpr size_t kTicketOff = 256;
+constexpr size_t kFlatSyncOff = kTicketOff + 16; /* FlatSync's three words */
 constexpr size_t kAccumOff = 512;
 constexpr size_t kAccumBytes = (size_t)4 * (kFusedCells + 3) * 8;
 constexpr size_t kWideOff = (kAccumOff + kAccumBytes + 255) / 256 * 256;
@@ -299,7 +301,7 @@ __device__ __forceinline__ unsigned long long run_total(unsigned key, unsigned l
 template <bool RAW, typename S>
 __device__ void finish_block(S &&sum, unsigned entries, const Bins &b, int channels,
                              unsigned long long *counts, unsigned long long *totals,
-                             const Fused &f, unsigned long long *smem64, unsigned rot = 0)
+                             const Fused &f, unsigned long long *smem64)
 {
     const unsigned cells = (unsigned)channels * entries;
     const unsigned span = (cells + 31u) & ~31u; /* whole warps take each step */
@@ -314,8 +316,7 @@ __device__ void finish_block(S &&sum, unsigned entries, const Bins &b, int chann
         /* The block's in-range counts per channel and its pixels (channel 0's
          * samples of every class) go into the totals too, as warp sums. */
         unsigned long long in_part[4] = {0, 0, 0, 0}, pixels = 0;
-        for (unsigned e0 = threadIdx.x; e0 < span; e0 += blockDim.x) {
-            const unsigned e = rot ? (e0 + rot) % span : e0;
+        for (unsigned e = threadIdx.x; e < span; e += blockDim.x) {
             unsigned long long s = 0;
             unsigned key = 0xFFFFFFFFu, ch = 0, cls = 0;
             if (e < cells) {
@@ -504,45 +505,6 @@ __global__ void __launch_bounds__(kPrivThreads, 1)
 
 /* ---- flat (u8, one channel, contiguous and 16-byte aligned) -------------------- */
 
-/* Experimental modes of the flat kernel (PIXSUM_CUDA_HIST=flat=N, a sum of):
- * kFlatInZero: no memsets and no last block; the first block to start zeroes
- *   the counts and totals and raises sync[1]; every block adds its counts
- *   with atomics once it has seen sync[1] (acquire); the last block to see it
- *   lowers sync[0..2] again. kFlatSum512: the block's entry sums by all 512
- *   threads. kFlatRotate: block b adds its entries from entry 32 (b % 8) on
- *   (unfused). kFlat1024: blocks of 1024 threads, one per SM. Timing experiments (counts wrong): kFlatNoFinish skips the
- *   finish, kFlatNoCount loads without counting. */
-constexpr int kFlatInZero = 1, kFlatNoFinish = 2, kFlatNoCount = 4, kFlatSum512 = 8,
-              kFlatRotate = 16, kFlat1024 = 32, kFlatReduceOnly = 64;
-
-/* Zeroes the counts (bins u64) and totals of the launch (whole block). */
-__device__ void inzero_clear(unsigned long long *counts, unsigned bins,
-                             unsigned long long *totals)
-{
-    for (unsigned i = threadIdx.x; i < bins; i += blockDim.x)
-        counts[i] = 0;
-    if (threadIdx.x < PSI_CH_T_COUNT)
-        totals[threadIdx.x] = 0;
-    __threadfence();
-}
-
-/* One look at the zeroed flag (thread 0): once it is raised, the block is
- * counted in sync[2] (the last block to count itself lowers the words for
- * the next launch) and true is returned. */
-__device__ __forceinline__ bool inzero_check(unsigned *sync)
-{
-    unsigned v;
-    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(sync + 1) : "memory");
-    if (!v)
-        return false;
-    if (atomicAdd(&sync[2], 1u) == gridDim.x - 1) {
-        sync[0] = 0;
-        sync[1] = 0;
-        sync[2] = 0;
-    }
-    return true;
-}
-
 /* Adds the four samples of word q to the flat table: the byte offset of value
  * v in copy c is v * 256 + c * 4, one byte permute (v into byte 1, the
  * copy's offset `cbytes` into byte 0, zeros above) and one shared atomic. */
@@ -562,32 +524,114 @@ __device__ __forceinline__ void flat_vec(char *tab, unsigned cbytes, const uint4
     flat_word(tab, cbytes, q.w);
 }
 
+/* The flat kernel's outputs without memsets or a last block. `sync` points
+ * at three workspace words, zero between launches: [0] start tickets, [1] the
+ * flag raised once the outputs are preset, [2] blocks that have seen it.
+ * Lane 0 of warp 0 of each block takes a ticket as the block starts; warp 0
+ * of the block with ticket 0 presets the outputs (counts 0, the pixel and
+ * in-range totals the sample count, the rest 0) and raises the flag. Every
+ * block adds its counts with atomics once it has seen the flag (a relaxed
+ * load while it counts, an acquire fence before it adds); the last block to
+ * see it lowers the three words again. Warp 0 takes one step per group, using
+ * the results of the previous step's loads and atomics, so no step waits on
+ * memory while the block counts. */
+struct FlatSync {
+    unsigned *sync;
+    unsigned ticket;  /* lane 0: this block's start ticket (in flight until step 1) */
+    unsigned flag;    /* lane 0: the flag as last loaded (in flight until the next step) */
+    unsigned seen_no; /* lane 0: sync[2] before this block's increment */
+    int state;        /* 0 ticket pending, 1 polling the flag, 2 seen */
+};
+
+/* Warp 0 of the block with ticket 0: counts 0 and the totals preset, then
+ * the flag raised (every lane's stores fenced before lane 0 raises it). */
+__device__ void flat_preset(const FlatSync &fs, unsigned long long *counts, unsigned bins,
+                            unsigned long long *totals, unsigned long long samples)
+{
+    const unsigned lane = threadIdx.x & 31u;
+    for (unsigned i = lane; i < bins; i += 32)
+        counts[i] = 0;
+    static_assert(PSI_CH_T_COUNT <= 32, "one total per lane");
+    if (lane < PSI_CH_T_COUNT)
+        totals[lane] = lane == PSI_CH_T_PIXELS || lane == PSI_CH_T_IN_RANGE ? samples : 0;
+    __threadfence();
+    __syncwarp();
+    if (lane == 0)
+        atomicExch(&fs.sync[1], 1u);
+}
+
+__device__ __forceinline__ unsigned load_relaxed(const unsigned *p)
+{
+    unsigned v;
+    asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p));
+    return v;
+}
+
+/* One step of warp 0 (all its lanes call it). */
+__device__ __forceinline__ void flat_sync_step(FlatSync &fs, unsigned long long *counts,
+                                               unsigned bins, unsigned long long *totals,
+                                               unsigned long long samples)
+{
+    const bool lane0 = (threadIdx.x & 31u) == 0;
+    if (fs.state == 0) {
+        if (__shfl_sync(0xFFFFFFFFu, fs.ticket, 0) == 0)
+            flat_preset(fs, counts, bins, totals, samples);
+        if (lane0)
+            fs.flag = load_relaxed(&fs.sync[1]);
+        fs.state = 1;
+    } else if (fs.state == 1 && lane0) {
+        if (fs.flag) {
+            fs.seen_no = atomicAdd(&fs.sync[2], 1u);
+            fs.state = 2;
+        } else {
+            fs.flag = load_relaxed(&fs.sync[1]);
+        }
+    }
+}
+
+/* After the counting (warp 0; the block's barrier follows): steps until the
+ * flag is seen, the acquire fence, and the reset by the last block. */
+__device__ void flat_sync_end(FlatSync &fs, unsigned long long *counts, unsigned bins,
+                              unsigned long long *totals, unsigned long long samples)
+{
+    if (fs.state == 0)
+        flat_sync_step(fs, counts, bins, totals, samples);
+    if ((threadIdx.x & 31u) != 0)
+        return;
+    while (fs.state != 2)
+        flat_sync_step(fs, counts, bins, totals, samples);
+    asm volatile("fence.acq_rel.gpu;" ::: "memory");
+    if (fs.seen_no == gridDim.x - 1) {
+        fs.sync[0] = 0;
+        fs.sync[1] = 0;
+        fs.sync[2] = 0;
+    }
+}
+
 /* Counts nvec 16-byte vectors and ntail trailing bytes of a u8 image into
- * 256 raw entries x kFlatCopies u32 counters. Thread t uses copy t % 64:
- * lane l always hits bank l, whatever the image holds. Each thread walks
- * groups of kFlatVec vectors spaced blockDim apart, the block's groups a grid
- * apart, loading the next group while it counts the current one (the first
- * group's loads are issued before the table is cleared). A ring of 8 vectors
- * per thread, each reloaded as soon as it was counted (7 loads in flight),
+ * 256 raw entries x kFlatCopies u32 counters and adds them to the preset
+ * outputs (FlatSync), or with `fused` to the fused finish's table, or with
+ * neither to outputs zeroed beforehand. Thread t uses copy t % 64: lane l
+ * always hits bank l, whatever the image holds. Each thread walks groups of
+ * kFlatVec vectors spaced blockDim apart, the block's groups a grid apart,
+ * loading the next group while it counts the current one (the first group's
+ * loads are issued before the table is cleared). A ring of 8 vectors per
+ * thread, each reloaded as soon as it was counted (7 loads in flight),
  * measured 2-4% slower on the H200. A block counts fewer than 2^31 samples
  * (launcher). */
-template <int kThreads>
-__global__ void __launch_bounds__(kThreads, 1024 / kThreads)
+__global__ void __launch_bounds__(kFlatThreads, 1)
     flat_u8_kernel(const uint4 *data, long long nvec, int ntail, Bins b,
-                   unsigned long long *counts, unsigned long long *totals, Fused f, int mode,
+                   unsigned long long *counts, unsigned long long *totals, Fused f,
                    unsigned *sync)
 {
     extern __shared__ uint4 dyn_flat[];
     char *tab = (char *)dyn_flat;
-    __shared__ unsigned zero_here;
-    bool seen = false; /* thread 0: the zeroed flag was seen */
-    const bool inzero = (mode & kFlatInZero) != 0;
-    if (inzero && threadIdx.x == 0)
-        zero_here = atomicAdd(&sync[0], 1u) == 0;
     constexpr unsigned kWords = 256u * kFlatCopies;
     static_assert(kFlatCopies == 64, "the byte permute places a value at bits 8-15");
-    const long long T = kThreads;
+    const long long T = kFlatThreads;
     const long long step = (long long)gridDim.x * T * kFlatVec;
+    const unsigned long long samples = (unsigned long long)nvec * 16 + (unsigned)ntail;
+    const bool warp0 = threadIdx.x < 32, preset = sync != nullptr;
     long long v = (long long)blockIdx.x * T * kFlatVec + threadIdx.x;
     uint4 cur[kFlatVec], nxt[kFlatVec];
     bool have = v + (kFlatVec - 1) * T < nvec;
@@ -596,17 +640,13 @@ __global__ void __launch_bounds__(kThreads, 1024 / kThreads)
         for (int j = 0; j < kFlatVec; j++)
             cur[j] = __ldcs(data + v + j * T);
     }
+    FlatSync fs = {sync, 0, 0, 0, 0};
+    if (preset && threadIdx.x == 0)
+        fs.ticket = atomicAdd(&sync[0], 1u);
     for (unsigned i = threadIdx.x; i < kWords / 4; i += blockDim.x)
         dyn_flat[i] = make_uint4(0, 0, 0, 0);
     __syncthreads();
-    if (inzero && zero_here) {
-        inzero_clear(counts, b.bins, totals);
-        __syncthreads();
-        if (threadIdx.x == 0)
-            atomicExch(&sync[1], 1u);
-    }
     const unsigned cbytes = (threadIdx.x & (kFlatCopies - 1)) * 4u;
-    unsigned xr = 0;
     while (have) {
         const long long vn = v + step;
         const bool next = vn + (kFlatVec - 1) * T < nvec;
@@ -615,25 +655,17 @@ __global__ void __launch_bounds__(kThreads, 1024 / kThreads)
             for (int j = 0; j < kFlatVec; j++)
                 nxt[j] = __ldcs(data + vn + j * T);
         }
-        if (mode & kFlatNoCount) {
 #pragma unroll
-            for (int j = 0; j < kFlatVec; j++)
-                xr ^= cur[j].x ^ cur[j].y ^ cur[j].z ^ cur[j].w;
-        } else {
-#pragma unroll
-            for (int j = 0; j < kFlatVec; j++)
-                flat_vec(tab, cbytes, cur[j]);
-        }
-        if (inzero && threadIdx.x == 0 && !seen)
-            seen = inzero_check(sync);
+        for (int j = 0; j < kFlatVec; j++)
+            flat_vec(tab, cbytes, cur[j]);
+        if (preset && warp0)
+            flat_sync_step(fs, counts, b.bins, totals, samples);
 #pragma unroll
         for (int j = 0; j < kFlatVec; j++)
             cur[j] = nxt[j];
         v = vn;
         have = next;
     }
-    if (xr == 0x12345678u)
-        atomicAdd((unsigned *)tab, 1u);
     /* The thread's last group, when only part of it lies in the image (the
      * groups after it lie beyond the end). */
 #pragma unroll
@@ -644,48 +676,29 @@ __global__ void __launch_bounds__(kThreads, 1024 / kThreads)
         unsigned byte = ((const unsigned char *)(data + nvec))[threadIdx.x];
         atomicAdd((unsigned *)(tab + (byte << 8) + cbytes), 1u);
     }
-    if (inzero && threadIdx.x == 0) {
-        while (!seen)
-            seen = inzero_check(sync);
-    }
+    if (preset && warp0)
+        flat_sync_end(fs, counts, b.bins, totals, samples);
     __syncthreads();
     /* Entry e's copies lie in words e x 64 ... e x 64 + 63. */
     const unsigned *words = (const unsigned *)dyn_flat;
-    const unsigned rot = (mode & kFlatRotate) ? (blockIdx.x & 7u) * 32u : 0u;
-    if (mode & kFlatNoFinish) {
-        if (threadIdx.x == 0 && words[0] == 0xFFFFFFFFu)
-            counts[0] = 1;
-        return;
-    }
-    if (mode & kFlatReduceOnly) {
-        if (threadIdx.x < 256 &&
-            rotated_sum(words + (size_t)threadIdx.x * kFlatCopies, threadIdx.x, kFlatCopies) ==
-                0x123456789ull)
-            counts[0] = 1;
-        return;
-    }
-    if ((mode & kFlatSum512) && kThreads == 512) {
-        /* Two threads per entry, 32 copies each; lane l starts at copy
-         * (l & 31) of its half, so the warp reads 32 banks. */
-        __shared__ unsigned long long sums[256];
-        const unsigned e = threadIdx.x >> 1, h = threadIdx.x & 1u, lane = threadIdx.x & 31u;
-        const unsigned *base = words + (size_t)e * kFlatCopies + 32u * h;
-        unsigned long long s = 0;
-#pragma unroll 8
-        for (unsigned j = 0; j < 32; j++)
-            s += base[(j + lane) & 31u];
-        s += __shfl_xor_sync(0xFFFFFFFFu, s, 1);
-        if (!h)
-            sums[e] = s;
-        __syncthreads();
-        finish_block<true>([&](unsigned e2) { return sums[e2]; }, 256, b, 1, counts, totals, f,
-                           (unsigned long long *)dyn_flat, rot);
-        return;
-    }
     auto sum = [&](unsigned e) {
         return rotated_sum(words + (size_t)e * kFlatCopies, e, kFlatCopies);
     };
-    finish_block<true>(sum, 256, b, 1, counts, totals, f, (unsigned long long *)dyn_flat, rot);
+    if (!preset) {
+        finish_block<true>(sum, 256, b, 1, counts, totals, f, (unsigned long long *)dyn_flat);
+        return;
+    }
+    /* Preset outputs: each class's count added once per warp; samples outside
+     * the range leave the in-range total (preset to all samples). */
+    if (threadIdx.x < 256) {
+        const unsigned cls = classify((double)threadIdx.x, b);
+        const unsigned long long t = run_total(cls, sum(threadIdx.x));
+        if (t) {
+            add_class(counts, totals, b, 0, cls, t);
+            if (cls >= b.bins)
+                atomicAdd(&totals[PSI_CH_T_IN_RANGE], 0ull - t);
+        }
+    }
 }
 
 /* ---- narrow -------------------------------------------------------------------- */
@@ -1164,15 +1177,21 @@ Scheme scheme_of(const psi_ch_plan *p)
     return S_NARROW;
 }
 
-/* The one-launch finish: on request, and by default for the flat scheme (the
- * H200, same run: 1-5% faster than memsets + atomics + a totals kernel; see
- * docs/benchmarks.md for the figures without the totals kernel). */
+/* The one-launch finish with a last block, on request ("fuse"; the flat
+ * scheme's default until the eighth session, now 10% slower than its
+ * presets at 8192^2 on the H200, docs/benchmarks.md). */
 bool fused(const psi_ch_plan *p)
 {
     const Scheme s = scheme_of(p);
-    const bool want = p->tuning.fuse > 0 || (p->tuning.fuse == 0 && s == S_FLAT);
-    return want && s != S_WIDE &&
+    return p->tuning.fuse > 0 && s != S_WIDE &&
            (unsigned long long)p->img.channels * (unsigned long long)p->b.bins <= kFusedCells;
+}
+
+/* Whether the flat kernel presets its outputs itself (FlatSync): its default,
+ * unless "fuse" or "nofuse" is asked for. */
+bool flat_presets(const psi_ch_plan *p)
+{
+    return scheme_of(p) == S_FLAT && p->tuning.fuse == 0;
 }
 
 int copies_log2_for(unsigned entries, long long channels)
@@ -1292,26 +1311,21 @@ cudaError_t launch_flat(const psi_ch_plan *p)
     int ntail = (int)(bytes - nvec * 16);
     size_t smem = (size_t)256 * kFlatCopies * 4;
     int per_sm = 1;
-    const int mode = p->tuning.flat;
-    const bool big = (mode & kFlat1024) != 0;
-    const int threads = big ? 1024 : kFlatThreads;
-    const void *fn = big ? (const void *)flat_u8_kernel<1024> : (const void *)flat_u8_kernel<kFlatThreads>;
-    cudaError_t e = kernel_ready(fn, threads, smem, &per_sm);
+    cudaError_t e = kernel_ready((const void *)flat_u8_kernel, kFlatThreads, smem, &per_sm);
     if (e != cudaSuccess)
         return e;
-    /* At most 2^15 groups of kFlatThreads x kFlatVec vectors per block: fewer
+    /* At most 2^14 groups of kFlatThreads x kFlatVec vectors per block: fewer
      * than 2^30 + 16 samples, so no u32 counter wraps. */
-    const long long group = (long long)threads * kFlatVec;
+    const long long group = (long long)kFlatThreads * kFlatVec;
     long long groups = (nvec + group - 1) / group;
     unsigned grid;
-    if ((e = grid_for(groups > 0 ? groups : 1, (long long)per_sm * p->sm_count,
-                      big ? 1LL << 14 : 1LL << 15, &grid)) != cudaSuccess)
+    if ((e = grid_for(groups > 0 ? groups : 1, (long long)per_sm * p->sm_count, 1LL << 14,
+                      &grid)) != cudaSuccess)
         return e;
-    Fused f = (mode & kFlatInZero) ? Fused{nullptr, nullptr, 1} : fused_of(p);
-    auto kern = big ? flat_u8_kernel<1024> : flat_u8_kernel<kFlatThreads>;
-    kern<<<grid, threads, smem, (cudaStream_t)p->stream>>>(
-        (const uint4 *)im.data, nvec, ntail, make_bins(p->b), p->counts, p->totals, f, mode,
-        (unsigned *)((char *)p->ws + kTicketOff) + 4);
+    unsigned *sync = flat_presets(p) ? (unsigned *)((char *)p->ws + kFlatSyncOff) : nullptr;
+    flat_u8_kernel<<<grid, kFlatThreads, smem, (cudaStream_t)p->stream>>>(
+        (const uint4 *)im.data, nvec, ntail, make_bins(p->b), p->counts, p->totals, fused_of(p),
+        sync);
     return cudaGetLastError();
 }
 
@@ -1484,8 +1498,7 @@ extern "C" int psi_ch_launch(const psi_ch_plan *p)
     /* Unfused flat / private / narrow (and empty images): zeroed outputs, then
      * the kernel's atomics. Fused and wide launches write every output
      * themselves. */
-    bool inzero = scheme_of(p) == S_FLAT && (p->tuning.flat & 1);
-    bool zero_first = empty || (!wide && !fused(p) && !inzero);
+    bool zero_first = empty || (!wide && !fused(p) && !flat_presets(p));
     if (zero_first) {
         e = cudaMemsetAsync(p->counts, 0, (size_t)p->img.channels * (size_t)p->b.bins * 8, s);
         if (e == cudaSuccess)
