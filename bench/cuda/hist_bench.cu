@@ -236,6 +236,8 @@ static void run_case(const Case &c, int content, pixsum_ctx *ctx, unsigned *sink
     std::vector<std::string> variants;
     if (c.channels == 1 && es == 1)
         variants = {"fuse", "nofuse", "narrow", "private"};
+    else if (c.channels == 1 && c.type != PIXSUM_F32)
+        variants = {"match", "prefetch"};
     if (c.channels == 1 && es == 1 && getenv("HIST_U8_VARIANTS")) {
         /* space-separated PIXSUM_CUDA_HIST strings instead of the list above */
         variants.clear();
@@ -250,8 +252,6 @@ static void run_case(const Case &c, int content, pixsum_ctx *ctx, unsigned *sink
             }
         }
     }
-    else if (c.channels == 1 && c.type != PIXSUM_F32)
-        variants = {"match", "prefetch"};
     std::vector<double> var_ms;
     for (const std::string &v : variants) {
         setenv("PIXSUM_CUDA_HIST", v.c_str(), 1);
