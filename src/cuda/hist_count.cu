@@ -859,11 +859,25 @@ __global__ void __launch_bounds__(kWideThreads, 1)
         } else {
             pix_item<T, kWidePix>(g, item, count_run);
         }
-        if (run) {
+        /* The item's last run; when every lane of the warp ends on the same
+         * index (a constant image), lane 0 puts the warp's total instead of
+         * 32 atomics on one address. The warp's lanes share the item. */
+        const unsigned lead = __shfl_sync(0xFFFFFFFFu, cur, 0);
+        if (__all_sync(0xFFFFFFFFu, cur == lead && cur != none)) {
+#if __CUDA_ARCH__ >= 800
+            const unsigned total = __reduce_add_sync(0xFFFFFFFFu, run);
+#else
+            unsigned total = run;
+            for (int o = 16; o; o >>= 1)
+                total += __shfl_down_sync(0xFFFFFFFFu, total, o);
+#endif
+            if (lane == 0)
+                wide_put(tab, cur, total);
+        } else if (run) {
             wide_put(tab, cur, run);
-            run = 0;
-            cur = none;
         }
+        run = 0;
+        cur = none;
         /* Every second item, and after the last: move counters >= 2^14. */
         if ((round & 1) || item + gridDim.x >= g.items) {
             __syncthreads();
