@@ -389,7 +389,9 @@ static void test_large_and_spill(void **state)
 /* The flat u8 scheme (one channel, contiguous, aligned: the default for such
  * images): lengths around its 16-byte vectors and its groups of 1024 x 4
  * vectors per thread block (65536 bytes; 32768 when its blocks had 512
- * threads), partial last groups, tails of 1-15 bytes, many blocks, 3-D, every
+ * threads), partial last groups (49317 and 114855 bytes: a block whose first
+ * group is its last splits warp 0 between the lanes that load and the lanes
+ * that do not), tails of 1-15 bytes, many blocks, 3-D, every
  * content and cutting ranges, each against the CPU, each twice on one context
  * (the preset flags must be lowered for the next launch); the mode cycles over
  * flat (presets), flat with memsets, narrow, and flat with the last-block
@@ -401,6 +403,7 @@ static void test_flat_u8(void **state)
         {1, 1, 1},      {15, 1, 1},     {16, 1, 1},    {17, 1, 1},      {1, 33, 1},
         {32767, 1, 1},  {32768, 1, 1},  {32769, 1, 1}, {16384, 2, 1},   {1000, 33, 1},
         {65535, 1, 1},  {65536, 1, 1},  {65537, 1, 1}, {65552, 3, 1},   {131071, 7, 1},
+        {49317, 1, 1},  {114855, 1, 1}, {49152, 1, 1}, {49167, 1, 1},   {163840, 1, 1},
         {4099, 517, 1}, {8192, 1031, 1}, {777, 333, 3}, {65536, 64, 2}, {12345, 679, 1},
     };
     static const char *const flat_modes[] = {"", "nofuse", "narrow", "fuse"};

@@ -532,7 +532,7 @@ __device__ __forceinline__ void flat_vec(char *tab, unsigned cbytes, const uint4
  * in-range totals the sample count, the rest 0) and raises the flag. Every
  * block adds its counts with atomics once it has seen the flag (a relaxed
  * load while it counts, an acquire fence before it adds); the last block to
- * see it lowers the three words again. Warp 0 takes one step per group, using
+ * see it lowers the three words again. Thread 0 takes one step per group, using
  * the results of the previous step's loads and atomics, so no step waits on
  * memory while the block counts. */
 struct FlatSync {
@@ -540,7 +540,7 @@ struct FlatSync {
     unsigned ticket;  /* lane 0: this block's start ticket (in flight until step 1) */
     unsigned flag;    /* lane 0: the flag as last loaded (in flight until the next step) */
     unsigned seen_no; /* lane 0: sync[2] before this block's increment */
-    int state;        /* 0 ticket pending, 1 polling the flag, 2 seen */
+    int state;        /* 0 before flat_sync_begin, 1 polling the flag, 2 seen */
 };
 
 /* Warp 0 of the block with ticket 0: counts 0 and the totals preset, then
@@ -567,39 +567,40 @@ __device__ __forceinline__ unsigned load_relaxed(const unsigned *p)
     return v;
 }
 
-/* One step of warp 0 (all its lanes call it). */
-__device__ __forceinline__ void flat_sync_step(FlatSync &fs, unsigned long long *counts,
-                                               unsigned bins, unsigned long long *totals,
-                                               unsigned long long samples)
+/* The first step, by the 32 lanes of warp 0 together (before the counting
+ * loop, where they are converged; in the loop the lanes of the last group
+ * part ways): the preset by the block with ticket 0, the first look at the
+ * flag. The ticket's round trip overlaps the block's first loads. */
+__device__ void flat_sync_begin(FlatSync &fs, unsigned long long *counts, unsigned bins,
+                                unsigned long long *totals, unsigned long long samples)
 {
-    const bool lane0 = (threadIdx.x & 31u) == 0;
-    if (fs.state == 0) {
-        if (__shfl_sync(0xFFFFFFFFu, fs.ticket, 0) == 0)
-            flat_preset(fs, counts, bins, totals, samples);
-        if (lane0)
-            fs.flag = load_relaxed(&fs.sync[1]);
-        fs.state = 1;
-    } else if (fs.state == 1 && lane0) {
-        if (fs.flag) {
-            fs.seen_no = atomicAdd(&fs.sync[2], 1u);
-            fs.state = 2;
-        } else {
-            fs.flag = load_relaxed(&fs.sync[1]);
-        }
+    if (__shfl_sync(0xFFFFFFFFu, fs.ticket, 0) == 0)
+        flat_preset(fs, counts, bins, totals, samples);
+    if ((threadIdx.x & 31u) == 0)
+        fs.flag = load_relaxed(&fs.sync[1]);
+    fs.state = 1;
+}
+
+/* One later step (thread 0 alone, once per group): the flag loaded by the
+ * previous step is looked at; once seen, the block counts itself in sync[2]. */
+__device__ __forceinline__ void flat_sync_step(FlatSync &fs)
+{
+    if (fs.state != 1)
+        return;
+    if (fs.flag) {
+        fs.seen_no = atomicAdd(&fs.sync[2], 1u);
+        fs.state = 2;
+    } else {
+        fs.flag = load_relaxed(&fs.sync[1]);
     }
 }
 
-/* After the counting (warp 0; the block's barrier follows): steps until the
+/* After the counting (thread 0; the block's barrier follows): steps until the
  * flag is seen, the acquire fence, and the reset by the last block. */
-__device__ void flat_sync_end(FlatSync &fs, unsigned long long *counts, unsigned bins,
-                              unsigned long long *totals, unsigned long long samples)
+__device__ void flat_sync_end(FlatSync &fs)
 {
-    if (fs.state == 0)
-        flat_sync_step(fs, counts, bins, totals, samples);
-    if ((threadIdx.x & 31u) != 0)
-        return;
     while (fs.state != 2)
-        flat_sync_step(fs, counts, bins, totals, samples);
+        flat_sync_step(fs);
     asm volatile("fence.acq_rel.gpu;" ::: "memory");
     if (fs.seen_no == gridDim.x - 1) {
         fs.sync[0] = 0;
@@ -646,6 +647,8 @@ __global__ void __launch_bounds__(kFlatThreads, 1)
     for (unsigned i = threadIdx.x; i < kWords / 4; i += blockDim.x)
         dyn_flat[i] = make_uint4(0, 0, 0, 0);
     __syncthreads();
+    if (preset && warp0)
+        flat_sync_begin(fs, counts, b.bins, totals, samples);
     const unsigned cbytes = (threadIdx.x & (kFlatCopies - 1)) * 4u;
     while (have) {
         const long long vn = v + step;
@@ -658,8 +661,8 @@ __global__ void __launch_bounds__(kFlatThreads, 1)
 #pragma unroll
         for (int j = 0; j < kFlatVec; j++)
             flat_vec(tab, cbytes, cur[j]);
-        if (preset && warp0)
-            flat_sync_step(fs, counts, b.bins, totals, samples);
+        if (preset && threadIdx.x == 0)
+            flat_sync_step(fs);
 #pragma unroll
         for (int j = 0; j < kFlatVec; j++)
             cur[j] = nxt[j];
@@ -676,8 +679,8 @@ __global__ void __launch_bounds__(kFlatThreads, 1)
         unsigned byte = ((const unsigned char *)(data + nvec))[threadIdx.x];
         atomicAdd((unsigned *)(tab + (byte << 8) + cbytes), 1u);
     }
-    if (preset && warp0)
-        flat_sync_end(fs, counts, b.bins, totals, samples);
+    if (preset && threadIdx.x == 0)
+        flat_sync_end(fs);
     __syncthreads();
     /* Entry e's copies lie in words e x 64 ... e x 64 + 63. */
     const unsigned *words = (const unsigned *)dyn_flat;
