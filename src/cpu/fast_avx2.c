@@ -14,7 +14,6 @@
 #define PSI_STOREU(p, x) _mm256_storeu_si256((__m256i *)(void *)(p), (x))
 #define PSI_STREAM(p, x) _mm256_stream_si256((__m256i *)(void *)(p), (x))
 #define PSI_ZERO() _mm256_setzero_si256()
-#define PSI_SFENCE() _mm_sfence()
 
 static const int32_t carry_idx[2][4][8] = {
     {{7, 7, 7, 7, 7, 7, 7, 7},
@@ -237,8 +236,6 @@ PSI_FAST_ALWAYS_INLINE void sq_u8u64_c1_body(const uint8_t *in, uint64_t *out,
         if (has_acc)
             acc[i] = r;
     }
-    if (stream)
-        _mm_sfence();
 }
 
 static void sq_u8u64_c1(const void *in_, void *out_, const void *prev_, void *acc_,
@@ -403,8 +400,6 @@ PSI_FAST_ALWAYS_INLINE void u8u32_pair_body(const uint8_t *in0, const uint8_t *i
                 acc[i + j] = sb[j] + r0;
         }
     }
-    if (stream)
-        _mm_sfence();
 }
 
 PSI_FAST_ALWAYS_INLINE void pair_flags(const void *in0, const void *in1, void *out0, void *out1,

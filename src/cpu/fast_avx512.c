@@ -14,7 +14,6 @@
 #define PSI_STOREU(p, x) _mm512_storeu_si512((void *)(p), (x))
 #define PSI_STREAM(p, x) _mm512_stream_si512((void *)(p), (x))
 #define PSI_ZERO() _mm512_setzero_si512()
-#define PSI_SFENCE() _mm_sfence()
 
 /* ramp[16 - k + j] = j - k: the permutation that moves units up by k. */
 static const int32_t ramp[32] = {-16, -15, -14, -13, -12, -11, -10, -9, -8, -7, -6,
@@ -241,8 +240,6 @@ PSI_FAST_ALWAYS_INLINE void u8u32_pair_body(const uint8_t *in0, const uint8_t *i
                 acc[i + j] = sb[j] + r0;
         }
     }
-    if (stream)
-        _mm_sfence();
 }
 
 PSI_FAST_ALWAYS_INLINE void pair_flags(const void *in0, const void *in1, void *out0, void *out1,

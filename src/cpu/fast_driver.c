@@ -8,6 +8,9 @@
 #include "fast_kernels.h"
 
 #include <stdint.h>
+#if defined(__x86_64__) || defined(_M_X64)
+#include <xmmintrin.h>
+#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -235,9 +238,20 @@ int psi_fast_rows(const psi_job *job, size_t y0, size_t y1, const void *init,
         }
     }
 done:
+    if (stream)
+        psi_stream_fence();
     for (int i = 0; i < np; i++)
         free(passes[i].acc);
     return status;
+}
+
+void psi_stream_fence(void)
+{
+#if defined(__x86_64__) || defined(_M_X64)
+    _mm_sfence();
+#else
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+#endif
 }
 
 int psi_fast_run(const psi_job *job)

@@ -11,7 +11,11 @@
  * aligned to the vector size) and, when acc != NULL, also to `acc` with normal
  * stores (acc may equal prev: each element is read before it is written).
  * The streamed form lets a driver keep the previous row in a small cached
- * buffer (acc) while the table itself bypasses the caches.
+ * buffer (acc) while the table itself bypasses the caches. The kernels do
+ * not fence their non-temporal stores: whoever streams rows calls
+ * psi_stream_fence() once after its last row, before other threads may read
+ * them (psi_fast_rows does; a fence per row cost a drain of the write-combining
+ * buffers per row).
  *
  * Integer outputs use modular arithmetic in the output's width, so results are
  * bit-exact with the scalar reference (wrap mode included). Float outputs sum
@@ -104,9 +108,14 @@ size_t psi_stream_threshold_threaded(void);
  * hold the column sums of the rows above y0 (output type, one table row);
  * otherwise rows above y0 are read from the table itself (y0 > 0) or taken as
  * zero. `stream` selects non-temporal stores (a cached row buffer then
- * carries the column sums). Returns PIXSUM_OK or PIXSUM_ERR_NO_MEMORY. */
+ * carries the column sums), fenced once before it returns. Returns PIXSUM_OK
+ * or PIXSUM_ERR_NO_MEMORY. */
 int psi_fast_rows(const psi_job *job, size_t y0, size_t y1, const void *init,
                   const void *init_sq, int stream);
+
+/* Orders the calling thread's earlier non-temporal stores before its later
+ * stores (sfence on x86-64, a full fence elsewhere). */
+void psi_stream_fence(void);
 
 /* Runs a whole job (2-D or 3-D, plain and/or squared) single-threaded with the
  * fast kernels. Returns a pixsum status. */

@@ -6,7 +6,7 @@
  *   PSI_VI                 the integer vector type (every kind is kept in it;
  *                          float kinds cast inside their ADD/SQ/LOADW)
  *   PSI_VDW                32-bit units per vector
- *   PSI_LOADU(p) PSI_STOREU(p, x) PSI_STREAM(p, x) PSI_ZERO() PSI_SFENCE()
+ *   PSI_LOADU(p) PSI_STOREU(p, x) PSI_STREAM(p, x) PSI_ZERO()
  *   psi_shift_t, psi_shift_make(k), psi_shift(x, s)
  *                          move every 32-bit unit up by k units, zeros in
  *   psi_perm_t, psi_perm_make(dpl, c), psi_perm(x, p)
@@ -152,8 +152,6 @@
             if (has_acc)                                                                    \
                 memcpy(acc + i, tout, rest * sizeof(TOUT));                                 \
         }                                                                                   \
-        if (stream)                                                                         \
-            PSI_SFENCE();                                                                   \
     }                                                                                       \
     PSI_FAST_ALWAYS_INLINE void NAME##_flags(const TIN *in, TOUT *out, const TOUT *prev,    \
                                              TOUT *acc, size_t n, size_t ch, size_t head,   \

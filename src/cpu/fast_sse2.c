@@ -15,7 +15,6 @@
 #define PSI_STOREU(p, x) _mm_storeu_si128((__m128i *)(void *)(p), (x))
 #define PSI_STREAM(p, x) _mm_stream_si128((__m128i *)(void *)(p), (x))
 #define PSI_ZERO() _mm_setzero_si128()
-#define PSI_SFENCE() _mm_sfence()
 
 typedef int psi_shift_t; /* distance in 32-bit units, 1..3 */
 
