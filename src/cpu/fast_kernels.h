@@ -14,8 +14,8 @@
  * buffer (acc) while the table itself bypasses the caches. The kernels do
  * not fence their non-temporal stores: whoever streams rows calls
  * psi_stream_fence() once after its last row, before other threads may read
- * them (psi_fast_rows does; a fence per row cost a drain of the write-combining
- * buffers per row).
+ * them (psi_fast_rows does; a fence per row drained the write-combining
+ * buffers at every row, which the bench's floor kernel does not do).
  *
  * Integer outputs use modular arithmetic in the output's width, so results are
  * bit-exact with the scalar reference (wrap mode included). Float outputs sum
