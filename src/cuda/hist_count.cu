@@ -54,7 +54,7 @@
  * presets the totals, then raises a flag; every block adds its counts with
  * atomics once it has seen the flag (FlatSync: no memset, no last block; on
  * the H200 the last-block finish cost 4.8 us at the end of each launch, this
- * one 2.7 us). Unfused (private and narrow by default, flat with "nofuse"):
+ * one 2.3-2.7 us). Unfused (private and narrow by default, flat with "nofuse"):
  * memsets first, then the blocks add into the zeroed counts and totals with
  * atomics (the in-range and pixel totals as one atomic per block). Fused (on
  * request, "fuse", when channels x bins <= 8192): the blocks add into a u64
