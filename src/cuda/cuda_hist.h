@@ -84,7 +84,6 @@ typedef struct psi_ch_tuning {
                        0: flat presets its outputs, the others are zeroed first;
                        -1: all are zeroed first */
     int prefetch;   /* 1: wide loads the next item while counting the current one */
-    int flat_fence; /* EXPERIMENT: 0 fence at the end, 1 none (timing only), 2 when seen */
 } psi_ch_tuning;
 
 typedef struct psi_ch_plan {

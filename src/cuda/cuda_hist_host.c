@@ -231,8 +231,6 @@ static psi_ch_tuning env_tuning(void)
             t.fuse = 1;
         if (strstr(e, "prefetch"))
             t.prefetch = 1;
-        if (strstr(e, "ffence="))
-            t.flat_fence = atoi(strstr(e, "ffence=") + 7);
     }
     return t;
 }

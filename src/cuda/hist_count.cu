@@ -583,13 +583,11 @@ __device__ void flat_sync_begin(FlatSync &fs, unsigned long long *counts, unsign
 
 /* One later step (thread 0 alone, once per group): the flag loaded by the
  * previous step is looked at; once seen, the block counts itself in sync[2]. */
-__device__ __forceinline__ void flat_sync_step(FlatSync &fs, int fence_mode)
+__device__ __forceinline__ void flat_sync_step(FlatSync &fs)
 {
     if (fs.state != 1)
         return;
     if (fs.flag) {
-        if (fence_mode == 2)
-            asm volatile("fence.acq_rel.gpu;" ::: "memory");
         fs.seen_no = atomicAdd(&fs.sync[2], 1u);
         fs.state = 2;
     } else {
@@ -599,12 +597,11 @@ __device__ __forceinline__ void flat_sync_step(FlatSync &fs, int fence_mode)
 
 /* After the counting (thread 0; the block's barrier follows): steps until the
  * flag is seen, the acquire fence, and the reset by the last block. */
-__device__ void flat_sync_end(FlatSync &fs, int fence_mode)
+__device__ void flat_sync_end(FlatSync &fs)
 {
     while (fs.state != 2)
-        flat_sync_step(fs, fence_mode);
-    if (fence_mode == 0)
-        asm volatile("fence.acq_rel.gpu;" ::: "memory");
+        flat_sync_step(fs);
+    asm volatile("fence.acq_rel.gpu;" ::: "memory");
     if (fs.seen_no == gridDim.x - 1) {
         fs.sync[0] = 0;
         fs.sync[1] = 0;
@@ -626,7 +623,7 @@ __device__ void flat_sync_end(FlatSync &fs, int fence_mode)
 __global__ void __launch_bounds__(kFlatThreads, 1)
     flat_u8_kernel(const uint4 *data, long long nvec, int ntail, Bins b,
                    unsigned long long *counts, unsigned long long *totals, Fused f,
-                   unsigned *sync, int fence_mode)
+                   unsigned *sync)
 {
     extern __shared__ uint4 dyn_flat[];
     char *tab = (char *)dyn_flat;
@@ -665,7 +662,7 @@ __global__ void __launch_bounds__(kFlatThreads, 1)
         for (int j = 0; j < kFlatVec; j++)
             flat_vec(tab, cbytes, cur[j]);
         if (preset && threadIdx.x == 0)
-            flat_sync_step(fs, fence_mode);
+            flat_sync_step(fs);
 #pragma unroll
         for (int j = 0; j < kFlatVec; j++)
             cur[j] = nxt[j];
@@ -683,7 +680,7 @@ __global__ void __launch_bounds__(kFlatThreads, 1)
         atomicAdd((unsigned *)(tab + (byte << 8) + cbytes), 1u);
     }
     if (preset && threadIdx.x == 0)
-        flat_sync_end(fs, fence_mode);
+        flat_sync_end(fs);
     __syncthreads();
     /* Entry e's copies lie in words e x 64 ... e x 64 + 63. */
     const unsigned *words = (const unsigned *)dyn_flat;
@@ -1345,7 +1342,7 @@ cudaError_t launch_flat(const psi_ch_plan *p)
     unsigned *sync = flat_presets(p) ? (unsigned *)((char *)p->ws + kFlatSyncOff) : nullptr;
     flat_u8_kernel<<<grid, kFlatThreads, smem, (cudaStream_t)p->stream>>>(
         (const uint4 *)im.data, nvec, ntail, make_bins(p->b), p->counts, p->totals, fused_of(p),
-        sync, p->tuning.flat_fence);
+        sync);
     return cudaGetLastError();
 }
 
