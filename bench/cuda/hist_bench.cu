@@ -33,6 +33,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -241,16 +242,9 @@ static void run_case(const Case &c, int content, pixsum_ctx *ctx, unsigned *sink
     if (c.channels == 1 && es == 1 && getenv("HIST_U8_VARIANTS")) {
         /* space-separated PIXSUM_CUDA_HIST strings instead of the list above */
         variants.clear();
-        std::string all = getenv("HIST_U8_VARIANTS"), one;
-        for (size_t i = 0; i <= all.size(); i++) {
-            if (i == all.size() || all[i] == ' ') {
-                if (!one.empty())
-                    variants.push_back(one);
-                one.clear();
-            } else {
-                one += all[i];
-            }
-        }
+        std::istringstream words(getenv("HIST_U8_VARIANTS"));
+        for (std::string one; words >> one;)
+            variants.push_back(one);
     }
     std::vector<double> var_ms;
     for (const std::string &v : variants) {

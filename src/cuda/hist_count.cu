@@ -68,6 +68,7 @@
  * into an FMA) and truncation, as on the CPU, so every class is the CPU's.
  */
 #include "cuda_hist.h"
+#include "gpu_order.cuh"
 
 #include <cuda_runtime.h>
 #include <stdint.h>
@@ -540,7 +541,7 @@ struct FlatSync {
     unsigned ticket;  /* lane 0: this block's start ticket (in flight until step 1) */
     unsigned flag;    /* lane 0: the flag as last loaded (in flight until the next step) */
     unsigned seen_no; /* lane 0: sync[2] before this block's increment */
-    int state;        /* 0 before flat_sync_begin, 1 polling the flag, 2 seen */
+    bool seen;        /* lane 0: the flag was seen (and counted in sync[2]) */
 };
 
 /* Warp 0 of the block with ticket 0: counts 0 and the totals preset, then
@@ -560,13 +561,6 @@ __device__ void flat_preset(const FlatSync &fs, unsigned long long *counts, unsi
         atomicExch(&fs.sync[1], 1u);
 }
 
-__device__ __forceinline__ unsigned load_relaxed(const unsigned *p)
-{
-    unsigned v;
-    asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p));
-    return v;
-}
-
 /* The first step, by the 32 lanes of warp 0 together (before the counting
  * loop, where they are converged; in the loop the lanes of the last group
  * part ways): the preset by the block with ticket 0, the first look at the
@@ -577,21 +571,20 @@ __device__ void flat_sync_begin(FlatSync &fs, unsigned long long *counts, unsign
     if (__shfl_sync(0xFFFFFFFFu, fs.ticket, 0) == 0)
         flat_preset(fs, counts, bins, totals, samples);
     if ((threadIdx.x & 31u) == 0)
-        fs.flag = load_relaxed(&fs.sync[1]);
-    fs.state = 1;
+        fs.flag = psi_gpu::load_relaxed(&fs.sync[1]);
 }
 
 /* One later step (thread 0 alone, once per group): the flag loaded by the
  * previous step is looked at; once seen, the block counts itself in sync[2]. */
 __device__ __forceinline__ void flat_sync_step(FlatSync &fs)
 {
-    if (fs.state != 1)
+    if (fs.seen)
         return;
     if (fs.flag) {
         fs.seen_no = atomicAdd(&fs.sync[2], 1u);
-        fs.state = 2;
+        fs.seen = true;
     } else {
-        fs.flag = load_relaxed(&fs.sync[1]);
+        fs.flag = psi_gpu::load_relaxed(&fs.sync[1]);
     }
 }
 
@@ -599,9 +592,9 @@ __device__ __forceinline__ void flat_sync_step(FlatSync &fs)
  * flag is seen, the acquire fence, and the reset by the last block. */
 __device__ void flat_sync_end(FlatSync &fs)
 {
-    while (fs.state != 2)
+    while (!fs.seen)
         flat_sync_step(fs);
-    asm volatile("fence.acq_rel.gpu;" ::: "memory");
+    psi_gpu::fence_acq_rel();
     if (fs.seen_no == gridDim.x - 1) {
         fs.sync[0] = 0;
         fs.sync[1] = 0;
@@ -641,7 +634,7 @@ __global__ void __launch_bounds__(kFlatThreads, 1)
         for (int j = 0; j < kFlatVec; j++)
             cur[j] = __ldcs(data + v + j * T);
     }
-    FlatSync fs = {sync, 0, 0, 0, 0};
+    FlatSync fs = {sync, 0, 0, 0, false};
     if (preset && threadIdx.x == 0)
         fs.ticket = atomicAdd(&sync[0], 1u);
     for (unsigned i = threadIdx.x; i < kWords / 4; i += blockDim.x)
@@ -870,9 +863,7 @@ __global__ void __launch_bounds__(kWideThreads, 1)
 #if __CUDA_ARCH__ >= 800
             const unsigned total = __reduce_add_sync(0xFFFFFFFFu, run);
 #else
-            unsigned total = run;
-            for (int o = 16; o; o >>= 1)
-                total += __shfl_down_sync(0xFFFFFFFFu, total, o);
+            const unsigned total = (unsigned)warp_total(run);
 #endif
             if (lane == 0)
                 wide_put(tab, cur, total);

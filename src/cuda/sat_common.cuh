@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "cuda_plan.h"
+#include "gpu_order.cuh"
 
 namespace psi_cu {
 
@@ -112,36 +113,12 @@ __device__ __forceinline__ T warp_exclusive_from_inclusive(T incl, unsigned lane
     return lane == 0 ? (T)0 : o;
 }
 
-/* ---- flags: release/acquire at GPU scope ---------------------------------- */
+/* ---- flags: release/acquire at GPU scope (gpu_order.cuh) ------------------ */
 
-__device__ __forceinline__ u64 load_acquire(const u64 *p)
-{
-    u64 v;
-    asm volatile("ld.acquire.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
-    return v;
-}
-
-/* A flag read with no ordering of its own (a fence after it orders what
- * follows: acquire by fence). */
-__device__ __forceinline__ u64 load_relaxed(const u64 *p)
-{
-    u64 v;
-    asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
-    return v;
-}
-
-__device__ __forceinline__ void store_release(u64 *p, u64 v)
-{
-    asm volatile("st.release.gpu.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
-}
-
-/* Acquire (and release) by fence at GPU scope: after relaxed flag reads, it
- * orders the reads of the values the flags announce (lighter than the
- * sequentially consistent __threadfence()). */
-__device__ __forceinline__ void fence_acq_rel(void)
-{
-    asm volatile("fence.acq_rel.gpu;" ::: "memory");
-}
+using psi_gpu::fence_acq_rel;
+using psi_gpu::load_acquire;
+using psi_gpu::load_relaxed;
+using psi_gpu::store_release;
 
 /* Flag values: (epoch << 2) | status. Zeroed memory reads "nothing". */
 enum { FLAG_AGGREGATE = 1, FLAG_INCLUSIVE = 2 };
