@@ -213,7 +213,7 @@ fi
 
 if has histbench; then
     step "hist_bench (cuda.hist vs CUB DeviceHistogram vs read floor)"
-    nvcc -std=c++17 -O3 -arch=sm_$ARCH --extended-lambda bench/cuda/hist_bench.cu -Iinclude \
+    nvcc -std=c++17 -O3 -arch=sm_$ARCH --extended-lambda bench/cuda/hist_bench.cu -Iinclude -Isrc/cuda \
         -L$BUILD/src -lpixsum -Xlinker -rpath="$PWD/$BUILD/src" -o $BUILD/hist_bench \
         >"$OUT/hist-bench-build.log" 2>&1 || { tail -20 "$OUT/hist-bench-build.log"; exit 1; }
     $BUILD/hist_bench ${BENCH_REPS:-15} ${HIST_BENCH_SECTION:-all} 2>&1 | tee "$OUT/hist-bench.log"

@@ -394,8 +394,8 @@ static void test_large_and_spill(void **state)
  * that do not), tails of 1-15 bytes, many blocks, 3-D, every
  * content and cutting ranges, each against the CPU, each twice on one context
  * (the preset flags must be lowered for the next launch); the mode cycles over
- * flat (presets), flat with memsets, narrow, and flat with the last-block
- * finish. */
+ * flat (presets), flat with memsets, narrow, flat with the last-block finish
+ * and flat without programmatic dependent launch. */
 static void test_flat_u8(void **state)
 {
     (void)state;
@@ -406,7 +406,7 @@ static void test_flat_u8(void **state)
         {49317, 1, 1},  {114855, 1, 1}, {49152, 1, 1}, {49167, 1, 1},   {163840, 1, 1},
         {4099, 517, 1}, {8192, 1031, 1}, {777, 333, 3}, {65536, 64, 2}, {12345, 679, 1},
     };
-    static const char *const flat_modes[] = {"", "nofuse", "narrow", "fuse"};
+    static const char *const flat_modes[] = {"", "nofuse", "narrow", "fuse", "nopdl"};
     size_t n = sizeof shapes / sizeof shapes[0];
     for (size_t i = 0; i < n; i++) {
         if (g_quick && i % 3)
@@ -422,10 +422,72 @@ static void test_flat_u8(void **state)
             k.content = c;
             k.bins = c % 2 ? 0 : (size_t)(1 + rnd() % 300);
             k.range = c % 2 ? 0 : (int)(1 + rnd() % 2);
-            k.mode = flat_modes[(i + (size_t)c) % 4];
+            k.mode = flat_modes[(i + (size_t)c) % 5];
             run_case(&k, c == 0 && i % 4 == 0);
         }
     }
+}
+
+/* Launches queued back to back on one stream with no host synchronisation
+ * between them, where programmatic dependent launch lets a kernel begin while
+ * the stream's previous kernel drains: the flat kernel must count the bytes
+ * of an integral table that the kernel just before it wrote, and each call
+ * into one shared counts buffer must preset it only after the call before
+ * has added its counts. */
+static void test_flat_u8_queued(void **state)
+{
+    (void)state;
+    enum { ROUNDS = 4 };
+    static const size_t sizes[ROUNDS][2] = {{1031, 517}, {3000, 700}, {17, 3}, {4096, 257}};
+    img src[ROUNDS];
+    uint32_t *dtable;
+    uint64_t *dcounts[ROUNDS], *dshared;
+    CU_OK(cudaMalloc((void **)&dtable, 3000 * 700 * 4));
+    CU_OK(cudaMalloc((void **)&dshared, 256 * 8));
+    pixsum_ctx *ctx = pixsum_ctx_new();
+    for (int r = 0; r < ROUNDS; r++) {
+        src[r] = make_img(PIXSUM_U8, sizes[r][0], sizes[r][1], 1, 1, 0, 0, r % 2 ? C_NATURAL
+                                                                                 : C_RANDOM, 0);
+        CU_OK(cudaMalloc((void **)&dcounts[r], 256 * 8));
+    }
+    CU_OK(cudaStreamSynchronize(g_stream));
+    /* twice: the first pass may grow the context's scratch (which waits);
+     * the second queues every launch behind the one before */
+    for (int pass = 0; pass < 2; pass++)
+        for (int r = 0; r < ROUNDS; r++) {
+            size_t w = sizes[r][0], h = sizes[r][1];
+            pixsum_view table = pixsum_view_2d(dtable, PIXSUM_U32, w, h, 1, 0);
+            pixsum_view bytes = pixsum_view_2d(dtable, PIXSUM_U8, w * 4, h, 1, 0);
+            PX_OK(pixsum_cuda_integral(ctx, &src[r].d, &table, g_stream));
+            PX_OK(pixsum_cuda_histogram(ctx, &bytes, NULL, dcounts[r], 256, NULL, g_stream));
+            PX_OK(pixsum_cuda_histogram(ctx, &src[r].d, NULL, dshared, 256, NULL, g_stream));
+        }
+    uint64_t got[256], want[256];
+    pixsum_hist_info info;
+    for (int r = 0; r < ROUNDS; r++) {
+        size_t w = sizes[r][0], h = sizes[r][1];
+        uint32_t *t = malloc(w * h * 4);
+        assert_non_null(t);
+        pixsum_view table = pixsum_view_2d(t, PIXSUM_U32, w, h, 1, 0);
+        pixsum_view bytes = pixsum_view_2d(t, PIXSUM_U8, w * 4, h, 1, 0);
+        PX_OK(pixsum_integral(NULL, &src[r].h, &table));
+        cpu_hist(&bytes, NULL, want, 256, &info);
+        CU_OK(cudaMemcpyAsync(got, dcounts[r], sizeof got, cudaMemcpyDeviceToHost, g_stream));
+        CU_OK(cudaStreamSynchronize(g_stream));
+        compare_counts(got, want, 256, 256, "queued: bytes of the integral table");
+        free(t);
+    }
+    cpu_hist(&src[ROUNDS - 1].h, NULL, want, 256, &info);
+    CU_OK(cudaMemcpyAsync(got, dshared, sizeof got, cudaMemcpyDeviceToHost, g_stream));
+    CU_OK(cudaStreamSynchronize(g_stream));
+    compare_counts(got, want, 256, 256, "queued: shared counts");
+    for (int r = 0; r < ROUNDS; r++) {
+        free_img(&src[r]);
+        cudaFree(dcounts[r]);
+    }
+    pixsum_ctx_free(ctx);
+    cudaFree(dtable);
+    cudaFree(dshared);
 }
 
 static void test_errors(void **state)
@@ -681,6 +743,7 @@ int main(void)
         cmocka_unit_test(test_random),
         cmocka_unit_test(test_large_and_spill),
         cmocka_unit_test(test_flat_u8),
+        cmocka_unit_test(test_flat_u8_queued),
         cmocka_unit_test(test_cumulative_relative),
         cmocka_unit_test(test_joint),
         cmocka_unit_test(test_stream_capture),

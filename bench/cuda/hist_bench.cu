@@ -2,15 +2,17 @@
  * hist_bench.cu - GPU histogram timings of pixsum's cuda.hist next to its peer
  * and floor, all measured in this one process (issue 6):
  *   floor  a read kernel that loads the same bytes with 16-byte loads and
- *          writes nothing significant (best of two launch shapes);
+ *          writes nothing significant (best of two launch shapes); on sm_90
+ *          and newer also the same kernel launched with programmatic
+ *          dependent launch ("PDL floor"), as the flat u8 kernel is;
  *   cub    cub::DeviceHistogram::HistogramEven (int counters, the toolkit's
  *          CUB), unit bins over the type's range;
  *   pixsum pixsum_cuda_histogram() on device data (u64 counts, totals off),
  *          in its automatic scheme and the others (PIXSUM_CUDA_HIST): u8 the
  *          flat scheme with a last-block finish ("fuse", its default until the
  *          eighth session) and with memsets ("nofuse") instead of its presets,
- *          the "narrow" and "private" schemes; 16-bit images the warp-match
- *          mode and the prefetch.
+ *          the "narrow" and "private" schemes, and without PDL ("nopdl");
+ *          16-bit images the warp-match mode and the prefetch.
  * Images: u8 with 256 bins and u16 with 65536 bins at 8192^2 and 16384^2, of
  * five contents: noise (uniform), natural (smooth field + a little noise),
  * constant, skewed (90% one value), stripes (a period that puts every lane of a
@@ -41,11 +43,13 @@
 #include "pixsum_cuda.h"
 
 #include "bench_check.h"
+#include "device_caps.cuh" /* src/cuda: psi_launch, psi_pdl_wait */
 
 static cudaStream_t g_stream;
 static size_t g_l2 = 50u << 20;
 static int g_reps = 15;
 static int g_sms = 132;
+static int g_cc_major = 0;
 
 /* ---- content ----------------------------------------------------------------------- */
 
@@ -95,9 +99,14 @@ __global__ void fill(T *p, long long w, long long n, int content, unsigned seed,
 
 /* ---- floor ------------------------------------------------------------------------- */
 
-template <int U>
+/* PDL: launched with programmatic dependent launch (psi_launch), so its
+ * launch overlaps the previous kernel's drain as cuda.hist's flat kernel's
+ * does; it waits for that kernel before its first load. */
+template <int U, bool PDL>
 __global__ void read_floor(const uint4 *p, long long n, unsigned *sink)
 {
+    if (PDL)
+        psi_pdl_wait();
     uint4 acc = make_uint4(0, 0, 0, 0);
     long long stride = (long long)gridDim.x * blockDim.x;
     long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
@@ -219,15 +228,28 @@ static void run_case(const Case &c, int content, pixsum_ctx *ctx, unsigned *sink
     CK(cudaDeviceSynchronize());
     int batch = nbuf < 8 ? 8 : nbuf; /* calls per timed batch, rotating over the copies */
 
-    /* floor: best of two launch shapes */
+    /* floor: best of two launch shapes, plain launches; pdl_floor: the same
+     * with programmatic dependent launch (sm_90 and newer) */
     long long nvec = (long long)(bytes / 16);
-    double floor_ms = 1e30;
+    double floor_ms = 1e30, pdl_floor_ms = -1;
     floor_ms = std::min(floor_ms, time_ms(batch, [&](int i) {
-        read_floor<4><<<g_sms * 8, 256, 0, g_stream>>>((const uint4 *)buf[i % nbuf], nvec, sink);
+        read_floor<4, false><<<g_sms * 8, 256, 0, g_stream>>>((const uint4 *)buf[i % nbuf], nvec,
+                                                              sink);
     }));
     floor_ms = std::min(floor_ms, time_ms(batch, [&](int i) {
-        read_floor<2><<<g_sms * 2, 1024, 0, g_stream>>>((const uint4 *)buf[i % nbuf], nvec, sink);
+        read_floor<2, false><<<g_sms * 2, 1024, 0, g_stream>>>((const uint4 *)buf[i % nbuf],
+                                                               nvec, sink);
     }));
+    if (g_cc_major >= 9) {
+        pdl_floor_ms = time_ms(batch, [&](int i) {
+            CK(psi_launch(true, read_floor<4, true>, dim3(g_sms * 8), dim3(256), 0, g_stream,
+                          (const uint4 *)buf[i % nbuf], nvec, sink));
+        });
+        pdl_floor_ms = std::min(pdl_floor_ms, time_ms(batch, [&](int i) {
+            CK(psi_launch(true, read_floor<2, true>, dim3(g_sms * 2), dim3(1024), 0, g_stream,
+                          (const uint4 *)buf[i % nbuf], nvec, sink));
+        }));
+    }
 
     unsetenv("PIXSUM_CUDA_HIST");
     double px_ms = time_ms(batch, [&](int i) {
@@ -236,7 +258,7 @@ static void run_case(const Case &c, int content, pixsum_ctx *ctx, unsigned *sink
     /* The other schemes and modes (PIXSUM_CUDA_HIST), measured in the same run. */
     std::vector<std::string> variants;
     if (c.channels == 1 && es == 1)
-        variants = {"fuse", "nofuse", "narrow", "private"};
+        variants = {"nopdl", "fuse", "nofuse", "narrow", "private"};
     else if (c.channels == 1 && c.type != PIXSUM_F32)
         variants = {"match", "prefetch"};
     if (c.channels == 1 && es == 1 && getenv("HIST_U8_VARIANTS")) {
@@ -311,6 +333,8 @@ static void run_case(const Case &c, int content, pixsum_ctx *ctx, unsigned *sink
              c.channels > 1 ? (c.channels == 4 ? " x4ch" : " xch") : "", c.bins);
     printf("%-28s %-9s floor %8.4f ms (%5.0f GB/s) | pixsum %8.4f ms = %.2f of floor",
            name, content_name[content], floor_ms, gbs, px_ms, floor_ms / px_ms);
+    if (pdl_floor_ms > 0)
+        printf(" | PDL floor %8.4f ms, pixsum = %.2f of it", pdl_floor_ms, pdl_floor_ms / px_ms);
     for (size_t k = 0; k < variants.size(); k++)
         printf(" | %s %.4f", variants[k].c_str(), var_ms[k]);
     if (cub_ms > 0)
@@ -320,7 +344,7 @@ static void run_case(const Case &c, int content, pixsum_ctx *ctx, unsigned *sink
            c.channels, c.bins, content_name[content], floor_ms, px_ms, cub_ms);
     for (size_t k = 0; k < variants.size(); k++)
         printf(",%s=%.5f", variants[k].c_str(), var_ms[k]);
-    printf("\n");
+    printf(",pdl_floor=%.5f\n", pdl_floor_ms);
     fflush(stdout);
     for (int i = 0; i < nbuf; i++)
         cudaFree(buf[i]);
@@ -376,6 +400,7 @@ int main(int argc, char **argv)
     CK(cudaGetDeviceProperties(&pr, 0));
     g_l2 = (size_t)pr.l2CacheSize;
     g_sms = pr.multiProcessorCount;
+    g_cc_major = pr.major;
     printf("hist_bench: %s, %d SMs, L2 %zu MiB, pixsum %s, CUB %d.%d.%d, %d reps (median)\n",
            pr.name, g_sms, g_l2 >> 20, pixsum_version(), CUB_MAJOR_VERSION, CUB_MINOR_VERSION,
            CUB_SUBMINOR_VERSION, g_reps);

@@ -11,8 +11,9 @@
  * For tests and benchmarks, PIXSUM_CUDA_HIST may force the counting scheme
  * ("private", "narrow" or "wide", where the type allows it) and the wide scheme's warp
  * match mode ("match"), the last-block finish of few bins ("fuse"), outputs
- * zeroed by memsets ("nofuse", instead of the flat scheme's presets) and the
- * wide scheme's prefetch ("prefetch"), e.g. PIXSUM_CUDA_HIST=wide,match.
+ * zeroed by memsets ("nofuse", instead of the flat scheme's presets), the
+ * wide scheme's prefetch ("prefetch") and a flat launch without programmatic
+ * dependent launch ("nopdl"), e.g. PIXSUM_CUDA_HIST=wide,match.
  */
 #include "../hist/hist_classify.h"
 #include "pixsum_cuda.h"
@@ -231,6 +232,8 @@ static psi_ch_tuning env_tuning(void)
             t.fuse = 1;
         if (strstr(e, "prefetch"))
             t.prefetch = 1;
+        if (strstr(e, "nopdl"))
+            t.pdl = -1;
     }
     return t;
 }

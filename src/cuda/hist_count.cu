@@ -17,7 +17,11 @@
  *         atomic. Nsight Compute showed the narrow kernel below spending about
  *         9 instructions per sample (integer divisions per item, shifts by a
  *         runtime copy count) and waiting on its loads; this one spends 2 in
- *         its loop (4.1 over the whole kernel) and waits on memory.
+ *         its loop (4.1 over the whole kernel) and waits on memory. On
+ *         sm_90 and newer it is launched with programmatic dependent launch
+ *         (device_caps.cuh; "nopdl" turns it off): each block clears its
+ *         table while the stream's previous kernel drains, then waits for it
+ *         before its first global access.
  * narrow (the default for other u8 images, and for few bins of i32/f32/f64)
  *         C x entries x copies u32 counters in shared memory; lane l of a
  *         warp adds into copy l % copies, and copy j of entry e lies in bank
@@ -68,6 +72,7 @@
  * into an FMA) and truncation, as on the CPU, so every class is the CPU's.
  */
 #include "cuda_hist.h"
+#include "device_caps.cuh"
 #include "gpu_order.cuh"
 
 #include <cuda_runtime.h>
@@ -616,7 +621,7 @@ __device__ void flat_sync_end(FlatSync &fs)
 __global__ void __launch_bounds__(kFlatThreads, 1)
     flat_u8_kernel(const uint4 *data, long long nvec, int ntail, Bins b,
                    unsigned long long *counts, unsigned long long *totals, Fused f,
-                   unsigned *sync)
+                   unsigned *sync, bool pdl)
 {
     extern __shared__ uint4 dyn_flat[];
     char *tab = (char *)dyn_flat;
@@ -629,6 +634,16 @@ __global__ void __launch_bounds__(kFlatThreads, 1)
     long long v = (long long)blockIdx.x * T * kFlatVec + threadIdx.x;
     uint4 cur[kFlatVec], nxt[kFlatVec];
     bool have = v + (kFlatVec - 1) * T < nvec;
+    auto clear_table = [&] {
+        for (unsigned i = threadIdx.x; i < kWords / 4; i += blockDim.x)
+            dyn_flat[i] = make_uint4(0, 0, 0, 0);
+    };
+    /* Launched with PDL, the table is cleared while the previous kernel
+     * drains; else the first group's loads are in flight during the clear. */
+    if (pdl) {
+        clear_table();
+        psi_pdl_wait();
+    }
     if (have) {
 #pragma unroll
         for (int j = 0; j < kFlatVec; j++)
@@ -637,8 +652,8 @@ __global__ void __launch_bounds__(kFlatThreads, 1)
     FlatSync fs = {sync, 0, 0, 0, false};
     if (preset && threadIdx.x == 0)
         fs.ticket = atomicAdd(&sync[0], 1u);
-    for (unsigned i = threadIdx.x; i < kWords / 4; i += blockDim.x)
-        dyn_flat[i] = make_uint4(0, 0, 0, 0);
+    if (!pdl)
+        clear_table();
     __syncthreads();
     if (preset && warp0)
         flat_sync_begin(fs, counts, b.bins, totals, samples);
@@ -1068,24 +1083,12 @@ bool flat_u8(const psi_ch_image &im)
            contiguous(im);
 }
 
-/* Largest dynamic shared memory a block may opt in to on the current device. */
+/* Largest dynamic shared memory a block may opt in to on the current device
+ * (48 KiB, every device's minimum, when the device cannot be asked). */
 int smem_optin()
 {
-    static std::mutex mu;
-    static int cached[64];
-    int dev = 0;
-    if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= 64)
-        return 48 << 10;
-    std::lock_guard<std::mutex> lock(mu);
-    if (!cached[dev]) {
-        int v = 0;
-        if (cudaDeviceGetAttribute(&v, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) !=
-                cudaSuccess ||
-            v <= 0)
-            v = 48 << 10;
-        cached[dev] = v;
-    }
-    return cached[dev];
+    psi_device_caps caps;
+    return psi_current_device_caps(&caps) == cudaSuccess ? caps.smem_optin : 48 << 10;
 }
 
 /* Raises a kernel's dynamic shared memory limit once per device (to what the
@@ -1103,11 +1106,11 @@ cudaError_t kernel_ready(const void *fn, int threads, size_t smem, int *per_sm)
     static std::mutex mu;
     static KernelSlot attr[128], occ[256];
     static int n_attr, n_occ;
-    int dev = 0;
-    cudaError_t e = cudaGetDevice(&dev);
+    psi_device_caps caps;
+    cudaError_t e = psi_current_device_caps(&caps);
     if (e != cudaSuccess)
         return e;
-    int optin = smem_optin();
+    const int dev = caps.device, optin = caps.smem_optin;
     std::lock_guard<std::mutex> lock(mu);
     size_t max_dyn = 0;
     bool set = false;
@@ -1331,10 +1334,13 @@ cudaError_t launch_flat(const psi_ch_plan *p)
                       &grid)) != cudaSuccess)
         return e;
     unsigned *sync = flat_presets(p) ? (unsigned *)((char *)p->ws + kFlatSyncOff) : nullptr;
-    flat_u8_kernel<<<grid, kFlatThreads, smem, (cudaStream_t)p->stream>>>(
-        (const uint4 *)im.data, nvec, ntail, make_bins(p->b), p->counts, p->totals, fused_of(p),
-        sync);
-    return cudaGetLastError();
+    psi_device_caps caps;
+    if ((e = psi_current_device_caps(&caps)) != cudaSuccess)
+        return e;
+    const bool pdl = p->tuning.pdl >= 0 && caps.cc_major >= 9;
+    return psi_launch(pdl, flat_u8_kernel, dim3(grid), dim3(kFlatThreads), smem,
+                      (cudaStream_t)p->stream, (const uint4 *)im.data, nvec, ntail,
+                      make_bins(p->b), p->counts, p->totals, fused_of(p), sync, pdl);
 }
 
 template <typename T, bool RAW> cudaError_t launch_narrow(const psi_ch_plan *p)

@@ -34,6 +34,7 @@
  * the CPU in any association order); float tables round differently from the
  * CPU's order (bound in docs/benchmarks.md).
  */
+#include "device_caps.cuh"
 #include "sat_lookback.cuh"
 
 #include <stdlib.h>
@@ -436,32 +437,16 @@ size_t lb_trace_offset(const psi_cu_plan *p, size_t acc_size, int tile_height)
 int lb_launch(void (*kernel)(psi_cu_plan, lb_geom), unsigned blocks, unsigned threads,
               size_t smem, const psi_cu_plan *p, const lb_choice &c, lb_geom &g)
 {
-    cudaStream_t s = (cudaStream_t)p->stream;
     g.pdl = 0;
     if (c.pdl) {
-        int dev = 0, major = 0;
-        cudaError_t e = cudaGetDevice(&dev);
-        if (e == cudaSuccess)
-            e = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev);
+        psi_device_caps caps;
+        cudaError_t e = psi_current_device_caps(&caps);
         if (e != cudaSuccess)
             return (int)e;
-        g.pdl = major >= 9 ? c.pdl : 0;
+        g.pdl = caps.cc_major >= 9 ? c.pdl : 0;
     }
-    if (!g.pdl) {
-        kernel<<<blocks, threads, smem, s>>>(*p, g);
-        return (int)cudaGetLastError();
-    }
-    cudaLaunchConfig_t cfg = {};
-    cudaLaunchAttribute attr[1];
-    attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    attr[0].val.programmaticStreamSerializationAllowed = 1;
-    cfg.gridDim = dim3(blocks);
-    cfg.blockDim = dim3(threads);
-    cfg.dynamicSmemBytes = smem;
-    cfg.stream = s;
-    cfg.attrs = attr;
-    cfg.numAttrs = 1;
-    return (int)cudaLaunchKernelEx(&cfg, kernel, *p, g);
+    return (int)psi_launch(g.pdl != 0, kernel, dim3(blocks), dim3(threads), smem,
+                           (cudaStream_t)p->stream, *p, g);
 }
 
 int lb_geometry(const psi_cu_plan *p, size_t in_size, size_t acc_size, int tile_width,

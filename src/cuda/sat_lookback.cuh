@@ -23,6 +23,7 @@
 #ifndef PIXSUM_SAT_LOOKBACK_CUH
 #define PIXSUM_SAT_LOOKBACK_CUH
 
+#include "device_caps.cuh"
 #include "sat_common.cuh"
 
 namespace psi_cu {
@@ -123,7 +124,7 @@ __device__ __forceinline__ void pdl_begin(const lb_geom &g)
 {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     if (g.pdl) {
-        asm volatile("griddepcontrol.wait;" ::: "memory");
+        psi_pdl_wait();
         if (g.pdl == 2)
             asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
     }
