@@ -611,29 +611,44 @@ __device__ void flat_sync_end(FlatSync &fs)
  * 256 raw entries x kFlatCopies u32 counters and adds them to the preset
  * outputs (FlatSync), or with `fused` to the fused finish's table, or with
  * neither to outputs zeroed beforehand. Thread t uses copy t % 64: lane l
- * always hits bank l, whatever the image holds. Each thread walks groups of
- * kFlatVec vectors spaced blockDim apart, the block's groups a grid apart,
- * loading the next group while it counts the current one (the first group's
- * loads are issued before the table is cleared). A ring of 8 vectors per
+ * always hits bank l, whatever the image holds. Each block takes an equal
+ * share of the vectors (to 8), and each thread walks its share in groups of
+ * kFlatVec vectors spaced blockDim apart, loading the next group while it
+ * counts the current one (without PDL the first group's loads are issued
+ * before the table is cleared). With `strided` the block's groups lie a grid
+ * apart instead, and the blocks' shares differ by up to one group. A ring of 8 vectors per
  * thread, each reloaded as soon as it was counted (7 loads in flight),
  * measured 2-4% slower on the H200. A block counts fewer than 2^31 samples
  * (launcher). */
 __global__ void __launch_bounds__(kFlatThreads, 1)
     flat_u8_kernel(const uint4 *data, long long nvec, int ntail, Bins b,
                    unsigned long long *counts, unsigned long long *totals, Fused f,
-                   unsigned *sync, bool pdl)
+                   unsigned *sync, bool pdl, bool strided)
 {
     extern __shared__ uint4 dyn_flat[];
     char *tab = (char *)dyn_flat;
     constexpr unsigned kWords = 256u * kFlatCopies;
     static_assert(kFlatCopies == 64, "the byte permute places a value at bits 8-15");
     const long long T = kFlatThreads;
-    const long long step = (long long)gridDim.x * T * kFlatVec;
     const unsigned long long samples = (unsigned long long)nvec * 16 + (unsigned)ntail;
     const bool warp0 = threadIdx.x < 32, preset = sync != nullptr;
-    long long v = (long long)blockIdx.x * T * kFlatVec + threadIdx.x;
+    /* The block's vectors: [v0, end) in groups of kFlatVec x T, or every
+     * grid-th group ("strided"). */
+    long long v0, end = nvec, step;
+    if (strided) {
+        v0 = (long long)blockIdx.x * T * kFlatVec;
+        step = (long long)gridDim.x * T * kFlatVec;
+    } else {
+        auto start = [&](long long blk) {
+            return blk == gridDim.x ? nvec : (nvec * blk / gridDim.x) & ~7LL; /* 128 B */
+        };
+        v0 = start(blockIdx.x);
+        end = start(blockIdx.x + 1LL);
+        step = T * kFlatVec;
+    }
+    long long v = v0 + threadIdx.x;
     uint4 cur[kFlatVec], nxt[kFlatVec];
-    bool have = v + (kFlatVec - 1) * T < nvec;
+    bool have = v + (kFlatVec - 1) * T < end;
     auto clear_table = [&] {
         for (unsigned i = threadIdx.x; i < kWords / 4; i += blockDim.x)
             dyn_flat[i] = make_uint4(0, 0, 0, 0);
@@ -660,7 +675,7 @@ __global__ void __launch_bounds__(kFlatThreads, 1)
     const unsigned cbytes = (threadIdx.x & (kFlatCopies - 1)) * 4u;
     while (have) {
         const long long vn = v + step;
-        const bool next = vn + (kFlatVec - 1) * T < nvec;
+        const bool next = vn + (kFlatVec - 1) * T < end;
         if (next) {
 #pragma unroll
             for (int j = 0; j < kFlatVec; j++)
@@ -681,7 +696,7 @@ __global__ void __launch_bounds__(kFlatThreads, 1)
      * groups after it lie beyond the end). */
 #pragma unroll
     for (int j = 0; j < kFlatVec; j++)
-        if (v + j * T < nvec)
+        if (v + j * T < end)
             flat_vec(tab, cbytes, __ldcs(data + v + j * T));
     if (blockIdx.x == 0 && (int)threadIdx.x < ntail) {
         unsigned byte = ((const unsigned char *)(data + nvec))[threadIdx.x];
@@ -1340,7 +1355,8 @@ cudaError_t launch_flat(const psi_ch_plan *p)
     const bool pdl = p->tuning.pdl >= 0 && caps.cc_major >= 9;
     return psi_launch(pdl, flat_u8_kernel, dim3(grid), dim3(kFlatThreads), smem,
                       (cudaStream_t)p->stream, (const uint4 *)im.data, nvec, ntail,
-                      make_bins(p->b), p->counts, p->totals, fused_of(p), sync, pdl);
+                      make_bins(p->b), p->counts, p->totals, fused_of(p), sync, pdl,
+                      p->tuning.flat_strided != 0);
 }
 
 template <typename T, bool RAW> cudaError_t launch_narrow(const psi_ch_plan *p)
