@@ -11,8 +11,7 @@
  *          in its automatic scheme and the others (PIXSUM_CUDA_HIST): u8 the
  *          flat scheme with a last-block finish ("fuse", its default until the
  *          eighth session) and with memsets ("nofuse") instead of its presets,
- *          the "narrow" and "private" schemes, without PDL ("nopdl") and
- *          with the last round in whole groups ("unbalanced");
+ *          the "narrow" and "private" schemes, and without PDL ("nopdl");
  *          16-bit images the warp-match mode and the prefetch.
  * Images: u8 with 256 bins and u16 with 65536 bins at 8192^2 and 16384^2, of
  * five contents: noise (uniform), natural (smooth field + a little noise),
@@ -259,7 +258,7 @@ static void run_case(const Case &c, int content, pixsum_ctx *ctx, unsigned *sink
     /* The other schemes and modes (PIXSUM_CUDA_HIST), measured in the same run. */
     std::vector<std::string> variants;
     if (c.channels == 1 && es == 1)
-        variants = {"nopdl", "unbalanced", "fuse", "nofuse", "narrow", "private"};
+        variants = {"nopdl", "fuse", "nofuse", "narrow", "private"};
     else if (c.channels == 1 && c.type != PIXSUM_F32)
         variants = {"match", "prefetch"};
     if (c.channels == 1 && es == 1 && getenv("HIST_U8_VARIANTS")) {

@@ -85,7 +85,6 @@ typedef struct psi_ch_tuning {
                        -1: all are zeroed first */
     int prefetch;   /* 1: wide loads the next item while counting the current one */
     int pdl;        /* flat: 0 programmatic dependent launch on sm_90 and newer, -1 never */
-    int flat_unbalanced; /* flat: 1 the last round in whole groups (else in equal slices) */
 } psi_ch_tuning;
 
 typedef struct psi_ch_plan {

@@ -613,56 +613,30 @@ __device__ void flat_sync_end(FlatSync &fs)
  * neither to outputs zeroed beforehand. Thread t uses copy t % 64: lane l
  * always hits bank l, whatever the image holds. Each thread walks groups of
  * kFlatVec vectors spaced blockDim apart, the block's groups a grid apart,
- * loading the next group while it counts the current one (without PDL the
- * first group's loads are issued before the table is cleared); the last
- * round is shared out evenly (a 1/132 share of a 64 MB image is 7.76
- * groups: whole groups made the blocks wait for those with 8). One
- * contiguous share per block instead measured 7% slower at 8192^2. A ring of 8 vectors per
+ * loading the next group while it counts the current one (the first group's
+ * loads are issued before the table is cleared). A ring of 8 vectors per
  * thread, each reloaded as soon as it was counted (7 loads in flight),
- * measured 2-4% slower on the H200. A block counts fewer than 2^31 samples
- * (launcher). */
+ * measured 2-4% slower on the H200; so did, at 8192^2, one contiguous share
+ * of the image per block (7% slower) and the last round dealt out in equal
+ * slices instead of whole groups (no gain, and its loop cost 5%: blocks with
+ * a group less finish early without slowing the rest, which still saturate
+ * DRAM). A block counts fewer than 2^31 samples (launcher). */
 __global__ void __launch_bounds__(kFlatThreads, 1)
     flat_u8_kernel(const uint4 *data, long long nvec, int ntail, Bins b,
                    unsigned long long *counts, unsigned long long *totals, Fused f,
-                   unsigned *sync, bool pdl, bool unbalanced)
+                   unsigned *sync, bool pdl)
 {
     extern __shared__ uint4 dyn_flat[];
     char *tab = (char *)dyn_flat;
     constexpr unsigned kWords = 256u * kFlatCopies;
     static_assert(kFlatCopies == 64, "the byte permute places a value at bits 8-15");
     const long long T = kFlatThreads;
+    const long long step = (long long)gridDim.x * T * kFlatVec;
     const unsigned long long samples = (unsigned long long)nvec * 16 + (unsigned)ntail;
     const bool warp0 = threadIdx.x < 32, preset = sync != nullptr;
-    /* The block's groups of G vectors: group k < rounds starts at
-     * blockIdx.x x G + k x round, so the blocks sweep the image together; the
-     * last, partial round (rem < round vectors) is dealt out evenly as one
-     * slice per block, [s0, s1). "unbalanced": in whole groups instead, the
-     * blocks then differing by up to one group. */
-    const long long G = T * kFlatVec, round = (long long)gridDim.x * G;
-    const long long rounds = nvec / round, r0 = rounds * round, rem = nvec - r0;
-    long long s0, s1;
-    if (unbalanced) {
-        s0 = min(nvec, r0 + (long long)blockIdx.x * G);
-        s1 = min(nvec, s0 + G);
-    } else {
-        s0 = r0 + (long long)((unsigned long long)rem * blockIdx.x / gridDim.x);
-        s1 = r0 + (long long)((unsigned long long)rem * (blockIdx.x + 1ull) / gridDim.x);
-    }
-    const long long first = (long long)blockIdx.x * G + threadIdx.x, tail = s0 + threadIdx.x;
-    auto in_slice = [&](int j) { return tail + j * T < s1; };
-    auto load = [&](long long k, uint4 (&dst)[kFlatVec]) {
-        if (k < rounds) {
-#pragma unroll
-            for (int j = 0; j < kFlatVec; j++)
-                dst[j] = __ldcs(data + first + k * round + j * T);
-        } else {
-#pragma unroll
-            for (int j = 0; j < kFlatVec; j++)
-                if (in_slice(j))
-                    dst[j] = __ldcs(data + tail + j * T);
-        }
-    };
-    uint4 cur[kFlatVec] = {}, nxt[kFlatVec] = {};
+    long long v = (long long)blockIdx.x * T * kFlatVec + threadIdx.x;
+    uint4 cur[kFlatVec], nxt[kFlatVec];
+    bool have = v + (kFlatVec - 1) * T < nvec;
     auto clear_table = [&] {
         for (unsigned i = threadIdx.x; i < kWords / 4; i += blockDim.x)
             dyn_flat[i] = make_uint4(0, 0, 0, 0);
@@ -673,7 +647,11 @@ __global__ void __launch_bounds__(kFlatThreads, 1)
         clear_table();
         psi_pdl_wait();
     }
-    load(0, cur);
+    if (have) {
+#pragma unroll
+        for (int j = 0; j < kFlatVec; j++)
+            cur[j] = __ldcs(data + v + j * T);
+    }
     FlatSync fs = {sync, 0, 0, 0, false};
     if (preset && threadIdx.x == 0)
         fs.ticket = atomicAdd(&sync[0], 1u);
@@ -683,21 +661,31 @@ __global__ void __launch_bounds__(kFlatThreads, 1)
     if (preset && warp0)
         flat_sync_begin(fs, counts, b.bins, totals, samples);
     const unsigned cbytes = (threadIdx.x & (kFlatCopies - 1)) * 4u;
-    for (long long k = 0;; k++) {
-        if (k < rounds)
-            load(k + 1, nxt); /* the next group, or this block's slice */
+    while (have) {
+        const long long vn = v + step;
+        const bool next = vn + (kFlatVec - 1) * T < nvec;
+        if (next) {
+#pragma unroll
+            for (int j = 0; j < kFlatVec; j++)
+                nxt[j] = __ldcs(data + vn + j * T);
+        }
 #pragma unroll
         for (int j = 0; j < kFlatVec; j++)
-            if (k < rounds || in_slice(j))
-                flat_vec(tab, cbytes, cur[j]);
-        if (k == rounds)
-            break;
+            flat_vec(tab, cbytes, cur[j]);
         if (preset && threadIdx.x == 0)
             flat_sync_step(fs);
 #pragma unroll
         for (int j = 0; j < kFlatVec; j++)
             cur[j] = nxt[j];
+        v = vn;
+        have = next;
     }
+    /* The thread's last group, when only part of it lies in the image (the
+     * groups after it lie beyond the end). */
+#pragma unroll
+    for (int j = 0; j < kFlatVec; j++)
+        if (v + j * T < nvec)
+            flat_vec(tab, cbytes, __ldcs(data + v + j * T));
     if (blockIdx.x == 0 && (int)threadIdx.x < ntail) {
         unsigned byte = ((const unsigned char *)(data + nvec))[threadIdx.x];
         atomicAdd((unsigned *)(tab + (byte << 8) + cbytes), 1u);
@@ -1355,8 +1343,7 @@ cudaError_t launch_flat(const psi_ch_plan *p)
     const bool pdl = p->tuning.pdl >= 0 && caps.cc_major >= 9;
     return psi_launch(pdl, flat_u8_kernel, dim3(grid), dim3(kFlatThreads), smem,
                       (cudaStream_t)p->stream, (const uint4 *)im.data, nvec, ntail,
-                      make_bins(p->b), p->counts, p->totals, fused_of(p), sync, pdl,
-                      p->tuning.flat_unbalanced != 0);
+                      make_bins(p->b), p->counts, p->totals, fused_of(p), sync, pdl);
 }
 
 template <typename T, bool RAW> cudaError_t launch_narrow(const psi_ch_plan *p)
