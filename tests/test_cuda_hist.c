@@ -305,7 +305,8 @@ static const pixsum_type types[] = {PIXSUM_U8, PIXSUM_U16, PIXSUM_I16,
                                     PIXSUM_I32, PIXSUM_F32, PIXSUM_F64};
 static const char *const modes[] = {"",      "",         "wide",         "wide,match",
                                     "match", "narrow",   "fuse",         "private",
-                                    "private,fuse", "prefetch", "wide,prefetch", "nofuse"};
+                                    "private,fuse", "prefetch", "wide,prefetch", "nofuse",
+                                    "wide,nopdl"};
 #define MODE_COUNT (sizeof modes / sizeof modes[0])
 
 static size_t pick_bins(void)
@@ -430,25 +431,26 @@ static void test_flat_u8(void **state)
 
 /* Launches queued back to back on one stream with no host synchronisation
  * between them, where programmatic dependent launch lets a kernel begin while
- * the stream's previous kernel drains: the flat kernel must count the bytes
- * of an integral table that the kernel just before it wrote, and each call
- * into one shared counts buffer must preset it only after the call before
- * has added its counts. */
-static void test_flat_u8_queued(void **state)
+ * the stream's previous kernel drains: the flat (u8) and wide (u16, 65536
+ * bins) kernels must count the bytes of an integral table that the kernel
+ * just before them wrote, and each call into one shared counts buffer must
+ * preset it only after the call before has added its counts. */
+static void test_queued(void **state)
 {
     (void)state;
-    enum { ROUNDS = 4 };
+    enum { ROUNDS = 4, WIDE = 65536 };
     static const size_t sizes[ROUNDS][2] = {{1031, 517}, {3000, 700}, {17, 3}, {4096, 257}};
     img src[ROUNDS];
     uint32_t *dtable;
-    uint64_t *dcounts[ROUNDS], *dshared;
+    uint64_t *d8[ROUNDS], *d16[ROUNDS], *dshared;
     CU_OK(cudaMalloc((void **)&dtable, 3000 * 700 * 4));
     CU_OK(cudaMalloc((void **)&dshared, 256 * 8));
     pixsum_ctx *ctx = pixsum_ctx_new();
     for (int r = 0; r < ROUNDS; r++) {
         src[r] = make_img(PIXSUM_U8, sizes[r][0], sizes[r][1], 1, 1, 0, 0, r % 2 ? C_NATURAL
                                                                                  : C_RANDOM, 0);
-        CU_OK(cudaMalloc((void **)&dcounts[r], 256 * 8));
+        CU_OK(cudaMalloc((void **)&d8[r], 256 * 8));
+        CU_OK(cudaMalloc((void **)&d16[r], WIDE * 8));
     }
     CU_OK(cudaStreamSynchronize(g_stream));
     /* twice: the first pass may grow the context's scratch (which waits);
@@ -457,34 +459,47 @@ static void test_flat_u8_queued(void **state)
         for (int r = 0; r < ROUNDS; r++) {
             size_t w = sizes[r][0], h = sizes[r][1];
             pixsum_view table = pixsum_view_2d(dtable, PIXSUM_U32, w, h, 1, 0);
-            pixsum_view bytes = pixsum_view_2d(dtable, PIXSUM_U8, w * 4, h, 1, 0);
+            pixsum_view as8 = pixsum_view_2d(dtable, PIXSUM_U8, w * 4, h, 1, 0);
+            pixsum_view as16 = pixsum_view_2d(dtable, PIXSUM_U16, w * 2, h, 1, 0);
             PX_OK(pixsum_cuda_integral(ctx, &src[r].d, &table, g_stream));
-            PX_OK(pixsum_cuda_histogram(ctx, &bytes, NULL, dcounts[r], 256, NULL, g_stream));
+            PX_OK(pixsum_cuda_histogram(ctx, &as8, NULL, d8[r], 256, NULL, g_stream));
             PX_OK(pixsum_cuda_histogram(ctx, &src[r].d, NULL, dshared, 256, NULL, g_stream));
+            PX_OK(pixsum_cuda_integral(ctx, &src[r].d, &table, g_stream));
+            PX_OK(pixsum_cuda_histogram(ctx, &as16, NULL, d16[r], WIDE, NULL, g_stream));
         }
-    uint64_t got[256], want[256];
+    uint64_t *got = malloc(WIDE * 8), *want = malloc(WIDE * 8);
+    assert_non_null(got);
+    assert_non_null(want);
     pixsum_hist_info info;
     for (int r = 0; r < ROUNDS; r++) {
         size_t w = sizes[r][0], h = sizes[r][1];
         uint32_t *t = malloc(w * h * 4);
         assert_non_null(t);
         pixsum_view table = pixsum_view_2d(t, PIXSUM_U32, w, h, 1, 0);
-        pixsum_view bytes = pixsum_view_2d(t, PIXSUM_U8, w * 4, h, 1, 0);
+        pixsum_view as8 = pixsum_view_2d(t, PIXSUM_U8, w * 4, h, 1, 0);
+        pixsum_view as16 = pixsum_view_2d(t, PIXSUM_U16, w * 2, h, 1, 0);
         PX_OK(pixsum_integral(NULL, &src[r].h, &table));
-        cpu_hist(&bytes, NULL, want, 256, &info);
-        CU_OK(cudaMemcpyAsync(got, dcounts[r], sizeof got, cudaMemcpyDeviceToHost, g_stream));
+        cpu_hist(&as8, NULL, want, 256, &info);
+        CU_OK(cudaMemcpyAsync(got, d8[r], 256 * 8, cudaMemcpyDeviceToHost, g_stream));
         CU_OK(cudaStreamSynchronize(g_stream));
         compare_counts(got, want, 256, 256, "queued: bytes of the integral table");
+        cpu_hist(&as16, NULL, want, WIDE, &info);
+        CU_OK(cudaMemcpyAsync(got, d16[r], WIDE * 8, cudaMemcpyDeviceToHost, g_stream));
+        CU_OK(cudaStreamSynchronize(g_stream));
+        compare_counts(got, want, WIDE, WIDE, "queued: 16-bit halves of the integral table");
         free(t);
     }
     cpu_hist(&src[ROUNDS - 1].h, NULL, want, 256, &info);
-    CU_OK(cudaMemcpyAsync(got, dshared, sizeof got, cudaMemcpyDeviceToHost, g_stream));
+    CU_OK(cudaMemcpyAsync(got, dshared, 256 * 8, cudaMemcpyDeviceToHost, g_stream));
     CU_OK(cudaStreamSynchronize(g_stream));
     compare_counts(got, want, 256, 256, "queued: shared counts");
     for (int r = 0; r < ROUNDS; r++) {
         free_img(&src[r]);
-        cudaFree(dcounts[r]);
+        cudaFree(d8[r]);
+        cudaFree(d16[r]);
     }
+    free(got);
+    free(want);
     pixsum_ctx_free(ctx);
     cudaFree(dtable);
     cudaFree(dshared);
@@ -743,7 +758,7 @@ int main(void)
         cmocka_unit_test(test_random),
         cmocka_unit_test(test_large_and_spill),
         cmocka_unit_test(test_flat_u8),
-        cmocka_unit_test(test_flat_u8_queued),
+        cmocka_unit_test(test_queued),
         cmocka_unit_test(test_cumulative_relative),
         cmocka_unit_test(test_joint),
         cmocka_unit_test(test_stream_capture),

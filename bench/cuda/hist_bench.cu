@@ -12,7 +12,7 @@
  *          flat scheme with a last-block finish ("fuse", its default until the
  *          eighth session) and with memsets ("nofuse") instead of its presets,
  *          the "narrow" and "private" schemes, and without PDL ("nopdl");
- *          16-bit images the warp-match mode and the prefetch.
+ *          16-bit images the warp-match mode, the prefetch and no PDL.
  * Images: u8 with 256 bins and u16 with 65536 bins at 8192^2 and 16384^2, of
  * five contents: noise (uniform), natural (smooth field + a little noise),
  * constant, skewed (90% one value), stripes (a period that puts every lane of a
@@ -260,7 +260,7 @@ static void run_case(const Case &c, int content, pixsum_ctx *ctx, unsigned *sink
     if (c.channels == 1 && es == 1)
         variants = {"nopdl", "fuse", "nofuse", "narrow", "private"};
     else if (c.channels == 1 && c.type != PIXSUM_F32)
-        variants = {"match", "prefetch"};
+        variants = {"nopdl", "match", "prefetch"};
     if (c.channels == 1 && es == 1 && getenv("HIST_U8_VARIANTS")) {
         /* space-separated PIXSUM_CUDA_HIST strings instead of the list above */
         variants.clear();

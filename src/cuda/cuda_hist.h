@@ -84,7 +84,8 @@ typedef struct psi_ch_tuning {
                        0: flat presets its outputs, the others are zeroed first;
                        -1: all are zeroed first */
     int prefetch;   /* 1: wide loads the next item while counting the current one */
-    int pdl;        /* flat: 0 programmatic dependent launch on sm_90 and newer, -1 never */
+    int pdl;        /* flat, wide: 0 programmatic dependent launch on sm_90 and newer,
+                       -1 never */
 } psi_ch_tuning;
 
 typedef struct psi_ch_plan {

@@ -12,8 +12,8 @@
  * ("private", "narrow" or "wide", where the type allows it) and the wide scheme's warp
  * match mode ("match"), the last-block finish of few bins ("fuse"), outputs
  * zeroed by memsets ("nofuse", instead of the flat scheme's presets), the
- * wide scheme's prefetch ("prefetch") and a flat launch without programmatic
- * dependent launch ("nopdl"), e.g. PIXSUM_CUDA_HIST=wide,match.
+ * wide scheme's prefetch ("prefetch") and flat and wide launches without
+ * programmatic dependent launch ("nopdl"), e.g. PIXSUM_CUDA_HIST=wide,match.
  */
 #include "../hist/hist_classify.h"
 #include "pixsum_cuda.h"

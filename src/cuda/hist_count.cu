@@ -40,7 +40,8 @@
  *         warp that hold the same index add once. With "prefetch" the next
  *         item's data is loaded while the current one is counted (measured
  *         slower on the H100: more registers than the 64 a 1024-thread block
- *         allows, so spills).
+ *         allows, so spills). Its lookup-table, count and reduce kernels are
+ *         launched with programmatic dependent launch as the flat kernel is.
  * private (on request; u8, one channel, vector path) each thread owns 256
  *         16-bit counters in shared memory, two per 32-bit word, laid out word-major (the
  *         word of values 2k, 2k + 1 of thread t at k * T + t, T a multiple of
@@ -767,6 +768,7 @@ __global__ void __launch_bounds__(kWideThreads, 1)
     constexpr int VPT = kWideSamples / E > 0 ? kWideSamples / E : 1;
     for (unsigned i = threadIdx.x; i < words4; i += blockDim.x)
         dyn_wide[i] = make_uint4(0, 0, 0, 0);
+    psi_pdl_wait(); /* the table is cleared while the previous kernel drains */
     __syncthreads();
     unsigned long long n_below = 0, n_above = 0, n_nan = 0;
     const unsigned none = 0xFFFFFFFFu;
@@ -953,6 +955,7 @@ __global__ void __launch_bounds__(256)
     __shared__ unsigned last;
     const unsigned col = threadIdx.x % kReduceWords, grp = threadIdx.x / kReduceWords;
     const unsigned w = blockIdx.x * kReduceWords + col;
+    psi_pdl_wait();
     if (threadIdx.x == 0)
         block_in = 0;
     unsigned long long lo = 0, hi = 0;
@@ -1027,6 +1030,7 @@ __global__ void __launch_bounds__(256)
  * also zeroes the totals (this kernel runs first). */
 __global__ void raw16_lut(unsigned *lut, Bins b, int is_signed, unsigned long long *totals)
 {
+    psi_pdl_wait();
     unsigned r = blockIdx.x * blockDim.x + threadIdx.x;
     if (r < PSI_CH_T_COUNT)
         totals[r] = 0;
@@ -1299,6 +1303,18 @@ cudaError_t grid_for(long long items, long long resident, long long max_items, u
     return cudaSuccess;
 }
 
+/* Sets *pdl: whether this plan's flat and wide kernels are launched with
+ * programmatic dependent launch (compute capability 9 and newer, unless
+ * "nopdl"). Those kernels call psi_pdl_wait() before their first global
+ * access. Returns the error of the device query, if any. */
+cudaError_t pdl_for(const psi_ch_plan *p, bool *pdl)
+{
+    psi_device_caps caps;
+    cudaError_t e = psi_current_device_caps(&caps);
+    *pdl = e == cudaSuccess && p->tuning.pdl >= 0 && caps.cc_major >= 9;
+    return e;
+}
+
 cudaError_t launch_private(const psi_ch_plan *p)
 {
     Geo g = make_geo(p->img, true, (long long)kPrivThreads * kPrivVec, 1);
@@ -1337,10 +1353,9 @@ cudaError_t launch_flat(const psi_ch_plan *p)
                       &grid)) != cudaSuccess)
         return e;
     unsigned *sync = flat_presets(p) ? (unsigned *)((char *)p->ws + kFlatSyncOff) : nullptr;
-    psi_device_caps caps;
-    if ((e = psi_current_device_caps(&caps)) != cudaSuccess)
+    bool pdl;
+    if ((e = pdl_for(p, &pdl)) != cudaSuccess)
         return e;
-    const bool pdl = p->tuning.pdl >= 0 && caps.cc_major >= 9;
     return psi_launch(pdl, flat_u8_kernel, dim3(grid), dim3(kFlatThreads), smem,
                       (cudaStream_t)p->stream, (const uint4 *)im.data, nvec, ntail,
                       make_bins(p->b), p->counts, p->totals, fused_of(p), sync, pdl);
@@ -1430,16 +1445,20 @@ cudaError_t launch_wide_pass(const psi_ch_plan *p, const WideLayout &w, unsigned
     long long grid = g.items < p->sm_count ? g.items : p->sm_count;
     if (grid == 0)
         return cudaSuccess;
-    kern<<<(unsigned)grid, kWideThreads, smem, s>>>(g, make_bins(p->b), vec ? 1 : 0, pass_ch,
-                                                     words4, w.partials, w.spill, p->totals);
-    if ((e = cudaGetLastError()) != cudaSuccess)
+    bool pdl;
+    if ((e = pdl_for(p, &pdl)) != cudaSuccess)
+        return e;
+    e = psi_launch(pdl, kern, dim3((unsigned)grid), dim3(kWideThreads), smem, s, g,
+                   make_bins(p->b), vec ? 1 : 0, pass_ch, words4, w.partials, w.spill,
+                   p->totals);
+    if (e != cudaSuccess)
         return e;
     unsigned words = words4 * 4;
-    wide_reduce<<<(words + kReduceWords - 1) / kReduceWords, 256, 0, s>>>(
-        w.partials, (int)grid, words, w.spill, entries, RAW ? w.lut : nullptr, direct_of(p),
-        make_bins(p->b), pass_ch, p->counts, p->totals,
-        (unsigned *)((char *)p->ws + kTicketOff));
-    return cudaGetLastError();
+    return psi_launch(pdl, wide_reduce, dim3((words + kReduceWords - 1) / kReduceWords),
+                      dim3(256), 0, s, (const unsigned *)w.partials, (int)grid, words, w.spill,
+                      entries, (const unsigned *)(RAW ? w.lut : nullptr), direct_of(p),
+                      make_bins(p->b), pass_ch, p->counts, p->totals,
+                      (unsigned *)((char *)p->ws + kTicketOff));
 }
 
 /* Launches: the lookup table (raw; it zeroes the totals) or a totals memset,
@@ -1452,11 +1471,13 @@ template <typename T, bool RAW> cudaError_t launch_wide(const psi_ch_plan *p)
     if (p->ws_bytes < w.bytes)
         return cudaErrorInvalidValue;
     cudaStream_t s = (cudaStream_t)p->stream;
-    cudaError_t e;
+    bool pdl;
+    cudaError_t e = pdl_for(p, &pdl);
+    if (e != cudaSuccess)
+        return e;
     if (RAW) {
-        raw16_lut<<<256, 256, 0, s>>>(w.lut, make_bins(p->b), p->img.type == PSI_CH_I16,
-                                      p->totals);
-        e = cudaGetLastError();
+        e = psi_launch(pdl, raw16_lut, dim3(256), dim3(256), 0, s, w.lut, make_bins(p->b),
+                       p->img.type == PSI_CH_I16 ? 1 : 0, p->totals);
     } else {
         e = cudaMemsetAsync(p->totals, 0, PSI_CH_T_COUNT * 8, s);
     }
