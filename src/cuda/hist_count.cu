@@ -619,7 +619,7 @@ __device__ void flat_sync_end(FlatSync &fs)
  * thread, each reloaded as soon as it was counted (7 loads in flight),
  * measured 2-4% slower on the H200; so did, at 8192^2, one contiguous share
  * of the image per block (7% slower) and the last round dealt out in equal
- * slices instead of whole groups (no gain, and its loop cost 5%: blocks with
+ * slices instead of whole groups (no gain, and its loop cost 4-8%: blocks with
  * a group less finish early without slowing the rest, which still saturate
  * DRAM). A block counts fewer than 2^31 samples (launcher). */
 __global__ void __launch_bounds__(kFlatThreads, 1)
