@@ -501,6 +501,66 @@ static void test_integral_medium_sizes(void **state)
 
 /* Every method (not just "auto") gives bit-identical integer tables: run each
  * on the same image and compare the bytes with the first. */
+/* Rows longer than the fast kernels' chunks, in tables whose rows are all
+ * 64-byte aligned (which the guarded allocations of the other tests seldom
+ * are): the AVX2 u8 -> u32 row-pair kernel, when it streams, keeps the second
+ * row of a pair in its row buffer and streams it out 1024 samples at a time.
+ * Rows of 1024 to a few thousand samples, with and without a remainder of the
+ * 32-sample step, odd row counts (a last row without a pair) and two
+ * channels, every method against exact running sums (u32, modulo 2^32). */
+static void test_integral_long_rows(void **state)
+{
+    (void)state;
+    static const size_t widths[] = {1024, 1025, 1056, 2047, 2048, 2080, 3001, 4133};
+    tu_rng *r = tu_global_rng();
+    int ids[64];
+    size_t nm = tu_methods_for(PIXSUM_OP_INTEGRAL, ids, 64), runs = 0;
+    for (size_t i = 0; i < sizeof widths / sizeof widths[0]; i++) {
+        size_t w = widths[i], h = 2 + i % 5, ch = i % 4 == 3 ? 2 : 1, n = w * ch;
+        size_t stride = (n * 4 + 63) / 64 * 64;
+        tu_image in;
+        assert_int_equal(tu_image_alloc(&in, PIXSUM_U8, w, h, 1, ch, NULL), 0);
+        tu_fill_random(r, &in.view, TU_FILL_MIXED);
+        uint32_t *ref = calloc(h * n, 4), *out = aligned_alloc(64, h * stride);
+        assert_non_null(ref);
+        assert_non_null(out);
+        for (size_t y = 0; y < h; y++) {
+            const uint8_t *row = (const uint8_t *)in.view.data + (ptrdiff_t)y * in.view.row_stride;
+            for (size_t x = 0; x < n; x++) {
+                uint32_t left = x >= ch ? ref[y * n + x - ch] - (y ? ref[(y - 1) * n + x - ch] : 0)
+                                        : 0;
+                ref[y * n + x] = (y ? ref[(y - 1) * n + x] : 0) + left + row[x];
+            }
+        }
+        pixsum_view ov = pixsum_view_2d(out, PIXSUM_U32, w, h, ch, (ptrdiff_t)stride);
+        for (size_t k = 0; k < nm; k++) {
+            pixsum_ctx *ctx = pixsum_ctx_new();
+            assert_int_equal(pixsum_ctx_set(ctx, PIXSUM_PARAM_METHOD, ids[k]), 0);
+            assert_int_equal(pixsum_ctx_set(ctx, PIXSUM_PARAM_WRAP, 1), 0);
+            memset(out, 0xA5, h * stride);
+            int st = pixsum_integral(ctx, &in.view, &ov);
+            pixsum_ctx_free(ctx);
+            if (st == PIXSUM_ERR_UNSUPPORTED && !tu_method_must_support(ids[k]))
+                continue;
+            if (st != PIXSUM_OK)
+                fail_msg("method %s: %s", tu_method_name(ids[k]), pixsum_last_error());
+            for (size_t y = 0; y < h; y++)
+                for (size_t x = 0; x < n; x++) {
+                    uint32_t got = *(const uint32_t *)((const char *)out + y * stride + x * 4);
+                    if (got != ref[y * n + x])
+                        fail_msg("method %s, %zux%zu x%zu: (%zu, %zu) is %u, not %u",
+                                 tu_method_name(ids[k]), w, h, ch, x / ch, y, got,
+                                 ref[y * n + x]);
+                }
+            runs++;
+        }
+        free(ref);
+        free(out);
+        tu_image_free(&in);
+    }
+    assert_true(runs > 0 || filtered());
+}
+
 static void test_methods_bit_identical(void **state)
 {
     (void)state;
@@ -559,6 +619,7 @@ int main(void)
         cmocka_unit_test(test_tilted_all_pairs),
         cmocka_unit_test(test_forced_layouts),
         cmocka_unit_test(test_integral_medium_sizes),
+        cmocka_unit_test(test_integral_long_rows),
         cmocka_unit_test(test_methods_bit_identical),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
