@@ -8,7 +8,8 @@
 #
 # usage: scripts/gpu-check.sh [steps]   steps: any of build test sanitize bench gl
 #                                       failtest leakcheck clibench histtest histbench python
-#                                       torch mpi profile (profile: ncu, not in the default)
+#                                       torch mpi profile cpu (profile: ncu; cpu: the CPU
+#                                       kernels on the host's CPU; neither in the default)
 #                                       (default: all, in that order)
 # Environment: OUT, JOBS, CUDA_ARCH (default 90), PIXSUM_TEST_NO_LARGE=1,
 # CUDA_TRACE=ON (also build the traced staged kernels, for BENCH_SECTION=trace).
@@ -217,6 +218,71 @@ if has histbench; then
         -L$BUILD/src -lpixsum -Xlinker -rpath="$PWD/$BUILD/src" -o $BUILD/hist_bench \
         >"$OUT/hist-bench-build.log" 2>&1 || { tail -20 "$OUT/hist-bench-build.log"; exit 1; }
     $BUILD/hist_bench ${BENCH_REPS:-15} ${HIST_BENCH_SECTION:-all} 2>&1 | tee "$OUT/hist-bench.log"
+fi
+
+if has cpu; then
+    # The CPU integral kernels on this host's CPU (issue 3; it has AVX-512, the
+    # development VM does not): test_integral once per forced ISA, streamed and
+    # not; store_patterns; simd.2wh and omp.banded under AVX-512 and AVX2. With
+    # .snap/before.tar (a `git archive` of an earlier commit) the same figures
+    # for that tree, alternated with this one's in one process each.
+    step "cpu: test_integral per ISA, store_patterns, pixsum bench"
+    lscpu >"$OUT/cpu.txt" 2>&1
+    grep -E "Model name|^CPU\(s\)|L2|L3" "$OUT/cpu.txt"
+    cpu_build() { # cpu_build SRC_DIR BUILD_DIR: the library, CLI and store_patterns
+        cmake -S "$1" -B "$2" -DCMAKE_BUILD_TYPE=Release -DPIXSUM_CUDA=OFF -DPIXSUM_PYTHON=OFF \
+            -DPIXSUM_GL=OFF -DPIXSUM_MPI=OFF -DBUILD_TESTING=OFF -DPIXSUM_WERROR=OFF \
+            >>"$OUT/cpu-build.log" 2>&1 &&
+            cmake --build "$2" -j "$JOBS" --target pixsum pixsum_static pixsum_cli \
+                >>"$OUT/cpu-build.log" 2>&1
+    }
+    CB=$PWD/build-cpu-host
+    if cpu_build . "$CB"; then
+        cmake --build "$CB" -j "$JOBS" --target store_patterns >>"$OUT/cpu-build.log" 2>&1
+        cm_inc="" cm_lib=""
+        if [ -n "$CMOCKA_DIR" ]; then
+            cm_inc="-I$CMOCKA_DIR/include"
+            cm_lib="-L$CMOCKA_DIR/lib/x86_64-linux-gnu -Wl,-rpath,$CMOCKA_DIR/lib/x86_64-linux-gnu"
+        fi
+        # shellcheck disable=SC2086
+        gcc -O2 -std=c11 -D_GNU_SOURCE -Iinclude -Isrc -Itests $cm_inc tests/test_integral.c \
+            tests/testutil.c -o "$CB/test_integral" "$CB/src/libpixsum.a" $cm_lib -lcmocka -lm \
+            -fopenmp >>"$OUT/cpu-build.log" 2>&1 || { tail -20 "$OUT/cpu-build.log"; status=1; }
+        for isa in sse2 avx2 avx512; do
+            for sb in "" 1; do
+                echo "test_integral PIXSUM_FORCE_ISA=$isa PIXSUM_STREAM_BYTES=${sb:-unset}"
+                OMP_WAIT_POLICY=passive PIXSUM_FORCE_ISA=$isa PIXSUM_STREAM_BYTES=$sb \
+                    PIXSUM_TEST_METHODS=simd.,omp.,p001. "$CB/test_integral" \
+                    >"$OUT/cpu-test-$isa${sb:+-streamed}.log" 2>&1
+                rc=$?
+                tail -1 "$OUT/cpu-test-$isa${sb:+-streamed}.log"
+                [ $rc -eq 0 ] || status=1
+            done
+        done
+        for isa in avx512 avx2; do
+            PIXSUM_FORCE_ISA=$isa "$CB/bench/store_patterns" 7 | tee -a "$OUT/cpu-bench.log"
+        done
+        BEFORE=""
+        if [ -f .snap/before.tar ]; then
+            mkdir -p /tmp/pixsum-before && tar xf .snap/before.tar -C /tmp/pixsum-before &&
+                cpu_build /tmp/pixsum-before /tmp/pixsum-before/build && BEFORE=/tmp/pixsum-before/build
+        fi
+        for round in 1 2 3; do
+            for tree in $BEFORE "$CB"; do
+                for isa in avx512 avx2; do
+                    echo "## round $round, $tree, PIXSUM_FORCE_ISA=$isa" | tee -a "$OUT/cpu-bench.log"
+                    PIXSUM_FORCE_ISA=$isa "$tree/tools/pixsum" bench --op integral --pair u8:u32 \
+                        --size 8192 --method simd.2wh 2>&1 | tail -1 | tee -a "$OUT/cpu-bench.log"
+                    PIXSUM_FORCE_ISA=$isa "$tree/tools/pixsum" bench --op integral --pair u8:u32 \
+                        --size 4096 --threads 1,2,4 --method omp.banded 2>&1 | tail -3 |
+                        tee -a "$OUT/cpu-bench.log"
+                done
+            done
+        done
+    else
+        tail -30 "$OUT/cpu-build.log"
+        status=1
+    fi
 fi
 
 if has profile; then

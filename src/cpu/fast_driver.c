@@ -119,12 +119,6 @@ size_t psi_stream_threshold(void)
     return t;
 }
 
-size_t psi_stream_threshold_threaded(void)
-{
-    const char *env = getenv("PIXSUM_STREAM_BYTES");
-    return env && *env ? psi_stream_threshold() : SIZE_MAX;
-}
-
 /* One requested table and its kernel. */
 typedef struct table_pass {
     const pixsum_view *t;

@@ -96,13 +96,6 @@ void psi_fast_kernel_row(const psi_fast_kernel *k, const void *in, void *out,
  * once. */
 size_t psi_stream_threshold(void);
 
-/* The same for a table written by several threads at once: PIXSUM_STREAM_BYTES
- * when set, otherwise SIZE_MAX (normal stores). On the Zen 3 VM, non-temporal
- * stores from 2 threads at once ran 3-4x slower than from one after a few calls
- * (omp.banded u8->u32 4096^2, 2 threads: 12-14 ms streamed, 3.7-3.8 ms with
- * normal stores; 1 thread 5.4 ms either way). */
-size_t psi_stream_threshold_threaded(void);
-
 /* Fills rows [y0, y1) of every requested table of a 2-D job (depth 1) with the
  * fast kernels, one pass over the input. `init` / `init_sq`, when not NULL,
  * hold the column sums of the rows above y0 (output type, one table row);

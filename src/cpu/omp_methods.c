@@ -109,7 +109,10 @@ static int run_banded(const psi_job *job)
     size_t total_bytes = 0;
     for (int k = 0; k < nt; k++)
         total_bytes += pixsum_type_size(tables[k]->type) * n * in->height;
-    int stream = total_bytes > psi_stream_threshold_threaded(); /* t > 1 here */
+    /* Non-temporal stores from every thread, as from one: the 3-4x collapse
+     * of two streaming threads on the Zen 3 VM came from the row-pair
+     * kernel's alternating output rows, gone since the ninth session. */
+    int stream = total_bytes > psi_stream_threshold();
     int done[256];
     memset(done, 0, sizeof done);
     int status = PIXSUM_OK;
