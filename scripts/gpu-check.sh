@@ -264,8 +264,9 @@ if has cpu; then
         done
         BEFORE=""
         if [ -f .snap/before.tar ]; then
-            mkdir -p /tmp/pixsum-before && tar xf .snap/before.tar -C /tmp/pixsum-before &&
-                cpu_build /tmp/pixsum-before /tmp/pixsum-before/build && BEFORE=/tmp/pixsum-before/build
+            BT=/tmp/pixsum-before-tree
+            rm -rf "$BT" && mkdir -p "$BT" && tar xf .snap/before.tar -C "$BT" &&
+                cpu_build "$BT" "$BT/build" && BEFORE=$BT/build
         fi
         for round in 1 2 3; do
             for tree in $BEFORE "$CB"; do
