@@ -294,6 +294,7 @@ static inline void stream_from_acc(uint32_t *out, const uint32_t *acc, size_t a,
     for (size_t x = a; x < b; x += 8)
         PSI_STREAM(out + x, PSI_LOADU(acc + x));
 }
+
 PSI_FAST_ALWAYS_INLINE void u8u32_pair_body(const uint8_t *in0, const uint8_t *in1,
                                             uint32_t *out0, uint32_t *out1,
                                             const uint32_t *prev, uint32_t *acc, size_t n,

@@ -614,8 +614,8 @@ __device__ void flat_sync_end(FlatSync &fs)
  * neither to outputs zeroed beforehand. Thread t uses copy t % 64: lane l
  * always hits bank l, whatever the image holds. Each thread walks groups of
  * kFlatVec vectors spaced blockDim apart, the block's groups a grid apart,
- * loading the next group while it counts the current one (the first group's
- * loads are issued before the table is cleared). A ring of 8 vectors per
+ * loading the next group while it counts the current one (without PDL the
+ * first group's loads are issued before the table is cleared). A ring of 8 vectors per
  * thread, each reloaded as soon as it was counted (7 loads in flight),
  * measured 2-4% slower on the H200; so did, at 8192^2, one contiguous share
  * of the image per block (7% slower) and the last round dealt out in equal
