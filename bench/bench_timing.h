@@ -1,7 +1,8 @@
 /*
  * bench_timing.h - the clock and sample arithmetic the CPU-side benchmarks
- * share (`pixsum bench` in tools/cmd_bench.c, bench/bench_hist002.c): a
- * monotonic millisecond clock and the median of a set of timings.
+ * share (`pixsum bench` in tools/cmd_bench.c, bench/bench_hist002.c,
+ * bench/store_patterns.c): a monotonic millisecond clock and the median of a
+ * set of timings.
  */
 #ifndef PIXSUM_BENCH_TIMING_H
 #define PIXSUM_BENCH_TIMING_H

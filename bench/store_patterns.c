@@ -19,25 +19,19 @@
  * and simd.2wh is the cost of the arithmetic that does not overlap memory.
  * usage: store_patterns [rounds] [width] [height]   (x86-64 with AVX2)
  */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include "pixsum.h"
+#include "bench_timing.h"
 
 #include <immintrin.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 static size_t g_w = 8192, g_h = 8192;
 static uint8_t *g_in;
 static uint32_t *g_out, *g_buf;
-
-static double now_ms(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
-}
 
 #define AVX2 __attribute__((target("avx2")))
 
