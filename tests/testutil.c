@@ -136,12 +136,18 @@ int tu_image_alloc(tu_image *img, pixsum_type type, size_t width, size_t height,
     size_t pw = width + 2 * m, ph = height + 2 * m, pd = depth + 2 * mz;
     size_t rs = (pw * channels + l->row_pad) * es;
     size_t ss = (ph + (depth > 1 ? l->slice_pad : 0)) * rs;
-    img->block_bytes = 2 * TU_GUARD + pd * ss;
-    img->block = malloc(img->block_bytes);
+    /* The parent image starts 0, 16, 32 or 48 bytes past a 64-byte boundary,
+     * in turn from one image to the next, so fast paths that need 32- or
+     * 64-byte aligned rows (non-temporal stores) are tested as well as the
+     * ones that do not. */
+    static unsigned next_shift;
+    size_t shift = 16 * (size_t)(__atomic_fetch_add(&next_shift, 1u, __ATOMIC_RELAXED) % 4);
+    img->block_bytes = 2 * TU_GUARD + shift + pd * ss;
+    img->block = aligned_alloc(64, (img->block_bytes + 63) / 64 * 64);
     if (!img->block)
         return -1;
     memset(img->block, TU_PATTERN, img->block_bytes);
-    unsigned char *parent = img->block + TU_GUARD;
+    unsigned char *parent = img->block + TU_GUARD + shift;
     ptrdiff_t row_stride = (ptrdiff_t)rs;
     if (l->bottom_up) {
         parent += (ph - 1) * rs;

@@ -83,8 +83,9 @@ typedef struct tu_image {
 } tu_image;
 
 /* Allocates an image of `type` and the given shape and layout (NULL = packed).
- * Every byte of the block is set to 0xA5 (so tables start out as garbage). Returns
- * 0, or -1 if the allocation fails. */
+ * Every byte of the block is set to 0xA5 (so tables start out as garbage).
+ * Successive images start 0, 16, 32 and 48 bytes past a 64-byte boundary, in
+ * turn. Returns 0, or -1 if the allocation fails. */
 int tu_image_alloc(tu_image *img, pixsum_type type, size_t width, size_t height,
                    size_t depth, size_t channels, const tu_layout *layout);
 
