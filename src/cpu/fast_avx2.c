@@ -283,10 +283,6 @@ PSI_FAST_COLSUM_GETTER(psi_fast_colsum_avx2)
 
 /* ---- two rows at once for u8 -> u32 (see fast_avx512.c for the idea) ---- */
 
-/* Samples per chunk of row 1 streamed out of the row buffer (4 KiB of u32;
- * chunks of 256 samples and whole 8192-sample rows measured within 3%). */
-#define PAIR_CHUNK 1024
-
 /* out[a, b) = acc[a, b) with non-temporal stores (out 32-byte aligned, a and
  * b multiples of 8). */
 static inline void stream_from_acc(uint32_t *out, const uint32_t *acc, size_t a, size_t b)
@@ -321,9 +317,7 @@ PSI_FAST_ALWAYS_INLINE void u8u32_pair_body(const uint8_t *in0, const uint8_t *i
          * 16-bit halves never carry: a lane's sum is at most 32 * 255. */
         const __m256i z = _mm256_setzero_si256();
         /* Streamed with a row buffer, row 1 goes to acc alone and is streamed
-         * out from there a chunk at a time: two output streams written in
-         * alternation ran at 0.69 of the memory floor on Zen 3, one after the
-         * other at 0.98-1.01 (docs/benchmarks.md). */
+         * out from there a chunk at a time (PSI_PAIR_CHUNK). */
         const int defer = stream && has_acc;
         size_t copied = 0; /* out1 holds acc's values below this */
         for (; i + 32 <= n; i += 32) {
@@ -375,7 +369,7 @@ PSI_FAST_ALWAYS_INLINE void u8u32_pair_body(const uint8_t *in0, const uint8_t *i
             }
             ca = _mm256_add_epi32(ca, _mm256_and_si256(tot, low16));
             cb = _mm256_add_epi32(cb, _mm256_srli_epi32(tot, 16));
-            if (defer && (i + 32) % PAIR_CHUNK == 0) {
+            if (defer && (i + 32) % PSI_PAIR_CHUNK == 0) {
                 stream_from_acc(out1, acc, copied, i + 32);
                 copied = i + 32;
             }

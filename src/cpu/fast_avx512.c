@@ -116,9 +116,6 @@ static inline __m512i sq_a64(__m512i x)
 PSI_FAST_GETTER(psi_fast_row_avx512)
 PSI_FAST_COLSUM_GETTER(psi_fast_colsum_avx512)
 
-/* Samples per chunk of row 1 streamed out of the row buffer (4 KiB of u32). */
-#define PAIR_CHUNK 1024
-
 /* out[a, b) = acc[a, b) with non-temporal stores (out 64-byte aligned, a and
  * b multiples of 16). */
 static inline void stream_from_acc(uint32_t *out, const uint32_t *acc, size_t a, size_t b)
@@ -156,8 +153,7 @@ PSI_FAST_ALWAYS_INLINE void u8u32_pair_body(const uint8_t *in0, const uint8_t *i
          * (at most 32 x 255 per half, still below 2^16) */
         const __m512i z = _mm512_setzero_si512(), last = _mm512_set1_epi32(15);
         /* streamed with a row buffer: row 1 streamed out of acc a chunk at a
-         * time (as in fast_avx2.c, where two alternating output streams ran
-         * at 0.69 of the memory floor) */
+         * time (PSI_PAIR_CHUNK) */
         const int defer = stream && has_acc;
         size_t copied = 0; /* out1 holds acc's values below this */
         for (; i + 32 <= n; i += 32) {
@@ -205,7 +201,7 @@ PSI_FAST_ALWAYS_INLINE void u8u32_pair_body(const uint8_t *in0, const uint8_t *i
                 _mm512_storeu_si512((void *)(acc + i), r1);
                 _mm512_storeu_si512((void *)(acc + i + 16), s1);
             }
-            if (defer && (i + 32) % PAIR_CHUNK == 0) {
+            if (defer && (i + 32) % PSI_PAIR_CHUNK == 0) {
                 stream_from_acc(out1, acc, copied, i + 32);
                 copied = i + 32;
             }

@@ -106,6 +106,13 @@ size_t psi_stream_threshold(void);
 int psi_fast_rows(const psi_job *job, size_t y0, size_t y1, const void *init,
                   const void *init_sq, int stream);
 
+/* Samples per chunk in which the u8 -> u32 row-pair kernels, when they
+ * stream, copy a pair's second row from the row buffer to the table (4 KiB of
+ * u32): two output rows streamed in alternation ran at 0.69 of the memory
+ * floor on Zen 3, one after the other at 0.98-1.01; chunks of 256 samples
+ * and whole 8192-sample rows measured within 3% (bench/store_patterns.c). */
+#define PSI_PAIR_CHUNK 1024
+
 /* Orders the calling thread's earlier non-temporal stores before its later
  * stores (sfence on x86-64, a full fence elsewhere). */
 void psi_stream_fence(void);
