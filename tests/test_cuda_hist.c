@@ -464,6 +464,8 @@ static void test_queued(void **state)
             PX_OK(pixsum_cuda_integral(ctx, &src[r].d, &table, g_stream));
             PX_OK(pixsum_cuda_histogram(ctx, &as8, NULL, d8[r], 256, NULL, g_stream));
             PX_OK(pixsum_cuda_histogram(ctx, &src[r].d, NULL, dshared, 256, NULL, g_stream));
+            /* the same table again, so that the wide histogram too follows
+             * the kernel that wrote what it reads */
             PX_OK(pixsum_cuda_integral(ctx, &src[r].d, &table, g_stream));
             PX_OK(pixsum_cuda_histogram(ctx, &as16, NULL, d16[r], WIDE, NULL, g_stream));
         }

@@ -1426,9 +1426,11 @@ int direct_of(const psi_ch_plan *p)
     return -1;
 }
 
+/* The count and reduce kernels of channel pass_ch, launched with PDL when
+ * `pdl` (pdl_for(), asked once by launch_wide). */
 template <typename T, bool RAW, int MATCH, bool PREFETCH>
 cudaError_t launch_wide_pass(const psi_ch_plan *p, const WideLayout &w, unsigned entries,
-                             int pass_ch)
+                             int pass_ch, bool pdl)
 {
     cudaStream_t s = (cudaStream_t)p->stream;
     bool vec = vec_ok(p->img);
@@ -1445,9 +1447,6 @@ cudaError_t launch_wide_pass(const psi_ch_plan *p, const WideLayout &w, unsigned
     long long grid = g.items < p->sm_count ? g.items : p->sm_count;
     if (grid == 0)
         return cudaSuccess;
-    bool pdl;
-    if ((e = pdl_for(p, &pdl)) != cudaSuccess)
-        return e;
     e = psi_launch(pdl, kern, dim3((unsigned)grid), dim3(kWideThreads), smem, s, g,
                    make_bins(p->b), vec ? 1 : 0, pass_ch, words4, w.partials, w.spill,
                    p->totals);
@@ -1487,10 +1486,10 @@ template <typename T, bool RAW> cudaError_t launch_wide(const psi_ch_plan *p)
         return e;
     for (int c = 0; c < (int)p->img.channels; c++) {
         bool match = p->tuning.runs == 2, pre = p->tuning.prefetch != 0;
-        e = match ? (pre ? launch_wide_pass<T, RAW, 1, true>(p, w, entries, c)
-                         : launch_wide_pass<T, RAW, 1, false>(p, w, entries, c))
-                  : (pre ? launch_wide_pass<T, RAW, 0, true>(p, w, entries, c)
-                         : launch_wide_pass<T, RAW, 0, false>(p, w, entries, c));
+        e = match ? (pre ? launch_wide_pass<T, RAW, 1, true>(p, w, entries, c, pdl)
+                         : launch_wide_pass<T, RAW, 1, false>(p, w, entries, c, pdl))
+                  : (pre ? launch_wide_pass<T, RAW, 0, true>(p, w, entries, c, pdl)
+                         : launch_wide_pass<T, RAW, 0, false>(p, w, entries, c, pdl));
         if (e != cudaSuccess)
             return e;
     }
