@@ -90,8 +90,10 @@ void psi_fast_kernel_row(const psi_fast_kernel *k, const void *in, void *out,
 
 /* Bytes above which a table is written with non-temporal stores: a quarter of
  * the last-level cache this core shares (sysfs cpu0/cache/index3, else sysconf,
- * 8 MiB when unknown; measured on the Zen 5 machine: 4 MiB tables are faster
- * cached, 16 MiB ones streamed; on the Zen 3 VM 64 MiB ones streamed), or
+ * 8 MiB when unknown, at most 48 MiB; measured on the Zen 5 machine: 4 MiB
+ * tables are faster cached, 16 MiB ones streamed; on the Zen 3 VM 64 MiB ones
+ * streamed; on the Xeon VM, which reports 480 MiB, 49 MiB ones cached or
+ * streamed alike, 64 MiB ones 1.5x faster streamed), or
  * PIXSUM_STREAM_BYTES from the environment when set (0 = always stream). Read
  * once. */
 size_t psi_stream_threshold(void);
