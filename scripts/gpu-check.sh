@@ -172,7 +172,7 @@ if has bench; then
         [ -e "$CUDA_HOME/lib64/lib$l.so" ] && NPP_LIBS="$NPP_LIBS -l$l"
     done
     BENCH_COMMON=(-std=c++17 -O3 -arch=sm_$ARCH --extended-lambda bench/cuda/gpu_bench.cu
-                  -Iinclude -L$BUILD/src -lpixsum -Xlinker -rpath="$PWD/$BUILD/src"
+                  -Iinclude -Isrc/cuda -L$BUILD/src -lpixsum -Xlinker -rpath="$PWD/$BUILD/src"
                   -o $BUILD/gpu_bench)
     if ! nvcc "${BENCH_COMMON[@]}" -DPIXSUM_BENCH_NPP $NPP_LIBS >"$OUT/bench-build.log" 2>&1; then
         echo "NPP build failed (see bench-build.log); building without NPP"
