@@ -13,6 +13,7 @@
  * Paper methods limited to some pairs/channels must answer
  * PIXSUM_ERR_UNSUPPORTED (never a wrong table) outside them.
  */
+#include "cpu/fast_kernels.h"
 #include "cpu/isa.h"
 #include "internal.h"
 #include "testutil.h"
@@ -240,6 +241,24 @@ static void test_wrap_exact(void **state)
     tu_image_free(&b);
 }
 
+/* The stream threshold taken from the cache size: a quarter of the L3, 8 MiB
+ * when the size is unknown, never above 48 MiB (VMs that report their host's
+ * whole L3, e.g. 480 MiB, would otherwise keep 64 MiB tables cached). */
+static void test_stream_threshold(void **state)
+{
+    (void)state;
+    const size_t mib = (size_t)1 << 20;
+    assert_int_equal(psi_stream_threshold_for(32L << 20), 8 * mib);
+    assert_int_equal(psi_stream_threshold_for(100L << 20), 25 * mib);
+    assert_int_equal(psi_stream_threshold_for(192L << 20), 48 * mib);
+    assert_int_equal(psi_stream_threshold_for(300L << 20), 48 * mib);
+    assert_int_equal(psi_stream_threshold_for(480L << 20), 48 * mib);
+    assert_int_equal(psi_stream_threshold_for(0), 8 * mib);
+    assert_int_equal(psi_stream_threshold_for(-1), 8 * mib);
+    /* PIXSUM_STREAM_BYTES (set by main) wins over the cache size */
+    assert_int_equal(psi_stream_threshold(), 4096);
+}
+
 int main(void)
 {
     tu_init("test_cpu_methods");
@@ -249,6 +268,7 @@ int main(void)
         cmocka_unit_test(test_isa_names), cmocka_unit_test(test_scalar),
         cmocka_unit_test(test_sse2),      cmocka_unit_test(test_avx2),
         cmocka_unit_test(test_avx512),    cmocka_unit_test(test_wrap_exact),
+        cmocka_unit_test(test_stream_threshold),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

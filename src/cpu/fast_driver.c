@@ -92,6 +92,16 @@ static long sysfs_cache_bytes(const char *path)
 
 enum { kStreamCap = 48 << 20 }; /* bytes: the largest threshold taken from the L3 size */
 
+size_t psi_stream_threshold_for(long llc)
+{
+    size_t t = llc > 0 ? (size_t)llc / 4 : (size_t)8 << 20;
+    /* a VM can report its host's whole L3 too (480 MiB on the Xeon VM of
+     * 2026-11-25), far more than one core can keep: there a 49 MiB u8->u32
+     * table ran as fast cached as streamed and a 64 MiB one 1.5x faster
+     * streamed (docs/benchmarks.md) */
+    return t > kStreamCap ? (size_t)kStreamCap : t;
+}
+
 size_t psi_stream_threshold(void)
 {
     static size_t cached; /* benign race: every thread computes the same value */
@@ -112,13 +122,7 @@ size_t psi_stream_threshold(void)
             if (llc <= 0)
                 llc = sysconf(_SC_LEVEL2_CACHE_SIZE);
 #endif
-            t = llc > 0 ? (size_t)llc / 4 : (size_t)8 << 20;
-            /* a VM can report its host's whole L3 too (480 MiB on the Xeon
-             * VM of 2026-11-25), far more than one core can keep: there a
-             * 49 MiB u8->u32 table ran as fast cached as streamed and a 64 MiB
-             * one 1.5x faster streamed (docs/benchmarks.md) */
-            if (t > kStreamCap)
-                t = kStreamCap;
+            t = psi_stream_threshold_for(llc);
         }
         if (t == 0)
             t = 1; /* "always stream"; 0 is the not-yet-read marker */

@@ -98,6 +98,11 @@ void psi_fast_kernel_row(const psi_fast_kernel *k, const void *in, void *out,
  * once. */
 size_t psi_stream_threshold(void);
 
+/* The threshold psi_stream_threshold() takes from a last-level cache of llc
+ * bytes (llc <= 0: unknown): a quarter of it, 8 MiB when unknown, at most
+ * 48 MiB. */
+size_t psi_stream_threshold_for(long llc);
+
 /* Fills rows [y0, y1) of every requested table of a 2-D job (depth 1) with the
  * fast kernels, one pass over the input. `init` / `init_sq`, when not NULL,
  * hold the column sums of the rows above y0 (output type, one table row);
