@@ -140,7 +140,7 @@ lb_choice lb_choose(const psi_cu_plan *p)
         const char *tw = strstr(e, "tw="), *pd = strstr(e, "pdl=");
         const char *ln = strstr(e, "lean=");
         if (ln)
-            c.lean = atoi(ln + 5) & 7;
+            c.lean = atoi(ln + 5) & 15;
         if (tw)
             want_tw = atoi(tw + 3);
         if (pd) {

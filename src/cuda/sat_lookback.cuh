@@ -81,7 +81,8 @@ struct lb_choice {
     int pdl;                /* lb_geom::pdl (sm_90 and newer only; default 1) */
     int lean;               /* u8 -> u32 with 128-row staged tiles: the lean kernel
                              * (sat_lookback_lean.cu): 1 8 blocks per SM, 2 6 blocks;
-                             * + 4 plain loads instead of evict-last ones */
+                             * + 4 plain loads instead of evict-last ones, + 8 no
+                             * prefetches */
 };
 
 lb_choice lb_choose(const psi_cu_plan *p);

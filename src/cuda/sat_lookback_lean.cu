@@ -62,6 +62,22 @@ __device__ __forceinline__ uint4 lean_load16(const uint8_t *src, u64 pol, bool k
     return q;
 }
 
+/* Prefetches the line holding addr into L2 (evict-last) or L1; no register
+ * is tied up waiting for it. */
+__device__ __forceinline__ void lean_prefetch_l2(const void *addr)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile("prefetch.global.L2::evict_last [%0];" ::"l"(addr));
+#else
+    (void)addr;
+#endif
+}
+
+__device__ __forceinline__ void lean_prefetch_l1(const void *addr)
+{
+    asm volatile("prefetch.global.L1 [%0];" ::"l"(addr));
+}
+
 /* N consecutive samples (channel step ch) from pixel x of a row packed into
  * bytes of N / 4 words, zero from the width w on. */
 template <int N>
@@ -175,8 +191,15 @@ __device__ __forceinline__ void lean_tile_steps(const psi_cu_plan &p, const lb_g
         const u64 pol = lean_keep_policy();
         const bool keep = (g.lean & 4) == 0;
         unsigned even[4] = {0, 0, 0, 0}, odd[4] = {0, 0, 0, 0};
+        if (VEC && (g.lean & 8) == 0) /* all of the lane's rows on their way to L2 */
 #pragma unroll
-        for (int kb = 0; kb < 8; kb += 2) { /* two rows per lane in flight */
+            for (int k = 0; k < 8; k++) {
+                const int r = row0 + 2 * k + (int)half;
+                if (r < lt.nrows)
+                    lean_prefetch_l2(lt.in + (i64)r * p.in_row + 16 * chunk);
+            }
+#pragma unroll
+        for (int kb = 0; kb < 8; kb += 2) { /* two rows per lane in registers */
             unsigned q[2][4];
 #pragma unroll
             for (int k = 0; k < 2; k++) {
@@ -243,8 +266,8 @@ __device__ __forceinline__ void lean_tile_steps(const psi_cu_plan &p, const lb_g
         lean_lookbacks(p, g, s, *s_ticket, *s_epoch, lane);
     __syncthreads();
 
-    /* 3: the table rows of this warp, the input read again (evict-first: its
-     * last use). Lane l holds columns 128 gi + 4 l .. + 3 (gi < 2); acc
+    /* 3: the table rows of this warp, the input read again (prefetched into
+     * L1 AHEAD rows ahead). Lane l holds columns 128 gi + 4 l .. + 3 (gi < 2); acc
      * starts at Top(x) + L(x, row0 - 1). */
     const lean_tile lt = lean_locate(p, g, tile_at(p, g, *s_ticket, *s_epoch, 1, 4));
     unsigned acc[G][V];
@@ -264,16 +287,24 @@ __device__ __forceinline__ void lean_tile_steps(const psi_cu_plan &p, const lb_g
     unsigned *orow =
         (unsigned *)(lt.out + (i64)row0 * p.out_row) + (lt.x0 + (i64)lane * V) * ch;
     const i64 left = p.width - (lt.x0 + (i64)lane * V); /* columns from the lane's first */
+    constexpr int AHEAD = 4; /* rows prefetched into L1 ahead of their reload */
+    if (VEC && (g.lean & 8) == 0)
+#pragma unroll
+        for (int i = 0; i < AHEAD; i++)
+            if (i < my_rows)
+                lean_prefetch_l1(irow + (i64)i * p.in_row + (lane & 1) * 32 * V);
 #pragma unroll 1 /* 32 registers; the other 63 warps of the SM hide the latency */
     for (int i = 0; i < R; i++) {
         if (i >= my_rows)
             break; /* the same for the whole warp */
+        if (VEC && (g.lean & 8) == 0 && i + AHEAD < my_rows)
+            lean_prefetch_l1(irow + (i64)AHEAD * p.in_row + (lane & 1) * 32 * V);
         unsigned v[G][V];
 #pragma unroll
         for (int gi = 0; gi < G; gi++) {
             unsigned wd;
             if (VEC)
-                wd = __ldcs((const unsigned *)(irow + gi * 32 * V));
+                wd = *(const unsigned *)(irow + gi * 32 * V);
             else
                 lean_gather<4>(irow, gi * 32 * V, left, ch, &wd);
 #pragma unroll
