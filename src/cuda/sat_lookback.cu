@@ -130,7 +130,7 @@ lb_choice lb_choose(const psi_cu_plan *p)
     size_t acc_size = psi_cu_acc_size(p->acc);
     /* Streaming hints on (measured on an H100, docs/benchmarks.md). */
     lb_choice c = {lb_staged_default(p), LB_REG_ROWS, lb_register_warps(acc_size), 3, 0, 1,
-                   LB_TW, 0, 1, 0};
+                   LB_TW, 0, 1};
     int want_tw = 0;
     const char *e = getenv("PIXSUM_CUDA_LB");
     if (e) {
@@ -138,9 +138,6 @@ lb_choice lb_choose(const psi_cu_plan *p)
         const char *sg = strstr(e, "staged="), *sp = strstr(e, "split=");
         const char *dr = strstr(e, "direct="), *tr = strstr(e, "trace=");
         const char *tw = strstr(e, "tw="), *pd = strstr(e, "pdl=");
-        const char *ln = strstr(e, "lean=");
-        if (ln)
-            c.lean = atoi(ln + 5) & 15;
         if (tw)
             want_tw = atoi(tw + 3);
         if (pd) {
@@ -474,7 +471,6 @@ int lb_geometry(const psi_cu_plan *p, size_t in_size, size_t acc_size, int tile_
     g->direct = 0;
     g->trace = nullptr;
     g->pdl = 0;
-    g->lean = 0;
     /* Vector accesses need channel step 1 and aligned rows and planes: the
      * register kernel loads tile_width / 32 pixels per lane, at most 16
      * bytes at a time (the staged kernel checks its own). */
@@ -517,8 +513,6 @@ template <typename TIn, typename TAcc>
 static int lookback_pick(const psi_cu_plan *p)
 {
     lb_choice c = lb_choose(p);
-    if (lean_applies(p, c))
-        return lookback_lean_dispatch(p, c);
     if (c.staged)
         return lookback_staged_dispatch(p, c);
     /* Narrow tiles only in the default shape (lb_choose()). */

@@ -42,7 +42,6 @@ struct lb_geom {
     int direct;  /* register kernel: look-backs over aggregates only (small planes) */
     u64 *trace;  /* staged kernel, PIXSUM_CUDA_LB=trace=1: LB_TRACE_WORDS per tile, else null */
     int pdl;     /* programmatic dependent launch: 1 wait, 2 wait and let the next launch start */
-    int lean;    /* lean kernel: lb_choice::lean */
 };
 
 /* Words per tile of the phase trace (PIXSUM_CUDA_LB=trace=1, a diagnostic for
@@ -79,10 +78,6 @@ struct lb_choice {
     int tw;                 /* tile width: LB_TW, or LB_TW_NARROW (register, direct) */
     int trace;              /* record the staged kernel's phase times (diagnostic) */
     int pdl;                /* lb_geom::pdl (sm_90 and newer only; default 1) */
-    int lean;               /* u8 -> u32 with 128-row staged tiles: the lean kernel
-                             * (sat_lookback_lean.cu): 1 8 blocks per SM, 2 6 blocks;
-                             * + 4 plain loads instead of evict-last ones, + 8 no
-                             * prefetches */
 };
 
 lb_choice lb_choose(const psi_cu_plan *p);
@@ -111,10 +106,6 @@ size_t lb_trace_offset(const psi_cu_plan *p, size_t acc_size, int tile_height);
 
 /* Entry of the staged kernel (sat_lookback_staged.cu). */
 int lookback_staged_dispatch(const psi_cu_plan *p, const lb_choice &c);
-/* Whether choice c runs the lean kernel for plan p, and its entry
- * (sat_lookback_lean.cu). */
-bool lean_applies(const psi_cu_plan *p, const lb_choice &c);
-int lookback_lean_dispatch(const psi_cu_plan *p, const lb_choice &c);
 
 /* Where a block's tile lies: its ticket t (tile number over all planes), the
  * launch epoch, its column tx and row ty within its plane, and the plane. */
@@ -142,23 +133,6 @@ __device__ __forceinline__ void pdl_begin(const lb_geom &g)
 #endif
 }
 
-/* Where ticket t of a launch with epoch e lies. Tile counts fit 31 bits
- * (lb_geometry()): 32-bit divisions. */
-__device__ __forceinline__ tile_pos tile_at(const psi_cu_plan &p, const lb_geom &g, u64 t, u64 e,
-                                            size_t in_size, size_t acc_size)
-{
-    const unsigned ut = (unsigned)t, per_plane = (unsigned)(g.tiles_x * g.tiles_y);
-    const unsigned plane = ut / per_plane, rem = ut - plane * per_plane;
-    const unsigned ty = rem / (unsigned)g.tiles_x;
-    tile_pos tp;
-    tp.t = ut;
-    tp.epoch = e;
-    tp.ty = ty;
-    tp.tx = rem - ty * (unsigned)g.tiles_x;
-    tp.b = plane_base(p, (i64)plane, in_size, acc_size);
-    return tp;
-}
-
 /* Called by every thread of the block at its start: thread 0 takes the next
  * ticket (so every tile the block waits for belongs to a block that already
  * runs), and after the barrier all threads read where the tile lies. */
@@ -172,7 +146,17 @@ __device__ __forceinline__ tile_pos take_tile(const psi_cu_plan &p, const lb_geo
         *s_epoch = e;
     }
     __syncthreads();
-    return tile_at(p, g, *s_ticket, *s_epoch, in_size, acc_size);
+    /* Tile counts fit 31 bits (lb_geometry()): 32-bit divisions. */
+    const unsigned ut = (unsigned)*s_ticket, per_plane = (unsigned)(g.tiles_x * g.tiles_y);
+    const unsigned plane = ut / per_plane, rem = ut - plane * per_plane;
+    const unsigned ty = rem / (unsigned)g.tiles_x;
+    tile_pos tp;
+    tp.t = ut;
+    tp.epoch = *s_epoch;
+    tp.ty = ty;
+    tp.tx = rem - ty * (unsigned)g.tiles_x;
+    tp.b = plane_base(p, (i64)plane, in_size, acc_size);
+    return tp;
 }
 
 /* Writes a lane's values, then the flag: __syncwarp orders every lane's
@@ -352,30 +336,6 @@ __device__ __forceinline__ unsigned tile_lookbacks(const psi_cu_plan &p, const l
         a[m] = top_last + s_rowcum[lane + 32 * m];
     const int hs = horizontal_lookback<TAcc, TH>(g, t, tx, epoch, lane, a, s_edge);
     return (unsigned)hs << 16 | (unsigned)vs;
-}
-
-/* Inclusive scan along x of one row held as G groups of V values per lane
- * (group g covers 32 V columns): in-lane prefix, warp scan of the lane totals,
- * then each group's carry from the groups before it. */
-template <typename TAcc, int G, int V>
-__device__ __forceinline__ void scan_row(TAcc v[G][V], unsigned lane)
-{
-    TAcc carry = (TAcc)0;
-#pragma unroll
-    for (int g = 0; g < G; g++) {
-#pragma unroll
-        for (int j = 1; j < V; j++)
-            v[g][j] += v[g][j - 1];
-        TAcc incl = warp_inclusive(v[g][V - 1], lane);
-        TAcc ex = warp_exclusive_from_inclusive(incl, lane);
-        if (g > 0)
-            ex += carry;
-#pragma unroll
-        for (int j = 0; j < V; j++)
-            v[g][j] += ex;
-        if (g + 1 < G)
-            carry += __shfl_sync(0xffffffffu, incl, 31);
-    }
 }
 
 /* The global nanosecond timer and the SM of the calling thread (trace). */

@@ -77,6 +77,30 @@ __device__ __forceinline__ void read_group(const TIn *src, int squared, TAcc v[V
         v[j] = sample<TAcc, TIn>(u.e[j], squared);
 }
 
+/* Inclusive scan along x of one row held as G groups of V values per lane
+ * (group g covers 32 V columns): in-lane prefix, warp scan of the lane totals,
+ * then each group's carry from the groups before it. */
+template <typename TAcc, int G, int V>
+__device__ __forceinline__ void scan_row(TAcc v[G][V], unsigned lane)
+{
+    TAcc carry = (TAcc)0;
+#pragma unroll
+    for (int g = 0; g < G; g++) {
+#pragma unroll
+        for (int j = 1; j < V; j++)
+            v[g][j] += v[g][j - 1];
+        TAcc incl = warp_inclusive(v[g][V - 1], lane);
+        TAcc ex = warp_exclusive_from_inclusive(incl, lane);
+        if (g > 0)
+            ex += carry;
+#pragma unroll
+        for (int j = 0; j < V; j++)
+            v[g][j] += ex;
+        if (g + 1 < G)
+            carry += __shfl_sync(0xffffffffu, incl, 31);
+    }
+}
+
 /* Step 3 for u8 -> u32 without squares: the column and row sums of a warp's
  * R rows of 8-bit samples (lane l reads the 4 bytes of columns 128 g + 4 l ..
  * + 3 of each group g < G), with the bytes kept packed:
