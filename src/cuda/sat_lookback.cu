@@ -173,9 +173,7 @@ lb_choice lb_choose(const psi_cu_plan *p)
         c.rows = lb_staged_rows(p);
         if ((in_size == 1 && (want == 16 || want == 8)) || (mid && (want == 8 || want == 4)))
             c.rows = want;
-    } else if (c.direct && c.rows == LB_REG_ROWS &&
-               (c.warps == lb_register_warps(acc_size) ||
-                (want_tw == LB_TW_NARROW && psi_cu_in_size(p->tin) == 1))) {
+    } else if (c.direct && c.rows == LB_REG_ROWS && c.warps == lb_register_warps(acc_size)) {
         const int th = c.rows * c.warps;
         const bool narrow =
             want_tw == LB_TW_NARROW || (want_tw == 0 && lb_wide_leaves_sms_idle(p, th));
@@ -524,9 +522,6 @@ static int lookback_pick(const psi_cu_plan *p)
         if (c.warps == 16)
             return c.tw == LB_TW_NARROW ? lookback_launch<TIn, TAcc, 4, 16, 2, LB_TW_NARROW>(p, c)
                                         : lookback_launch<TIn, TAcc, 4, 16, 2>(p, c);
-        if constexpr (sizeof(TIn) == 1)
-            if (c.tw == LB_TW_NARROW) /* 32-row narrow tiles, only when asked */
-                return lookback_launch<TIn, TAcc, 4, 8, 4, LB_TW_NARROW>(p, c);
         return lookback_launch<TIn, TAcc, 4, 8, 4>(p, c);
     } else {
         return c.tw == LB_TW_NARROW ? lookback_launch<TIn, TAcc, 4, 8, 2, LB_TW_NARROW>(p, c)
