@@ -171,8 +171,7 @@ lb_choice lb_choose(const psi_cu_plan *p)
         const bool mid = in_size == 2 || p->tin == PSI_CU_IN_F32;
         c.warps = 8;
         c.rows = lb_staged_rows(p);
-        if ((in_size == 1 && (want == 32 || want == 24 || want == 16 || want == 8)) ||
-            (mid && (want == 8 || want == 4)))
+        if ((in_size == 1 && (want == 16 || want == 8)) || (mid && (want == 8 || want == 4)))
             c.rows = want;
     } else if (c.direct && c.rows == LB_REG_ROWS && c.warps == lb_register_warps(acc_size)) {
         const int th = c.rows * c.warps;

@@ -220,8 +220,7 @@ __global__ void __launch_bounds__(ST_THREADS, PSI_ST_MINB(MINB))
     /* 2: the tile's input into shared memory. */
     if (g.vec_in && full) {
         constexpr int CPR = TW * (int)sizeof(TIn) / 16; /* 16-byte chunks per row */
-        constexpr int PER = TH * CPR / ST_THREADS,
-                      BATCH = PER < 8 ? PER : PER % 8 == 0 ? 8 : 4;
+        constexpr int PER = TH * CPR / ST_THREADS, BATCH = PER < 8 ? PER : 8;
         static_assert(PER % BATCH == 0, "chunk batches");
 #pragma unroll
         for (int k0 = 0; k0 < PER; k0 += BATCH) {
@@ -515,10 +514,6 @@ static int staged_pick(const psi_cu_plan *p, const lb_choice &c)
         (void)p, (void)c;
         return (int)cudaErrorInvalidValue; /* not reached: see lb_choose() */
     } else if constexpr (sizeof(TIn) == 1) {
-        if (c.rows == 32)
-            return staged_launch_rows<TIn, TAcc, 32>(p, c);
-        if (c.rows == 24)
-            return staged_launch_rows<TIn, TAcc, 24>(p, c);
         return c.rows == 16 ? staged_launch_rows<TIn, TAcc, 16>(p, c)
                             : staged_launch_rows<TIn, TAcc, 8>(p, c);
     } else if constexpr (sizeof(TIn) == 2 || std::is_same<TIn, float>::value) {
