@@ -395,8 +395,9 @@ static void test_large_and_spill(void **state)
  * that do not), tails of 1-15 bytes, many blocks, 3-D, every
  * content and cutting ranges, each against the CPU, each twice on one context
  * (the preset flags must be lowered for the next launch); the mode cycles over
- * flat (presets), flat with memsets, narrow, flat with the last-block finish
- * and flat without programmatic dependent launch. */
+ * flat (presets), flat with memsets, narrow, flat with the last-block finish,
+ * flat without programmatic dependent launch, and flat with one atomic per
+ * word or vector of equal bytes. */
 static void test_flat_u8(void **state)
 {
     (void)state;
@@ -407,7 +408,8 @@ static void test_flat_u8(void **state)
         {49317, 1, 1},  {114855, 1, 1}, {49152, 1, 1}, {49167, 1, 1},   {163840, 1, 1},
         {4099, 517, 1}, {8192, 1031, 1}, {777, 333, 3}, {65536, 64, 2}, {12345, 679, 1},
     };
-    static const char *const flat_modes[] = {"", "nofuse", "narrow", "fuse", "nopdl"};
+    static const char *const flat_modes[] = {"", "nofuse", "narrow", "fuse", "nopdl", "eqw", "eqv"};
+    const size_t nmodes = sizeof flat_modes / sizeof flat_modes[0];
     size_t n = sizeof shapes / sizeof shapes[0];
     for (size_t i = 0; i < n; i++) {
         if (g_quick && i % 3)
@@ -423,7 +425,7 @@ static void test_flat_u8(void **state)
             k.content = c;
             k.bins = c % 2 ? 0 : (size_t)(1 + rnd() % 300);
             k.range = c % 2 ? 0 : (int)(1 + rnd() % 2);
-            k.mode = flat_modes[(i + (size_t)c) % 5];
+            k.mode = flat_modes[(i + (size_t)c) % nmodes];
             run_case(&k, c == 0 && i % 4 == 0);
         }
     }

@@ -234,6 +234,10 @@ static psi_ch_tuning env_tuning(void)
             t.prefetch = 1;
         if (strstr(e, "nopdl"))
             t.pdl = -1;
+        if (strstr(e, "eqw"))
+            t.eq = 1;
+        if (strstr(e, "eqv"))
+            t.eq = 2;
     }
     return t;
 }

@@ -523,8 +523,38 @@ __device__ __forceinline__ void flat_word(char *tab, unsigned cbytes, unsigned q
     atomicAdd((unsigned *)(tab + __byte_perm(q, cbytes, 0x5534u)), 1u);
 }
 
+/* flat_word() with one atomic of 4 when the word's four bytes are equal. */
+__device__ __forceinline__ void flat_word_eq(char *tab, unsigned cbytes, unsigned q)
+{
+    const bool eq = q == __byte_perm(q, 0, 0x0000u);
+    atomicAdd((unsigned *)(tab + __byte_perm(q, cbytes, 0x5504u)), eq ? 4u : 1u);
+    if (!eq) {
+        atomicAdd((unsigned *)(tab + __byte_perm(q, cbytes, 0x5514u)), 1u);
+        atomicAdd((unsigned *)(tab + __byte_perm(q, cbytes, 0x5524u)), 1u);
+        atomicAdd((unsigned *)(tab + __byte_perm(q, cbytes, 0x5534u)), 1u);
+    }
+}
+
+/* Counts the 16 samples of q. EQ (a measurement, PIXSUM_CUDA_HIST=eqw / eqv):
+ * 1 one atomic per word of four equal bytes, 2 one atomic of 16 when all 16
+ * bytes are equal. */
+template <int EQ = 0>
 __device__ __forceinline__ void flat_vec(char *tab, unsigned cbytes, const uint4 &q)
 {
+    if (EQ == 2) {
+        const unsigned r = __byte_perm(q.x, 0, 0x0000u);
+        if (q.x == r && q.y == r && q.z == r && q.w == r) {
+            atomicAdd((unsigned *)(tab + __byte_perm(q.x, cbytes, 0x5504u)), 16u);
+            return;
+        }
+    }
+    if (EQ == 1) {
+        flat_word_eq(tab, cbytes, q.x);
+        flat_word_eq(tab, cbytes, q.y);
+        flat_word_eq(tab, cbytes, q.z);
+        flat_word_eq(tab, cbytes, q.w);
+        return;
+    }
     flat_word(tab, cbytes, q.x);
     flat_word(tab, cbytes, q.y);
     flat_word(tab, cbytes, q.z);
@@ -622,6 +652,7 @@ __device__ void flat_sync_end(FlatSync &fs)
  * slices instead of whole groups (no gain, and its loop cost 4-8%: blocks with
  * a group less finish early without slowing the rest, which still saturate
  * DRAM). A block counts fewer than 2^31 samples (launcher). */
+template <int EQ>
 __global__ void __launch_bounds__(kFlatThreads, 1)
     flat_u8_kernel(const uint4 *data, long long nvec, int ntail, Bins b,
                    unsigned long long *counts, unsigned long long *totals, Fused f,
@@ -672,7 +703,7 @@ __global__ void __launch_bounds__(kFlatThreads, 1)
         }
 #pragma unroll
         for (int j = 0; j < kFlatVec; j++)
-            flat_vec(tab, cbytes, cur[j]);
+            flat_vec<EQ>(tab, cbytes, cur[j]);
         if (preset && threadIdx.x == 0)
             flat_sync_step(fs);
 #pragma unroll
@@ -686,7 +717,7 @@ __global__ void __launch_bounds__(kFlatThreads, 1)
 #pragma unroll
     for (int j = 0; j < kFlatVec; j++)
         if (v + j * T < nvec)
-            flat_vec(tab, cbytes, __ldcs(data + v + j * T));
+            flat_vec<EQ>(tab, cbytes, __ldcs(data + v + j * T));
     if (blockIdx.x == 0 && (int)threadIdx.x < ntail) {
         unsigned byte = ((const unsigned char *)(data + nvec))[threadIdx.x];
         atomicAdd((unsigned *)(tab + (byte << 8) + cbytes), 1u);
@@ -1341,7 +1372,9 @@ cudaError_t launch_flat(const psi_ch_plan *p)
     int ntail = (int)(bytes - nvec * 16);
     size_t smem = (size_t)256 * kFlatCopies * 4;
     int per_sm = 1;
-    cudaError_t e = kernel_ready((const void *)flat_u8_kernel, kFlatThreads, smem, &per_sm);
+    const int eq = p->tuning.eq;
+    auto kernel = eq == 2 ? flat_u8_kernel<2> : eq == 1 ? flat_u8_kernel<1> : flat_u8_kernel<0>;
+    cudaError_t e = kernel_ready((const void *)kernel, kFlatThreads, smem, &per_sm);
     if (e != cudaSuccess)
         return e;
     /* At most 2^14 groups of kFlatThreads x kFlatVec vectors per block: fewer
@@ -1356,7 +1389,7 @@ cudaError_t launch_flat(const psi_ch_plan *p)
     bool pdl;
     if ((e = pdl_for(p, &pdl)) != cudaSuccess)
         return e;
-    return psi_launch(pdl, flat_u8_kernel, dim3(grid), dim3(kFlatThreads), smem,
+    return psi_launch(pdl, kernel, dim3(grid), dim3(kFlatThreads), smem,
                       (cudaStream_t)p->stream, (const uint4 *)im.data, nvec, ntail,
                       make_bins(p->b), p->counts, p->totals, fused_of(p), sync, pdl);
 }
