@@ -396,8 +396,8 @@ static void test_large_and_spill(void **state)
  * content and cutting ranges, each against the CPU, each twice on one context
  * (the preset flags must be lowered for the next launch); the mode cycles over
  * flat (presets), flat with memsets, narrow, flat with the last-block finish,
- * flat without programmatic dependent launch, and flat with one atomic per
- * word or vector of equal bytes. */
+ * flat without programmatic dependent launch, and flat counting every byte
+ * of uniform vectors on its own. */
 static void test_flat_u8(void **state)
 {
     (void)state;
@@ -408,7 +408,7 @@ static void test_flat_u8(void **state)
         {49317, 1, 1},  {114855, 1, 1}, {49152, 1, 1}, {49167, 1, 1},   {163840, 1, 1},
         {4099, 517, 1}, {8192, 1031, 1}, {777, 333, 3}, {65536, 64, 2}, {12345, 679, 1},
     };
-    static const char *const flat_modes[] = {"", "nofuse", "narrow", "fuse", "nopdl", "eqw", "eqv"};
+    static const char *const flat_modes[] = {"", "nofuse", "narrow", "fuse", "nopdl", "nouniform"};
     const size_t nmodes = sizeof flat_modes / sizeof flat_modes[0];
     size_t n = sizeof shapes / sizeof shapes[0];
     for (size_t i = 0; i < n; i++) {

@@ -86,8 +86,8 @@ typedef struct psi_ch_tuning {
     int prefetch;   /* 1: wide loads the next item while counting the current one */
     int pdl;        /* flat, wide: 0 programmatic dependent launch on sm_90 and newer,
                        -1 never */
-    int eq;         /* flat (a measurement): 1 one atomic per word of equal bytes,
-                       2 one per 16-byte vector of equal bytes */
+    int uniform;    /* flat: 0 one atomic for a 16-byte vector of equal bytes,
+                       -1 sixteen (the old counting, for measurements) */
 } psi_ch_tuning;
 
 typedef struct psi_ch_plan {

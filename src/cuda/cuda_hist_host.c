@@ -12,8 +12,10 @@
  * ("private", "narrow" or "wide", where the type allows it) and the wide scheme's warp
  * match mode ("match"), the last-block finish of few bins ("fuse"), outputs
  * zeroed by memsets ("nofuse", instead of the flat scheme's presets), the
- * wide scheme's prefetch ("prefetch") and flat and wide launches without
- * programmatic dependent launch ("nopdl"), e.g. PIXSUM_CUDA_HIST=wide,match.
+ * wide scheme's prefetch ("prefetch"), flat and wide launches without
+ * programmatic dependent launch ("nopdl") and the flat kernel counting each
+ * byte of a uniform 16-byte vector on its own ("nouniform"), e.g.
+ * PIXSUM_CUDA_HIST=wide,match.
  */
 #include "../hist/hist_classify.h"
 #include "pixsum_cuda.h"
@@ -234,10 +236,8 @@ static psi_ch_tuning env_tuning(void)
             t.prefetch = 1;
         if (strstr(e, "nopdl"))
             t.pdl = -1;
-        if (strstr(e, "eqw"))
-            t.eq = 1;
-        if (strstr(e, "eqv"))
-            t.eq = 2;
+        if (strstr(e, "nouniform"))
+            t.uniform = -1;
     }
     return t;
 }

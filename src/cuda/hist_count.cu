@@ -14,7 +14,8 @@
  *         256 x 64 u32 counters per block, entry v of copy c at byte
  *         v * 256 + c * 4, thread t using copy t % 64: lane l always hits bank
  *         l, and a sample costs one byte permute (its address) and one shared
- *         atomic. Nsight Compute showed the narrow kernel below spending about
+ *         atomic; a vector of 16 equal bytes takes one atomic of 16 ("nouniform"
+ *         turns that off). Nsight Compute showed the narrow kernel below spending about
  *         9 instructions per sample (integer divisions per item, shifts by a
  *         runtime copy count) and waiting on its loads; this one spends 2 in
  *         its loop (4.1 over the whole kernel) and waits on memory. On
@@ -523,37 +524,22 @@ __device__ __forceinline__ void flat_word(char *tab, unsigned cbytes, unsigned q
     atomicAdd((unsigned *)(tab + __byte_perm(q, cbytes, 0x5534u)), 1u);
 }
 
-/* flat_word() with one atomic of 4 when the word's four bytes are equal. */
-__device__ __forceinline__ void flat_word_eq(char *tab, unsigned cbytes, unsigned q)
-{
-    const bool eq = q == __byte_perm(q, 0, 0x0000u);
-    atomicAdd((unsigned *)(tab + __byte_perm(q, cbytes, 0x5504u)), eq ? 4u : 1u);
-    if (!eq) {
-        atomicAdd((unsigned *)(tab + __byte_perm(q, cbytes, 0x5514u)), 1u);
-        atomicAdd((unsigned *)(tab + __byte_perm(q, cbytes, 0x5524u)), 1u);
-        atomicAdd((unsigned *)(tab + __byte_perm(q, cbytes, 0x5534u)), 1u);
-    }
-}
-
-/* Counts the 16 samples of q. EQ (a measurement, PIXSUM_CUDA_HIST=eqw / eqv):
- * 1 one atomic per word of four equal bytes, 2 one atomic of 16 when all 16
- * bytes are equal. */
-template <int EQ = 0>
+/* Counts the 16 samples of q. UNIFORM: one atomic of 16 when all 16 bytes are
+ * equal. The block's last group is counted after its bytes arrive, at the
+ * rate of the shared atomics (64K per block, about 1 us); on a constant
+ * image this makes that tail 16 times shorter: H200, 8192^2 0.0197 ->
+ * 0.0188 ms, 16384^2 0.0646 -> 0.0628, and no cost on other content
+ * (docs/benchmarks.md, run 86). One atomic per word of four equal bytes was
+ * slower on noise and skewed images (divergent lanes). */
+template <bool UNIFORM>
 __device__ __forceinline__ void flat_vec(char *tab, unsigned cbytes, const uint4 &q)
 {
-    if (EQ == 2) {
+    if (UNIFORM) {
         const unsigned r = __byte_perm(q.x, 0, 0x0000u);
         if (q.x == r && q.y == r && q.z == r && q.w == r) {
             atomicAdd((unsigned *)(tab + __byte_perm(q.x, cbytes, 0x5504u)), 16u);
             return;
         }
-    }
-    if (EQ == 1) {
-        flat_word_eq(tab, cbytes, q.x);
-        flat_word_eq(tab, cbytes, q.y);
-        flat_word_eq(tab, cbytes, q.z);
-        flat_word_eq(tab, cbytes, q.w);
-        return;
     }
     flat_word(tab, cbytes, q.x);
     flat_word(tab, cbytes, q.y);
@@ -652,7 +638,7 @@ __device__ void flat_sync_end(FlatSync &fs)
  * slices instead of whole groups (no gain, and its loop cost 4-8%: blocks with
  * a group less finish early without slowing the rest, which still saturate
  * DRAM). A block counts fewer than 2^31 samples (launcher). */
-template <int EQ>
+template <bool UNIFORM>
 __global__ void __launch_bounds__(kFlatThreads, 1)
     flat_u8_kernel(const uint4 *data, long long nvec, int ntail, Bins b,
                    unsigned long long *counts, unsigned long long *totals, Fused f,
@@ -703,7 +689,7 @@ __global__ void __launch_bounds__(kFlatThreads, 1)
         }
 #pragma unroll
         for (int j = 0; j < kFlatVec; j++)
-            flat_vec<EQ>(tab, cbytes, cur[j]);
+            flat_vec<UNIFORM>(tab, cbytes, cur[j]);
         if (preset && threadIdx.x == 0)
             flat_sync_step(fs);
 #pragma unroll
@@ -717,7 +703,7 @@ __global__ void __launch_bounds__(kFlatThreads, 1)
 #pragma unroll
     for (int j = 0; j < kFlatVec; j++)
         if (v + j * T < nvec)
-            flat_vec<EQ>(tab, cbytes, __ldcs(data + v + j * T));
+            flat_vec<UNIFORM>(tab, cbytes, __ldcs(data + v + j * T));
     if (blockIdx.x == 0 && (int)threadIdx.x < ntail) {
         unsigned byte = ((const unsigned char *)(data + nvec))[threadIdx.x];
         atomicAdd((unsigned *)(tab + (byte << 8) + cbytes), 1u);
@@ -1372,8 +1358,7 @@ cudaError_t launch_flat(const psi_ch_plan *p)
     int ntail = (int)(bytes - nvec * 16);
     size_t smem = (size_t)256 * kFlatCopies * 4;
     int per_sm = 1;
-    const int eq = p->tuning.eq;
-    auto kernel = eq == 2 ? flat_u8_kernel<2> : eq == 1 ? flat_u8_kernel<1> : flat_u8_kernel<0>;
+    auto kernel = p->tuning.uniform >= 0 ? flat_u8_kernel<true> : flat_u8_kernel<false>;
     cudaError_t e = kernel_ready((const void *)kernel, kFlatThreads, smem, &per_sm);
     if (e != cudaSuccess)
         return e;
