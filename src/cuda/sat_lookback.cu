@@ -159,7 +159,7 @@ lb_choice lb_choose(const psi_cu_plan *p)
         if (wp && acc_size == 4 && c.rows == 4 && atoi(wp + 6) == 16)
             c.warps = 16;
         if (h)
-            c.hints = atoi(h + 6) & 15;
+            c.hints = atoi(h + 6) & 31;
     }
     if (!lb_has_staged(p)) /* whatever PIXSUM_CUDA_LB asks */
         c.staged = 0;

@@ -396,7 +396,12 @@ __device__ __forceinline__ void direct_publish_wait(const lb_geom &g, u64 t, u64
             st_cg(hagg + t * TH + lane + 32 * m, s_rowcum[lane + 32 * m]);
         __syncwarp();
         if (lane == 0)
-            store_release(&g.vflags[t], flag_value(epoch, FLAG_AGGREGATE));
+        {
+            if (g.hints & 16) /* timing experiment: no release (wrong in theory) */
+                st_cg(&g.vflags[t], flag_value(epoch, FLAG_AGGREGATE));
+            else
+                store_release(&g.vflags[t], flag_value(epoch, FLAG_AGGREGATE));
+        }
     }
     /* The rectangle (0..ty) x (0..tx) but this tile, its last entry (at most
      * 32 x 32 tiles: 32-bit indices). */
@@ -411,7 +416,7 @@ __device__ __forceinline__ void direct_publish_wait(const lb_geom &g, u64 t, u64
 #endif
         }
     }
-    if (tid < waits)
+    if (tid < waits && !(g.hints & 16))
         fence_acq_rel();
 }
 
