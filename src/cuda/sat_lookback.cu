@@ -130,7 +130,7 @@ lb_choice lb_choose(const psi_cu_plan *p)
     size_t acc_size = psi_cu_acc_size(p->acc);
     /* Streaming hints on (measured on an H100, docs/benchmarks.md). */
     lb_choice c = {lb_staged_default(p), LB_REG_ROWS, lb_register_warps(acc_size), 3, 0, 1,
-                   LB_TW, 0, 1};
+                   LB_TW, 0, 1, 1};
     int want_tw = 0;
     const char *e = getenv("PIXSUM_CUDA_LB");
     if (e) {
@@ -138,6 +138,9 @@ lb_choice lb_choose(const psi_cu_plan *p)
         const char *sg = strstr(e, "staged="), *sp = strstr(e, "split=");
         const char *dr = strstr(e, "direct="), *tr = strstr(e, "trace=");
         const char *tw = strstr(e, "tw="), *pd = strstr(e, "pdl=");
+        const char *tg = strstr(e, "tag=");
+        if (tg)
+            c.tag = atoi(tg + 4) != 0;
         if (tw)
             want_tw = atoi(tw + 3);
         if (pd) {
@@ -345,7 +348,7 @@ __global__ void __launch_bounds__(32 * NW, MINB) lookback_kernel(psi_cu_plan p, 
                                                        s_rowcum);
         __syncthreads();
         if (!(g.hints & 4)) /* s_col is free here: its offsets were read above */
-            direct_sums<TAcc, TH, TW, 32 * NW>(p, g, b.out, t, tx, ty, tid, &s_col[0][0],
+            direct_sums<TAcc, TH, TW, 32 * NW>(p, g, b.out, t, tx, ty, epoch, tid, &s_col[0][0],
                                                &s_corner, s_top, s_edge);
     } else if constexpr (TW == LB_TW) {
         if (warp == 0 && !(g.hints & 4)) {
@@ -469,6 +472,7 @@ int lb_geometry(const psi_cu_plan *p, size_t in_size, size_t acc_size, int tile_
     g->cval = g->cflags + g->total;
     g->split = 0;
     g->direct = 0;
+    g->tagged = 0;
     g->trace = nullptr;
     g->pdl = 0;
     /* Vector accesses need channel step 1 and aligned rows and planes: the
@@ -503,6 +507,7 @@ static int lookback_launch(const psi_cu_plan *p, const lb_choice &c)
     if (err || g.total == 0)
         return err;
     g.direct = c.direct && lb_direct_fits(g.tiles_x, g.tiles_y);
+    g.tagged = g.direct && c.tag && sizeof(TAcc) == 4;
     if (TW != LB_TW && !g.direct)
         return (int)cudaErrorInvalidConfiguration; /* lb_choose() never asks for it */
     return lb_launch(lookback_kernel<TIn, TAcc, R, NW, MINB, TW>, (unsigned)g.total, 32 * NW, 0,

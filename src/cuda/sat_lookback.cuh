@@ -42,6 +42,7 @@ struct lb_geom {
     int direct;  /* register kernel: look-backs over aggregates only (small planes) */
     u64 *trace;  /* staged kernel, PIXSUM_CUDA_LB=trace=1: LB_TRACE_WORDS per tile, else null */
     int pdl;     /* programmatic dependent launch: 1 wait, 2 wait and let the next launch start */
+    int tagged;  /* aggregate-only look-backs of 4-byte tables: tagged words, no flags */
 };
 
 /* Words per tile of the phase trace (PIXSUM_CUDA_LB=trace=1, a diagnostic for
@@ -78,6 +79,7 @@ struct lb_choice {
     int tw;                 /* tile width: LB_TW, or LB_TW_NARROW (register, direct) */
     int trace;              /* record the staged kernel's phase times (diagnostic) */
     int pdl;                /* lb_geom::pdl (sm_90 and newer only; default 1) */
+    int tag;                /* lb_geom::tagged where it applies (default 1) */
 };
 
 lb_choice lb_choose(const psi_cu_plan *p);
@@ -352,6 +354,66 @@ __device__ __forceinline__ unsigned sm_id(void)
     return s;
 }
 
+/* Tagged words (aggregate-only look-backs of 4-byte tables, lb_geom::tagged):
+ * a published value and the launch's tag share one 64-bit word, tag << 32 |
+ * value bits. A 64-bit store is seen whole or not at all, so a reader that
+ * finds this launch's tag has the value: no flag, no release and no acquire
+ * fence (the two fences cost 1.0 us of a 10 us call at 1024^2, H200,
+ * docs/benchmarks.md). The tag is odd (a zeroed workspace never matches) and
+ * holds the low 31 bits of the epoch, so a word left unwritten for 2^31
+ * launches of the same workspace could pass for a new one. The words use the
+ * aggregate and inclusive regions of the layout together (the inclusive ones
+ * are unused by these look-backs): TW words per tile from vagg, TH from
+ * hagg. */
+__device__ __forceinline__ unsigned lb_tag(u64 epoch)
+{
+    return (unsigned)epoch << 1 | 1u;
+}
+
+template <typename TAcc>
+__device__ __forceinline__ u64 tag_word(TAcc v, unsigned tag)
+{
+    static_assert(sizeof(TAcc) == 4, "tagged words hold 4-byte values");
+    unsigned bits;
+    memcpy(&bits, &v, 4);
+    return (u64)tag << 32 | bits;
+}
+
+/* The value of word w, loaded from p, once p holds this launch's tag. */
+template <typename TAcc>
+__device__ __forceinline__ TAcc tagged_value(u64 w, const u64 *p, unsigned tag)
+{
+    while ((unsigned)(w >> 32) != tag) {
+#if __CUDA_ARCH__ >= 700
+        __nanosleep(32);
+#endif
+        w = ld_cg(p);
+    }
+    const unsigned bits = (unsigned)w;
+    TAcc v;
+    memcpy(&v, &bits, 4);
+    return v;
+}
+
+/* Adds the published values base[first + k * stride], k < count, of this
+ * launch into sum, loading up to 8 before it waits on any. */
+template <typename TAcc>
+__device__ __forceinline__ TAcc tagged_sum(TAcc sum, const u64 *base, unsigned first,
+                                           unsigned count, unsigned stride, unsigned tag)
+{
+    for (unsigned k0 = 0; k0 < count; k0 += 8) {
+        u64 w[8];
+#pragma unroll
+        for (unsigned k = 0; k < 8; k++)
+            w[k] = k0 + k < count ? ld_cg(base + first + (u64)(k0 + k) * stride) : 0;
+#pragma unroll
+        for (unsigned k = 0; k < 8; k++)
+            if (k0 + k < count)
+                sum += tagged_value<TAcc>(w[k], base + first + (u64)(k0 + k) * stride, tag);
+    }
+    return sum;
+}
+
 /* Largest plane, in tiles along each axis, that the aggregate-only
  * look-backs below serve: a tile watches up to (ty + 1)(tx + 1) - 1 flags and
  * reads ty x TW + tx x TH + ty x tx published values. */
@@ -385,8 +447,24 @@ __device__ __forceinline__ void direct_publish_wait(const lb_geom &g, u64 t, u64
                                                     const TAcc *s_rowcum)
 {
     static_assert(TH % 32 == 0 && TW % 32 == 0, "tile sides must be multiples of 32");
-    TAcc *vagg = (TAcc *)g.vagg, *hagg = (TAcc *)g.hagg;
     const unsigned lane = tid & 31;
+    if constexpr (sizeof(TAcc) == 4) {
+        if (g.tagged) { /* tagged words: published, and awaited by direct_sums() */
+            if (tid < 32 && (ty + 1 < g.tiles_y || tx + 1 < g.tiles_x)) {
+                const unsigned tag = lb_tag(epoch);
+#pragma unroll
+                for (int k = 0; k < TW / 32; k++)
+                    st_cg((u64 *)g.vagg + t * TW + lane + 32 * k,
+                          tag_word(s_bottom[lane + 32 * k], tag));
+#pragma unroll
+                for (int m = 0; m < TH / 32; m++)
+                    st_cg((u64 *)g.hagg + t * TH + lane + 32 * m,
+                          tag_word(s_rowcum[lane + 32 * m], tag));
+            }
+            return;
+        }
+    }
+    TAcc *vagg = (TAcc *)g.vagg, *hagg = (TAcc *)g.hagg;
     if (tid < 32 && (ty + 1 < g.tiles_y || tx + 1 < g.tiles_x)) {
 #pragma unroll
         for (int k = 0; k < TW / 32; k++)
@@ -396,12 +474,7 @@ __device__ __forceinline__ void direct_publish_wait(const lb_geom &g, u64 t, u64
             st_cg(hagg + t * TH + lane + 32 * m, s_rowcum[lane + 32 * m]);
         __syncwarp();
         if (lane == 0)
-        {
-            if (g.hints & 16) /* timing experiment: no release (wrong in theory) */
-                st_cg(&g.vflags[t], flag_value(epoch, FLAG_AGGREGATE));
-            else
-                store_release(&g.vflags[t], flag_value(epoch, FLAG_AGGREGATE));
-        }
+            store_release(&g.vflags[t], flag_value(epoch, FLAG_AGGREGATE));
     }
     /* The rectangle (0..ty) x (0..tx) but this tile, its last entry (at most
      * 32 x 32 tiles: 32-bit indices). */
@@ -416,7 +489,7 @@ __device__ __forceinline__ void direct_publish_wait(const lb_geom &g, u64 t, u64
 #endif
         }
     }
-    if (tid < waits && !(g.hints & 16))
+    if (tid < waits)
         fence_acq_rel();
 }
 
@@ -434,15 +507,41 @@ __device__ __forceinline__ void direct_publish_wait(const lb_geom &g, u64 t, u64
 template <typename TAcc, int TH, int TW, int NT>
 __device__ __forceinline__ void direct_sums(const psi_cu_plan &p, const lb_geom &g,
                                             const char *out_plane, u64 t, u64 tx, u64 ty,
-                                            unsigned tid, TAcc *s_part, TAcc *s_corner,
-                                            TAcc *s_top, TAcc *s_edge)
+                                            u64 epoch, unsigned tid, TAcc *s_part,
+                                            TAcc *s_corner, TAcc *s_top, TAcc *s_edge)
 {
     static_assert(NT % TW == 0 && NT % TH == 0 && NT >= TW && NT >= TH, "whole thread groups");
     constexpr unsigned GT = NT / TW, GE = NT / TH;
     const unsigned lane = tid & 31, uty = (unsigned)ty, utx = (unsigned)tx;
     const i64 x0 = (i64)tx * TW;
     const u64 first = t - ty * g.tiles_x - tx; /* the plane's first tile row, column 0 */
-    { /* 1: the partial sums */
+    bool summed = false;
+    if constexpr (sizeof(TAcc) == 4) {
+        if (g.tagged) { /* 1, from tagged words (they are the waits too) */
+            const unsigned tag = lb_tag(epoch), col = tid % TW, grp_t = tid / TW;
+            const unsigned row = tid % TH, grp_e = tid / TH;
+            const u64 *vw = (const u64 *)g.vagg + (first + tx) * TW + col;
+            const u64 *hw = (const u64 *)g.hagg + (t - tx) * TH + row;
+            s_part[tid] = grp_t < uty ? tagged_sum<TAcc>((TAcc)0, vw, grp_t * (unsigned)g.tiles_x * TW,
+                                                         (uty - grp_t + GT - 1) / GT,
+                                                         GT * (unsigned)g.tiles_x * TW, tag)
+                                      : (TAcc)0;
+            s_part[NT + tid] = grp_e < utx ? tagged_sum<TAcc>((TAcc)0, hw, grp_e * TH,
+                                                              (utx - grp_e + GE - 1) / GE, GE * TH, tag)
+                                           : (TAcc)0;
+            TAcc corner = (TAcc)0;
+            for (unsigned k = tid; k < uty * utx; k += NT) {
+                const unsigned ry = k / utx, rx = k - ry * utx;
+                const u64 *cw = (const u64 *)g.hagg + (first + (u64)ry * g.tiles_x + rx) * TH + TH - 1;
+                corner += tagged_value<TAcc>(ld_cg(cw), cw, tag);
+            }
+            corner = warp_sum(corner);
+            if (lane == 0)
+                s_part[2 * NT + tid / 32] = corner;
+            summed = true;
+        }
+    }
+    if (!summed) { /* 1: the partial sums */
         const unsigned col = tid % TW, grp_t = tid / TW;
         const TAcc *src = (const TAcc *)g.vagg + (first + tx) * TW + col;
         const u64 step = g.tiles_x * TW;
