@@ -1,7 +1,8 @@
 /*
  * gpu_order.cuh - the GPU-scope memory-ordering accesses that the CUDA
  * kernels use to hand values between thread blocks of one launch: the
- * look-back flags of the integral kernels (sat_common.cuh) and the preset
+ * look-back flags and tagged words of the integral kernels (sat_common.cuh,
+ * sat_lookback.cuh) and the preset
  * flag of the flat histogram kernel (hist_count.cu).
  */
 #ifndef PIXSUM_GPU_ORDER_CUH
@@ -30,6 +31,13 @@ __device__ __forceinline__ unsigned load_relaxed(const unsigned *p)
     unsigned v;
     asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
     return v;
+}
+
+/* A word stored whole with no ordering of its own (tagged look-back words:
+ * the word validates itself). */
+__device__ __forceinline__ void store_relaxed(unsigned long long *p, unsigned long long v)
+{
+    asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
 }
 
 __device__ __forceinline__ void store_release(unsigned long long *p, unsigned long long v)

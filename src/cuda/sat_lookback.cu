@@ -30,6 +30,9 @@
  * Flags are 64-bit words (epoch << 2 | status) written with st.release.gpu
  * after the values and read with ld.acquire.gpu before them; the epoch is
  * advanced by the last block of every launch, so stale flags never match.
+ * The aggregate-only look-backs of 4-byte tables need no flags: each value
+ * is published with the launch's tag in one 64-bit word (tagged words in
+ * sat_lookback.cuh).
  * Integer tables use modular arithmetic in the output's width (bit-exact with
  * the CPU in any association order); float tables round differently from the
  * CPU's order (bound in docs/benchmarks.md).
@@ -120,9 +123,10 @@ static bool lb_narrow_fits(const psi_cu_plan *p, int tile_height)
  * default: the kernel's launch overlaps the end of the stream's previous
  * kernel; H200, 1024^2 u8 -> u32: 0.0113 against 0.0124 ms per call;
  * pdl=2 also lets the next kernel start early, measured no faster).
- * PIXSUM_CUDA_LB="staged=0,rows=4,hints=0,split=1,direct=0,tw=128,pdl=0"
+ * PIXSUM_CUDA_LB="staged=0,rows=4,hints=0,split=1,direct=0,tw=128,pdl=0,tag=0"
  * overrides them (tuning runs and tests of every variant; tw=128 only where
- * the narrow tiles can run); trace=1 makes the staged kernel record its phase
+ * the narrow tiles can run; tag=0: flags and fences instead of tagged words
+ * in the aggregate-only look-backs of 4-byte tables); trace=1 makes the staged kernel record its phase
  * times after the workspace's other regions (LB_TRACE_WORDS per tile;
  * lb_trace_offset()). */
 lb_choice lb_choose(const psi_cu_plan *p)

@@ -356,15 +356,15 @@ __device__ __forceinline__ unsigned sm_id(void)
 
 /* Tagged words (aggregate-only look-backs of 4-byte tables, lb_geom::tagged):
  * a published value and the launch's tag share one 64-bit word, tag << 32 |
- * value bits. A 64-bit store is seen whole or not at all, so a reader that
- * finds this launch's tag has the value: no flag, no release and no acquire
- * fence (the two fences cost 1.0 us of a 10 us call at 1024^2, H200,
+ * value bits, stored and loaded as relaxed GPU-scope 64-bit accesses. Such an
+ * access is seen whole or not at all, so a reader that finds this launch's
+ * tag has the value: no flag, no release and no acquire fence (with the flags
+ * a 1024^2 u8 -> u32 call took 10.1 us on the H200, with tagged words 8.5 us;
  * docs/benchmarks.md). The tag is odd (a zeroed workspace never matches) and
- * holds the low 31 bits of the epoch, so a word left unwritten for 2^31
- * launches of the same workspace could pass for a new one. The words use the
- * aggregate and inclusive regions of the layout together (the inclusive ones
- * are unused by these look-backs): TW words per tile from vagg, TH from
- * hagg. */
+ * holds the low 31 bits of the epoch, so only a word left unwritten for 2^31
+ * launches of the same workspace could pass for a new one. The words fill the
+ * aggregate and inclusive regions of the layout together (these look-backs
+ * use no inclusive values): TW words per tile from vagg, TH from hagg. */
 __device__ __forceinline__ unsigned lb_tag(u64 epoch)
 {
     return (unsigned)epoch << 1 | 1u;
@@ -387,7 +387,7 @@ __device__ __forceinline__ TAcc tagged_value(u64 w, const u64 *p, unsigned tag)
 #if __CUDA_ARCH__ >= 700
         __nanosleep(32);
 #endif
-        w = ld_cg(p);
+        w = load_relaxed(p);
     }
     const unsigned bits = (unsigned)w;
     TAcc v;
@@ -405,7 +405,7 @@ __device__ __forceinline__ TAcc tagged_sum(TAcc sum, const u64 *base, unsigned f
         u64 w[8];
 #pragma unroll
         for (unsigned k = 0; k < 8; k++)
-            w[k] = k0 + k < count ? ld_cg(base + first + (u64)(k0 + k) * stride) : 0;
+            w[k] = k0 + k < count ? load_relaxed(base + first + (u64)(k0 + k) * stride) : 0;
 #pragma unroll
         for (unsigned k = 0; k < 8; k++)
             if (k0 + k < count)
@@ -454,12 +454,12 @@ __device__ __forceinline__ void direct_publish_wait(const lb_geom &g, u64 t, u64
                 const unsigned tag = lb_tag(epoch);
 #pragma unroll
                 for (int k = 0; k < TW / 32; k++)
-                    st_cg((u64 *)g.vagg + t * TW + lane + 32 * k,
-                          tag_word(s_bottom[lane + 32 * k], tag));
+                    store_relaxed((u64 *)g.vagg + t * TW + lane + 32 * k,
+                                  tag_word(s_bottom[lane + 32 * k], tag));
 #pragma unroll
                 for (int m = 0; m < TH / 32; m++)
-                    st_cg((u64 *)g.hagg + t * TH + lane + 32 * m,
-                          tag_word(s_rowcum[lane + 32 * m], tag));
+                    store_relaxed((u64 *)g.hagg + t * TH + lane + 32 * m,
+                                  tag_word(s_rowcum[lane + 32 * m], tag));
             }
             return;
         }
@@ -533,7 +533,7 @@ __device__ __forceinline__ void direct_sums(const psi_cu_plan &p, const lb_geom 
             for (unsigned k = tid; k < uty * utx; k += NT) {
                 const unsigned ry = k / utx, rx = k - ry * utx;
                 const u64 *cw = (const u64 *)g.hagg + (first + (u64)ry * g.tiles_x + rx) * TH + TH - 1;
-                corner += tagged_value<TAcc>(ld_cg(cw), cw, tag);
+                corner += tagged_value<TAcc>(load_relaxed(cw), cw, tag);
             }
             corner = warp_sum(corner);
             if (lane == 0)
