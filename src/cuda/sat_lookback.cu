@@ -126,9 +126,9 @@ static bool lb_narrow_fits(const psi_cu_plan *p, int tile_height)
  * PIXSUM_CUDA_LB="staged=0,rows=4,hints=0,split=1,direct=0,tw=128,pdl=0,tag=0"
  * overrides them (tuning runs and tests of every variant; tw=128 only where
  * the narrow tiles can run; tag=0: flags and fences instead of tagged words
- * in the aggregate-only look-backs of 4-byte tables); trace=1 makes the staged kernel record its phase
- * times after the workspace's other regions (LB_TRACE_WORDS per tile;
- * lb_trace_offset()). */
+ * in the aggregate-only look-backs of 4-byte tables); trace=1 makes the staged
+ * kernel record its phase times after the workspace's other regions
+ * (LB_TRACE_WORDS per tile; lb_trace_offset()). */
 lb_choice lb_choose(const psi_cu_plan *p)
 {
     size_t acc_size = psi_cu_acc_size(p->acc);
@@ -166,7 +166,7 @@ lb_choice lb_choose(const psi_cu_plan *p)
         if (wp && acc_size == 4 && c.rows == 4 && atoi(wp + 6) == 16)
             c.warps = 16;
         if (h)
-            c.hints = atoi(h + 6) & 31;
+            c.hints = atoi(h + 6) & 15;
     }
     if (!lb_has_staged(p)) /* whatever PIXSUM_CUDA_LB asks */
         c.staged = 0;
@@ -352,8 +352,8 @@ __global__ void __launch_bounds__(32 * NW, MINB) lookback_kernel(psi_cu_plan p, 
                                                        s_rowcum);
         __syncthreads();
         if (!(g.hints & 4)) /* s_col is free here: its offsets were read above */
-            direct_sums<TAcc, TH, TW, 32 * NW>(p, g, b.out, t, tx, ty, epoch, tid, &s_col[0][0],
-                                               &s_corner, s_top, s_edge);
+            direct_sums<TAcc, TH, TW, 32 * NW>(p, g, b.out, t, tx, ty, epoch, tid,
+                                               &s_col[0][0], &s_corner, s_top, s_edge);
     } else if constexpr (TW == LB_TW) {
         if (warp == 0 && !(g.hints & 4)) {
             TAcc P[8];

@@ -395,12 +395,13 @@ __device__ __forceinline__ TAcc tagged_value(u64 w, const u64 *p, unsigned tag)
     return v;
 }
 
-/* Adds the published values base[first + k * stride], k < count, of this
- * launch into sum, loading up to 8 before it waits on any. */
+/* The sum of the published values base[first + k * stride], k < count, of
+ * this launch, loading up to 8 before it waits on any. */
 template <typename TAcc>
-__device__ __forceinline__ TAcc tagged_sum(TAcc sum, const u64 *base, unsigned first,
-                                           unsigned count, unsigned stride, unsigned tag)
+__device__ __forceinline__ TAcc tagged_sum(const u64 *base, unsigned first, unsigned count,
+                                           unsigned stride, unsigned tag)
 {
+    TAcc sum = (TAcc)0;
     for (unsigned k0 = 0; k0 < count; k0 += 8) {
         u64 w[8];
 #pragma unroll
@@ -522,17 +523,16 @@ __device__ __forceinline__ void direct_sums(const psi_cu_plan &p, const lb_geom 
             const unsigned row = tid % TH, grp_e = tid / TH;
             const u64 *vw = (const u64 *)g.vagg + (first + tx) * TW + col;
             const u64 *hw = (const u64 *)g.hagg + (t - tx) * TH + row;
-            s_part[tid] = grp_t < uty ? tagged_sum<TAcc>((TAcc)0, vw, grp_t * (unsigned)g.tiles_x * TW,
-                                                         (uty - grp_t + GT - 1) / GT,
-                                                         GT * (unsigned)g.tiles_x * TW, tag)
-                                      : (TAcc)0;
-            s_part[NT + tid] = grp_e < utx ? tagged_sum<TAcc>((TAcc)0, hw, grp_e * TH,
-                                                              (utx - grp_e + GE - 1) / GE, GE * TH, tag)
-                                           : (TAcc)0;
+            const unsigned down = (unsigned)g.tiles_x * TW; /* one tile row down in vagg */
+            const unsigned ntop = grp_t < uty ? (uty - grp_t + GT - 1) / GT : 0;
+            const unsigned nedge = grp_e < utx ? (utx - grp_e + GE - 1) / GE : 0;
+            s_part[tid] = tagged_sum<TAcc>(vw, grp_t * down, ntop, GT * down, tag);
+            s_part[NT + tid] = tagged_sum<TAcc>(hw, grp_e * TH, nedge, GE * TH, tag);
             TAcc corner = (TAcc)0;
             for (unsigned k = tid; k < uty * utx; k += NT) {
                 const unsigned ry = k / utx, rx = k - ry * utx;
-                const u64 *cw = (const u64 *)g.hagg + (first + (u64)ry * g.tiles_x + rx) * TH + TH - 1;
+                const u64 *cw =
+                    (const u64 *)g.hagg + (first + (u64)ry * g.tiles_x + rx) * TH + TH - 1;
                 corner += tagged_value<TAcc>(load_relaxed(cw), cw, tag);
             }
             corner = warp_sum(corner);
