@@ -408,8 +408,7 @@ static void test_flat_u8(void **state)
         {49317, 1, 1},  {114855, 1, 1}, {49152, 1, 1}, {49167, 1, 1},   {163840, 1, 1},
         {4099, 517, 1}, {8192, 1031, 1}, {777, 333, 3}, {65536, 64, 2}, {12345, 679, 1},
     };
-    static const char *const flat_modes[] = {"",      "nofuse",    "narrow", "fuse",
-                                             "nopdl", "nouniform", "lateacq"};
+    static const char *const flat_modes[] = {"", "nofuse", "narrow", "fuse", "nopdl", "nouniform"};
     const size_t nmodes = sizeof flat_modes / sizeof flat_modes[0];
     size_t n = sizeof shapes / sizeof shapes[0];
     for (size_t i = 0; i < n; i++) {

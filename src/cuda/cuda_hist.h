@@ -88,8 +88,6 @@ typedef struct psi_ch_tuning {
                        -1 never */
     int uniform;    /* flat: 0 one atomic for a 16-byte vector of equal bytes,
                        -1 sixteen (the old counting, for measurements) */
-    int lateacq;    /* flat (a measurement): 1 takes the preset flag's acquire fence
-                       after the counting instead of when the flag is seen */
 } psi_ch_tuning;
 
 typedef struct psi_ch_plan {

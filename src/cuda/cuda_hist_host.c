@@ -238,8 +238,6 @@ static psi_ch_tuning env_tuning(void)
             t.pdl = -1;
         if (strstr(e, "nouniform"))
             t.uniform = -1;
-        if (strstr(e, "lateacq"))
-            t.lateacq = 1;
     }
     return t;
 }

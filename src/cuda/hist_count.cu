@@ -597,18 +597,12 @@ __device__ void flat_sync_begin(FlatSync &fs, unsigned long long *counts, unsign
 }
 
 /* One later step (thread 0 alone, once per group): the flag loaded by the
- * previous step is looked at; once seen, the block counts itself in sync[2].
- * EARLY: the acquire fence follows the sighting at once, while the other
- * warps still count (a measurement: "lateacq" leaves it to flat_sync_end()).
- * The block's barrier before its adds orders the other threads after it. */
-template <bool EARLY>
+ * previous step is looked at; once seen, the block counts itself in sync[2]. */
 __device__ __forceinline__ void flat_sync_step(FlatSync &fs)
 {
     if (fs.seen)
         return;
     if (fs.flag) {
-        if (EARLY)
-            psi_gpu::fence_acq_rel();
         fs.seen_no = atomicAdd(&fs.sync[2], 1u);
         fs.seen = true;
     } else {
@@ -617,15 +611,12 @@ __device__ __forceinline__ void flat_sync_step(FlatSync &fs)
 }
 
 /* After the counting (thread 0; the block's barrier follows): steps until the
- * flag is seen, the acquire fence (unless EARLY took it), and the reset by the
- * last block. */
-template <bool EARLY>
+ * flag is seen, the acquire fence, and the reset by the last block. */
 __device__ void flat_sync_end(FlatSync &fs)
 {
     while (!fs.seen)
-        flat_sync_step<EARLY>(fs);
-    if (!EARLY)
-        psi_gpu::fence_acq_rel();
+        flat_sync_step(fs);
+    psi_gpu::fence_acq_rel();
     if (fs.seen_no == gridDim.x - 1) {
         fs.sync[0] = 0;
         fs.sync[1] = 0;
@@ -647,7 +638,7 @@ __device__ void flat_sync_end(FlatSync &fs)
  * slices instead of whole groups (no gain, and its loop cost 4-8%: blocks with
  * a group less finish early without slowing the rest, which still saturate
  * DRAM). A block counts fewer than 2^31 samples (launcher). */
-template <bool UNIFORM, bool EARLY>
+template <bool UNIFORM>
 __global__ void __launch_bounds__(kFlatThreads, 1)
     flat_u8_kernel(const uint4 *data, long long nvec, int ntail, Bins b,
                    unsigned long long *counts, unsigned long long *totals, Fused f,
@@ -700,7 +691,7 @@ __global__ void __launch_bounds__(kFlatThreads, 1)
         for (int j = 0; j < kFlatVec; j++)
             flat_vec<UNIFORM>(tab, cbytes, cur[j]);
         if (preset && threadIdx.x == 0)
-            flat_sync_step<EARLY>(fs);
+            flat_sync_step(fs);
 #pragma unroll
         for (int j = 0; j < kFlatVec; j++)
             cur[j] = nxt[j];
@@ -718,7 +709,7 @@ __global__ void __launch_bounds__(kFlatThreads, 1)
         atomicAdd((unsigned *)(tab + (byte << 8) + cbytes), 1u);
     }
     if (preset && threadIdx.x == 0)
-        flat_sync_end<EARLY>(fs);
+        flat_sync_end(fs);
     __syncthreads();
     /* Entry e's copies lie in words e x 64 ... e x 64 + 63. */
     const unsigned *words = (const unsigned *)dyn_flat;
@@ -1367,9 +1358,7 @@ cudaError_t launch_flat(const psi_ch_plan *p)
     int ntail = (int)(bytes - nvec * 16);
     size_t smem = (size_t)256 * kFlatCopies * 4;
     int per_sm = 1;
-    const bool uniform = p->tuning.uniform >= 0, early = p->tuning.lateacq == 0;
-    auto kernel = uniform ? (early ? flat_u8_kernel<true, true> : flat_u8_kernel<true, false>)
-                          : (early ? flat_u8_kernel<false, true> : flat_u8_kernel<false, false>);
+    auto kernel = p->tuning.uniform >= 0 ? flat_u8_kernel<true> : flat_u8_kernel<false>;
     cudaError_t e = kernel_ready((const void *)kernel, kFlatThreads, smem, &per_sm);
     if (e != cudaSuccess)
         return e;
