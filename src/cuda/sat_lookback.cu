@@ -30,8 +30,8 @@
  * Flags are 64-bit words (epoch << 2 | status) written with st.release.gpu
  * after the values and read with ld.acquire.gpu before them; the epoch is
  * advanced by the last block of every launch, so stale flags never match.
- * The aggregate-only look-backs of 4-byte tables need no flags: each value
- * is published with the launch's tag in one 64-bit word (tagged words in
+ * The look-backs of 4-byte tables need no flags: each value is published
+ * with the launch's tag and its status in one 64-bit word (tagged words in
  * sat_lookback.cuh).
  * Integer tables use modular arithmetic in the output's width (bit-exact with
  * the CPU in any association order); float tables round differently from the
@@ -126,7 +126,8 @@ static bool lb_narrow_fits(const psi_cu_plan *p, int tile_height)
  * PIXSUM_CUDA_LB="staged=0,rows=4,hints=0,split=1,direct=0,tw=128,pdl=0,tag=0"
  * overrides them (tuning runs and tests of every variant; tw=128 only where
  * the narrow tiles can run; tag=0: flags and fences instead of tagged words
- * in the aggregate-only look-backs of 4-byte tables); trace=1 makes the staged
+ * in every look-back of 4-byte tables, tag=1: tagged words in the
+ * aggregate-only look-backs only); trace=1 makes the staged
  * kernel record its phase times after the workspace's other regions
  * (LB_TRACE_WORDS per tile; lb_trace_offset()). */
 lb_choice lb_choose(const psi_cu_plan *p)
@@ -134,7 +135,7 @@ lb_choice lb_choose(const psi_cu_plan *p)
     size_t acc_size = psi_cu_acc_size(p->acc);
     /* Streaming hints on (measured on an H100, docs/benchmarks.md). */
     lb_choice c = {lb_staged_default(p), LB_REG_ROWS, lb_register_warps(acc_size), 3, 0, 1,
-                   LB_TW, 0, 1, 1};
+                   LB_TW, 0, 1, 2};
     int want_tw = 0;
     const char *e = getenv("PIXSUM_CUDA_LB");
     if (e) {
@@ -144,7 +145,7 @@ lb_choice lb_choose(const psi_cu_plan *p)
         const char *tw = strstr(e, "tw="), *pd = strstr(e, "pdl=");
         const char *tg = strstr(e, "tag=");
         if (tg)
-            c.tag = atoi(tg + 4) != 0;
+            c.tag = atoi(tg + 4) == 1 ? 1 : atoi(tg + 4) == 0 ? 0 : 2;
         if (tw)
             want_tw = atoi(tw + 3);
         if (pd) {
@@ -491,6 +492,11 @@ int lb_geometry(const psi_cu_plan *p, size_t in_size, size_t acc_size, int tile_
     return g->total > 0x7fffffffull ? (int)cudaErrorInvalidConfiguration : 0;
 }
 
+bool lb_tagged(const lb_choice &c, bool direct, size_t acc_size)
+{
+    return acc_size == 4 && c.tag >= (direct ? 1 : 2);
+}
+
 size_t lookback_workspace(const psi_cu_plan *p)
 {
     u64 tx, ty, total;
@@ -511,7 +517,7 @@ static int lookback_launch(const psi_cu_plan *p, const lb_choice &c)
     if (err || g.total == 0)
         return err;
     g.direct = c.direct && lb_direct_fits(g.tiles_x, g.tiles_y);
-    g.tagged = g.direct && c.tag && sizeof(TAcc) == 4;
+    g.tagged = lb_tagged(c, g.direct, sizeof(TAcc));
     if (TW != LB_TW && !g.direct)
         return (int)cudaErrorInvalidConfiguration; /* lb_choose() never asks for it */
     return lb_launch(lookback_kernel<TIn, TAcc, R, NW, MINB, TW>, (unsigned)g.total, 32 * NW, 0,

@@ -19,6 +19,8 @@
  * Flags are 64-bit words (epoch << 2 | status) written with st.release.gpu
  * after the values and read with ld.acquire.gpu before them; the epoch is
  * advanced by the last block of every launch, so stale flags never match.
+ * 4-byte tables publish tagged words instead (value, status and epoch in one
+ * 64-bit word), with no flags and no fences.
  */
 #ifndef PIXSUM_SAT_LOOKBACK_CUH
 #define PIXSUM_SAT_LOOKBACK_CUH
@@ -42,7 +44,7 @@ struct lb_geom {
     int direct;  /* register kernel: look-backs over aggregates only (small planes) */
     u64 *trace;  /* staged kernel, PIXSUM_CUDA_LB=trace=1: LB_TRACE_WORDS per tile, else null */
     int pdl;     /* programmatic dependent launch: 1 wait, 2 wait and let the next launch start */
-    int tagged;  /* aggregate-only look-backs of 4-byte tables: tagged words, no flags */
+    int tagged;  /* look-backs of 4-byte tables: tagged words, no flags (lb_tagged()) */
 };
 
 /* Words per tile of the phase trace (PIXSUM_CUDA_LB=trace=1, a diagnostic for
@@ -79,10 +81,15 @@ struct lb_choice {
     int tw;                 /* tile width: LB_TW, or LB_TW_NARROW (register, direct) */
     int trace;              /* record the staged kernel's phase times (diagnostic) */
     int pdl;                /* lb_geom::pdl (sm_90 and newer only; default 1) */
-    int tag;                /* lb_geom::tagged where it applies (default 1) */
+    int tag; /* tagged words (lb_geom::tagged) for 4-byte tables: 2 in every
+              * look-back (default), 1 in the aggregate-only ones, 0 none */
 };
 
 lb_choice lb_choose(const psi_cu_plan *p);
+
+/* Whether a launch of choice c uses tagged words (lb_geom::tagged): tables
+ * of acc_size bytes, with aggregate-only look-backs (direct) or chained. */
+bool lb_tagged(const lb_choice &c, bool direct, size_t acc_size);
 
 /* Rows per warp of the staged kernel for plan p (its tiles are 8 warps high). */
 int lb_staged_rows(const psi_cu_plan *p);
@@ -161,21 +168,6 @@ __device__ __forceinline__ tile_pos take_tile(const psi_cu_plan &p, const lb_geo
     return tp;
 }
 
-/* Writes a lane's values, then the flag: __syncwarp orders every lane's
- * stores before lane 0's release store (release is cumulative), and readers
- * acquire the flag before reading the values. */
-template <typename TAcc, int N>
-__device__ __forceinline__ void publish(TAcc *dst, const TAcc *vals, u64 *flag, u64 fv,
-                                        unsigned lane, int stride)
-{
-#pragma unroll
-    for (int k = 0; k < N; k++)
-        st_cg(dst + k * stride, vals[k]);
-    __syncwarp();
-    if (lane == 0)
-        store_release(flag, fv);
-}
-
 /* The status of a flag as the whole warp sees it: lane 0's reading, and every
  * lane re-reads until it has itself acquired at least that status (statuses
  * only grow within a launch), so each lane's value loads are ordered after an
@@ -187,6 +179,227 @@ __device__ __forceinline__ int warp_flag(const u64 *f, u64 epoch, bool wait)
     while (mine < st)
         mine = peek_flag(f, epoch);
     return st;
+}
+
+/* Tagged words (4-byte tables, lb_geom::tagged): a published value, its
+ * status and the launch's tag share one 64-bit word, tag << 32 | value bits,
+ * stored and loaded as relaxed GPU-scope 64-bit accesses. Such an access is
+ * seen whole or not at all, so a reader that finds this launch's tag has the
+ * value: no flag, no release and no acquire fence, and one L2 round trip
+ * instead of two (flag, then values). On the H200 this took a 1024^2
+ * u8 -> u32 call from 10.1 to 8.5 us (docs/benchmarks.md). The tag is the low
+ * 30 bits of the epoch, shifted, with the status (FLAG_AGGREGATE or
+ * FLAG_INCLUSIVE) in its low 2 bits: a zeroed workspace never matches, and
+ * only a word left unwritten for 2^30 launches of the same workspace could pass
+ * for a new one. A tile's words take one 8-byte slot per value, which fills
+ * the aggregate and inclusive regions of the layout together (TW slots per
+ * tile from vagg, TH from hagg); a chained look-back writes the aggregate and
+ * later the inclusive value into the same slot. */
+__device__ __forceinline__ unsigned lb_tag(u64 epoch, int status)
+{
+    return (unsigned)epoch << 2 | (unsigned)status;
+}
+
+template <typename TAcc>
+__device__ __forceinline__ u64 tag_word(TAcc v, unsigned tag)
+{
+    static_assert(sizeof(TAcc) == 4, "tagged words hold 4-byte values");
+    unsigned bits;
+    memcpy(&bits, &v, 4);
+    return (u64)tag << 32 | bits;
+}
+
+template <typename TAcc>
+__device__ __forceinline__ TAcc word_value(u64 w)
+{
+    static_assert(sizeof(TAcc) == 4, "tagged words hold 4-byte values");
+    const unsigned bits = (unsigned)w;
+    TAcc v;
+    memcpy(&v, &bits, 4);
+    return v;
+}
+
+/* ---- chained look-backs ------------------------------------------------------
+ * One axis of a tile's look-back is a chain over the tiles before it on that
+ * axis: each publishes a vector (N values per lane of one warp) as its
+ * aggregate, then as its inclusive value. chained_walk() runs the chain over
+ * either way of publishing:
+ *   flagged_chain: values in the aggregate / inclusive arrays and a flag word
+ *     per tile (any table type);
+ *   tagged_chain: tagged words (4-byte tables), the aggregate and then the
+ *     inclusive value in one slot per value.
+ * Both offer status(j, wait) (the warp's view of tile j: 0, FLAG_AGGREGATE or
+ * FLAG_INCLUSIVE; wait: spin until it is not 0), add(j, st, sum) (adds the
+ * values of that status into sum) and publish(t, v, st). */
+
+/* Flags and values: lane l's value k of tile j at agg or inc +
+ * j * per_tile + l * LANE_STEP + k * K_STEP. */
+template <typename TAcc, int N, int LANE_STEP, int K_STEP>
+struct flagged_chain {
+    u64 *flags;
+    TAcc *agg, *inc;
+    u64 per_tile, epoch;
+    unsigned lane;
+
+    __device__ __forceinline__ int status(u64 j, bool wait) const
+    {
+        return warp_flag(&flags[j], epoch, wait);
+    }
+    __device__ __forceinline__ void add(u64 j, int st, TAcc sum[N]) const
+    {
+        const TAcc *src = (st == FLAG_INCLUSIVE ? inc : agg) + j * per_tile + lane * LANE_STEP;
+#pragma unroll
+        for (int k = 0; k < N; k++)
+            sum[k] += ld_cg(src + k * K_STEP);
+    }
+    /* The values, then the flag: __syncwarp orders every lane's stores
+     * before lane 0's release store (release is cumulative), and readers
+     * acquire the flag before reading the values. */
+    __device__ __forceinline__ void publish(u64 t, const TAcc v[N], int st) const
+    {
+        TAcc *dst = (st == FLAG_INCLUSIVE ? inc : agg) + t * per_tile + lane * LANE_STEP;
+#pragma unroll
+        for (int k = 0; k < N; k++)
+            st_cg(dst + k * K_STEP, v[k]);
+        __syncwarp();
+        if (lane == 0)
+            store_release(&flags[t], flag_value(epoch, st));
+    }
+};
+
+/* Tagged words: lane l's value k of tile j in slot j * per_tile + l + 32 k
+ * (32 lanes read 256 contiguous bytes per load). status() keeps the values
+ * it read for add(). A tile is seen at a status only when every word of the warp
+ * carries it; a reader that catches a tile between its aggregate and its
+ * inclusive words reads again. */
+template <typename TAcc, int N>
+struct tagged_chain {
+    u64 *words;
+    u64 per_tile;
+    u64 epoch;
+    unsigned lane;
+    TAcc seen[N];
+
+    __device__ __forceinline__ int status(u64 j, bool wait)
+    {
+        const u64 *src = words + j * per_tile + lane;
+        const unsigned agg = lb_tag(epoch, FLAG_AGGREGATE), inc = lb_tag(epoch, FLAG_INCLUSIVE);
+        for (;;) {
+            u64 w[N];
+#pragma unroll
+            for (int k = 0; k < N; k++)
+                w[k] = load_relaxed(src + 32 * k);
+            bool all_agg = true, all_inc = true;
+#pragma unroll
+            for (int k = 0; k < N; k++) {
+                const unsigned tag = (unsigned)(w[k] >> 32);
+                all_agg = all_agg && tag == agg;
+                all_inc = all_inc && tag == inc;
+                seen[k] = word_value<TAcc>(w[k]);
+            }
+            if (__all_sync(0xffffffffu, all_inc))
+                return FLAG_INCLUSIVE;
+            if (__all_sync(0xffffffffu, all_agg))
+                return FLAG_AGGREGATE;
+            if (!wait)
+                return 0;
+#if __CUDA_ARCH__ >= 700
+            __nanosleep(32);
+#endif
+        }
+    }
+    __device__ __forceinline__ void add(u64, int, TAcc sum[N]) const
+    {
+#pragma unroll
+        for (int k = 0; k < N; k++)
+            sum[k] += seen[k];
+    }
+    __device__ __forceinline__ void publish(u64 t, const TAcc v[N], int st) const
+    {
+        const unsigned tag = lb_tag(epoch, st);
+#pragma unroll
+        for (int k = 0; k < N; k++)
+            store_relaxed(words + t * per_tile + lane + 32 * k, tag_word(v[k], tag));
+    }
+};
+
+/* The chain of tile t over the tiles t - back, t - 2 back, ..., run by one
+ * whole warp. With a predecessor (pred): publishes `own` as the aggregate
+ * unless the tile before is already inclusive or nothing follows (succ
+ * false), then adds the published vectors of the tiles before into sum until
+ * an inclusive one. With a successor: publishes sum + own as inclusive.
+ * Returns the number of tiles read. */
+template <typename TAcc, int N, class Chain>
+__device__ __forceinline__ int chained_walk(Chain &ch, u64 t, u64 back, bool pred, bool succ,
+                                            const TAcc own[N], TAcc sum[N])
+{
+    int steps = 0;
+    if (pred) {
+        u64 j = t - back;
+        bool published = !succ;
+        for (;;) {
+            /* Publish the aggregate only when the look-back cannot end at
+             * once (saves its bytes and a fence in the common case). */
+            int st = ch.status(j, false);
+            if (st != FLAG_INCLUSIVE && !published) {
+                ch.publish(t, own, FLAG_AGGREGATE);
+                published = true;
+            }
+            if (st == 0)
+                st = ch.status(j, true);
+            ch.add(j, st, sum);
+            steps++;
+            if (st == FLAG_INCLUSIVE)
+                break;
+            j -= back;
+        }
+    }
+    if (succ) {
+        TAcc inc[N];
+#pragma unroll
+        for (int k = 0; k < N; k++)
+            inc[k] = sum[k] + own[k];
+        ch.publish(t, inc, FLAG_INCLUSIVE);
+    }
+    return steps;
+}
+
+/* chained_walk() out of line, on tagged words or on flags (4-byte tables):
+ * inlined, the two walks side by side made the u8 -> u32 staged kernels
+ * spill in their write loops. */
+template <typename TAcc, int N, int LANE_STEP, int K_STEP>
+__device__ __noinline__ int chained_walk_call(bool tagged, u64 *flags, void *agg, void *inc,
+                                              u64 per_tile, u64 t, u64 back, bool pred,
+                                              bool succ, u64 epoch, unsigned lane,
+                                              const TAcc *own, TAcc *sum)
+{
+    if (tagged) {
+        tagged_chain<TAcc, N> ch{(u64 *)agg, per_tile, epoch, lane, {}};
+        return chained_walk<TAcc, N>(ch, t, back, pred, succ, own, sum);
+    }
+    flagged_chain<TAcc, N, LANE_STEP, K_STEP> ch{flags, (TAcc *)agg, (TAcc *)inc, per_tile,
+                                                 epoch, lane};
+    return chained_walk<TAcc, N>(ch, t, back, pred, succ, own, sum);
+}
+
+/* chained_walk() on the words of g.tagged (4-byte tables), else on flags
+ * and the values at agg / inc (LANE_STEP, K_STEP as in flagged_chain), with
+ * per_tile values per tile. */
+template <typename TAcc, int N, int LANE_STEP, int K_STEP>
+__device__ __forceinline__ int chained_lookback(const lb_geom &g, u64 *flags, void *agg,
+                                                void *inc, u64 per_tile, u64 t, u64 back,
+                                                bool pred, bool succ, u64 epoch, unsigned lane,
+                                                const TAcc own[N], TAcc sum[N])
+{
+    if constexpr (sizeof(TAcc) == 4) {
+        return chained_walk_call<TAcc, N, LANE_STEP, K_STEP>(g.tagged != 0, flags, agg, inc,
+                                                             per_tile, t, back, pred, succ,
+                                                             epoch, lane, own, sum);
+    } else {
+        flagged_chain<TAcc, N, LANE_STEP, K_STEP> ch{flags, (TAcc *)agg, (TAcc *)inc, per_tile,
+                                                     epoch, lane};
+        return chained_walk<TAcc, N>(ch, t, back, pred, succ, own, sum);
+    }
 }
 
 /* The vertical look-back of tile t (column tx, row ty of its plane), run by
@@ -207,52 +420,20 @@ __device__ __forceinline__ int vertical_lookback(const psi_cu_plan &p, const lb_
     constexpr int TW = LB_TW;
     const i64 w = p.width, ch = p.channels;
     const i64 x0 = (i64)tx * TW, xs = x0 + (i64)lane * 8;
-    TAcc *vagg = (TAcc *)g.vagg, *vinc = (TAcc *)g.vinc;
-    int steps = 0;
     TAcc top[8];
 #pragma unroll
     for (int k = 0; k < 8; k++)
         top[k] = (TAcc)0;
-    if (ty == 0) {
-        if (p.y0 > 0) {
-            const TAcc *crow = (const TAcc *)(out_plane + (p.y0 - 1) * p.out_row);
-            TAcc base = x0 > 0 ? crow[(x0 - 1) * ch] : (TAcc)0;
-#pragma unroll
-            for (int k = 0; k < 8; k++)
-                top[k] = xs + k < w ? (TAcc)(crow[(xs + k) * ch] - base) : (TAcc)0;
-        }
-    } else {
-        u64 j = t - g.tiles_x;
-        bool published = false;
-        for (;;) {
-            /* Publish the aggregate only when the look-back cannot end at
-             * once (saves its bytes and a fence in the common case). */
-            int st = warp_flag(&g.vflags[j], epoch, false);
-            if (st != FLAG_INCLUSIVE && !published) {
-                publish<TAcc, 8>(vagg + t * TW + lane * 8, P, &g.vflags[t],
-                                 flag_value(epoch, FLAG_AGGREGATE), lane, 1);
-                published = true;
-            }
-            if (st == 0)
-                st = warp_flag(&g.vflags[j], epoch, true);
-            const TAcc *src = (st == FLAG_INCLUSIVE ? vinc : vagg) + j * TW + lane * 8;
-#pragma unroll
-            for (int k = 0; k < 8; k++)
-                top[k] += ld_cg(src + k);
-            steps++;
-            if (st == FLAG_INCLUSIVE)
-                break;
-            j -= g.tiles_x;
-        }
-    }
-    if (ty + 1 < g.tiles_y) {
-        TAcc inc[8];
+    if (ty == 0 && p.y0 > 0) {
+        const TAcc *crow = (const TAcc *)(out_plane + (p.y0 - 1) * p.out_row);
+        TAcc base = x0 > 0 ? crow[(x0 - 1) * ch] : (TAcc)0;
 #pragma unroll
         for (int k = 0; k < 8; k++)
-            inc[k] = top[k] + P[k];
-        publish<TAcc, 8>(vinc + t * TW + lane * 8, inc, &g.vflags[t],
-                         flag_value(epoch, FLAG_INCLUSIVE), lane, 1);
+            top[k] = xs + k < w ? (TAcc)(crow[(xs + k) * ch] - base) : (TAcc)0;
     }
+    const int steps =
+        chained_lookback<TAcc, 8, 8, 1>(g, g.vflags, g.vagg, g.vinc, TW, t, g.tiles_x, ty > 0,
+                                        ty + 1 < g.tiles_y, epoch, lane, P, top);
 #pragma unroll
     for (int k = 0; k < 8; k++)
         s_top[lane * 8 + k] = top[k];
@@ -272,42 +453,13 @@ __device__ __forceinline__ int horizontal_lookback(const lb_geom &g, u64 t, u64 
 {
     constexpr int HR = TH / 32;
     static_assert(TH % 32 == 0, "tile height must be a multiple of 32");
-    TAcc *hagg = (TAcc *)g.hagg, *hinc = (TAcc *)g.hinc;
-    int steps = 0;
     TAcc e[HR];
 #pragma unroll
     for (int m = 0; m < HR; m++)
         e[m] = (TAcc)0;
-    if (tx > 0) {
-        u64 j = t - 1;
-        bool published = false;
-        for (;;) {
-            int st = warp_flag(&g.hflags[j], epoch, false);
-            if (st != FLAG_INCLUSIVE && !published) {
-                publish<TAcc, HR>(hagg + t * TH + lane, a, &g.hflags[t],
-                                  flag_value(epoch, FLAG_AGGREGATE), lane, 32);
-                published = true;
-            }
-            if (st == 0)
-                st = warp_flag(&g.hflags[j], epoch, true);
-            const TAcc *src = (st == FLAG_INCLUSIVE ? hinc : hagg) + j * TH + lane;
-#pragma unroll
-            for (int m = 0; m < HR; m++)
-                e[m] += ld_cg(src + 32 * m);
-            steps++;
-            if (st == FLAG_INCLUSIVE)
-                break;
-            j -= 1;
-        }
-    }
-    if (tx + 1 < g.tiles_x) {
-        TAcc inc[HR];
-#pragma unroll
-        for (int m = 0; m < HR; m++)
-            inc[m] = e[m] + a[m];
-        publish<TAcc, HR>(hinc + t * TH + lane, inc, &g.hflags[t],
-                          flag_value(epoch, FLAG_INCLUSIVE), lane, 32);
-    }
+    const int steps = chained_lookback<TAcc, HR, 1, 32>(g, g.hflags, g.hagg, g.hinc, TH, t, 1,
+                                                        tx > 0, tx + 1 < g.tiles_x, epoch, lane,
+                                                        a, e);
 #pragma unroll
     for (int m = 0; m < HR; m++)
         s_edge[lane + 32 * m] = e[m];
@@ -354,67 +506,6 @@ __device__ __forceinline__ unsigned sm_id(void)
     return s;
 }
 
-/* Tagged words (aggregate-only look-backs of 4-byte tables, lb_geom::tagged):
- * a published value and the launch's tag share one 64-bit word, tag << 32 |
- * value bits, stored and loaded as relaxed GPU-scope 64-bit accesses. Such an
- * access is seen whole or not at all, so a reader that finds this launch's
- * tag has the value: no flag, no release and no acquire fence (with the flags
- * a 1024^2 u8 -> u32 call took 10.1 us on the H200, with tagged words 8.5 us;
- * docs/benchmarks.md). The tag is odd (a zeroed workspace never matches) and
- * holds the low 31 bits of the epoch, so only a word left unwritten for 2^31
- * launches of the same workspace could pass for a new one. The words fill the
- * aggregate and inclusive regions of the layout together (these look-backs
- * use no inclusive values): TW words per tile from vagg, TH from hagg. */
-__device__ __forceinline__ unsigned lb_tag(u64 epoch)
-{
-    return (unsigned)epoch << 1 | 1u;
-}
-
-template <typename TAcc>
-__device__ __forceinline__ u64 tag_word(TAcc v, unsigned tag)
-{
-    static_assert(sizeof(TAcc) == 4, "tagged words hold 4-byte values");
-    unsigned bits;
-    memcpy(&bits, &v, 4);
-    return (u64)tag << 32 | bits;
-}
-
-/* The value of word w, loaded from p, once p holds this launch's tag. */
-template <typename TAcc>
-__device__ __forceinline__ TAcc tagged_value(u64 w, const u64 *p, unsigned tag)
-{
-    while ((unsigned)(w >> 32) != tag) {
-#if __CUDA_ARCH__ >= 700
-        __nanosleep(32);
-#endif
-        w = load_relaxed(p);
-    }
-    const unsigned bits = (unsigned)w;
-    TAcc v;
-    memcpy(&v, &bits, 4);
-    return v;
-}
-
-/* The sum of the published values base[first + k * stride], k < count, of
- * this launch, loading up to 8 before it waits on any. */
-template <typename TAcc>
-__device__ __forceinline__ TAcc tagged_sum(const u64 *base, unsigned first, unsigned count,
-                                           unsigned stride, unsigned tag)
-{
-    TAcc sum = (TAcc)0;
-    for (unsigned k0 = 0; k0 < count; k0 += 8) {
-        u64 w[8];
-#pragma unroll
-        for (unsigned k = 0; k < 8; k++)
-            w[k] = k0 + k < count ? load_relaxed(base + first + (u64)(k0 + k) * stride) : 0;
-#pragma unroll
-        for (unsigned k = 0; k < 8; k++)
-            if (k0 + k < count)
-                sum += tagged_value<TAcc>(w[k], base + first + (u64)(k0 + k) * stride, tag);
-    }
-    return sum;
-}
-
 /* Largest plane, in tiles along each axis, that the aggregate-only
  * look-backs below serve: a tile watches up to (ty + 1)(tx + 1) - 1 flags and
  * reads ty x TW + tx x TH + ty x tx published values. */
@@ -437,10 +528,98 @@ constexpr u64 LB_DIRECT_MAX_TILES = 32;
  * of one warp instead, the last tile of a 2048^2 plane read its 255 flags in
  * 8 rounds and its 217 corner values in 7).
  *
- * direct_publish_wait(), by every thread of the block: warp 0 publishes;
- * thread i watches flags i, i + NT, ... of the rectangle, read relaxed, then
- * a fence (acquire by fence, shared with the block by the barrier that the
- * caller places next). */
+ * The values are read and written through one of two kinds of region:
+ * plain_values (flags awaited first, by direct_publish_wait()) or
+ * tagged_values (4-byte tables, lb_geom::tagged: no flags, each word awaited
+ * where direct_sums() reads it). load(i) issues a read of value i, value(w, i)
+ * returns the value from what load(i) returned, store(i, v) publishes. */
+template <typename TAcc>
+struct plain_values {
+    typedef TAcc word;
+    TAcc *base;
+
+    __device__ __forceinline__ word load(u64 i) const { return ld_cg(base + i); }
+    __device__ __forceinline__ TAcc value(word w, u64) const { return w; }
+    __device__ __forceinline__ void store(u64 i, TAcc v) const { st_cg(base + i, v); }
+};
+
+template <typename TAcc>
+struct tagged_values {
+    typedef u64 word;
+    u64 *base;
+    unsigned tag; /* lb_tag(epoch, FLAG_AGGREGATE) */
+
+    __device__ __forceinline__ word load(u64 i) const { return load_relaxed(base + i); }
+    __device__ __forceinline__ TAcc value(word w, u64 i) const
+    {
+        while ((unsigned)(w >> 32) != tag) {
+#if __CUDA_ARCH__ >= 700
+            __nanosleep(32);
+#endif
+            w = load_relaxed(base + i);
+        }
+        return word_value<TAcc>(w);
+    }
+    __device__ __forceinline__ void store(u64 i, TAcc v) const
+    {
+        store_relaxed(base + i, tag_word(v, tag));
+    }
+};
+
+/* The sum of the values first + k * stride, k < count, of region src,
+ * loading up to 8 before it uses any. */
+template <typename TAcc, class Values>
+__device__ __forceinline__ TAcc published_sum(const Values &src, u64 first, unsigned count,
+                                              u64 stride)
+{
+    TAcc sum = (TAcc)0;
+    for (unsigned k0 = 0; k0 < count; k0 += 8) {
+        typename Values::word w[8];
+#pragma unroll
+        for (unsigned k = 0; k < 8; k++)
+            w[k] = k0 + k < count ? src.load(first + (k0 + k) * stride)
+                                  : typename Values::word();
+#pragma unroll
+        for (unsigned k = 0; k < 8; k++)
+            if (k0 + k < count)
+                sum += src.value(w[k], first + (k0 + k) * stride);
+    }
+    return sum;
+}
+
+/* The same for plain values, whose flags were awaited before: loads in
+ * flight as the compiler schedules them (holding 8 words at once raised
+ * the 8-byte narrow kernels from 72 to 118 registers). */
+template <typename TAcc>
+__device__ __forceinline__ TAcc published_sum(const plain_values<TAcc> &src, u64 first,
+                                              unsigned count, u64 stride)
+{
+    TAcc sum = (TAcc)0;
+#pragma unroll 8
+    for (unsigned k = 0; k < count; k++)
+        sum += ld_cg(src.base + first + k * stride);
+    return sum;
+}
+
+/* Warp 0's part of direct_publish_wait(): the tile's P(x) into region v,
+ * its rowcum(r) into region h. */
+template <typename TAcc, int TH, int TW, class Values>
+__device__ __forceinline__ void direct_publish(const Values &v, const Values &h, u64 t,
+                                               unsigned lane, const TAcc *s_bottom,
+                                               const TAcc *s_rowcum)
+{
+#pragma unroll
+    for (int k = 0; k < TW / 32; k++)
+        v.store(t * TW + lane + 32 * k, s_bottom[lane + 32 * k]);
+#pragma unroll
+    for (int m = 0; m < TH / 32; m++)
+        h.store(t * TH + lane + 32 * m, s_rowcum[lane + 32 * m]);
+}
+
+/* direct_publish_wait(), by every thread of the block: warp 0 publishes.
+ * With flags, thread i then watches flags i, i + NT, ... of the rectangle,
+ * read relaxed, then a fence (acquire by fence, shared with the block by the
+ * barrier that the caller places next). */
 template <typename TAcc, int TH, int TW, int NT>
 __device__ __forceinline__ void direct_publish_wait(const lb_geom &g, u64 t, u64 tx, u64 ty,
                                                     u64 epoch, unsigned tid,
@@ -449,30 +628,21 @@ __device__ __forceinline__ void direct_publish_wait(const lb_geom &g, u64 t, u64
 {
     static_assert(TH % 32 == 0 && TW % 32 == 0, "tile sides must be multiples of 32");
     const unsigned lane = tid & 31;
+    const bool publisher = tid < 32 && (ty + 1 < g.tiles_y || tx + 1 < g.tiles_x);
     if constexpr (sizeof(TAcc) == 4) {
-        if (g.tagged) { /* tagged words: published, and awaited by direct_sums() */
-            if (tid < 32 && (ty + 1 < g.tiles_y || tx + 1 < g.tiles_x)) {
-                const unsigned tag = lb_tag(epoch);
-#pragma unroll
-                for (int k = 0; k < TW / 32; k++)
-                    store_relaxed((u64 *)g.vagg + t * TW + lane + 32 * k,
-                                  tag_word(s_bottom[lane + 32 * k], tag));
-#pragma unroll
-                for (int m = 0; m < TH / 32; m++)
-                    store_relaxed((u64 *)g.hagg + t * TH + lane + 32 * m,
-                                  tag_word(s_rowcum[lane + 32 * m], tag));
-            }
+        if (g.tagged) {
+            const unsigned tag = lb_tag(epoch, FLAG_AGGREGATE);
+            if (publisher)
+                direct_publish<TAcc, TH, TW>(tagged_values<TAcc>{(u64 *)g.vagg, tag},
+                                             tagged_values<TAcc>{(u64 *)g.hagg, tag}, t, lane,
+                                             s_bottom, s_rowcum);
             return;
         }
     }
-    TAcc *vagg = (TAcc *)g.vagg, *hagg = (TAcc *)g.hagg;
-    if (tid < 32 && (ty + 1 < g.tiles_y || tx + 1 < g.tiles_x)) {
-#pragma unroll
-        for (int k = 0; k < TW / 32; k++)
-            st_cg(vagg + t * TW + lane + 32 * k, s_bottom[lane + 32 * k]);
-#pragma unroll
-        for (int m = 0; m < TH / 32; m++)
-            st_cg(hagg + t * TH + lane + 32 * m, s_rowcum[lane + 32 * m]);
+    if (publisher) {
+        direct_publish<TAcc, TH, TW>(plain_values<TAcc>{(TAcc *)g.vagg},
+                                     plain_values<TAcc>{(TAcc *)g.hagg}, t, lane, s_bottom,
+                                     s_rowcum);
         __syncwarp();
         if (lane == 0)
             store_release(&g.vflags[t], flag_value(epoch, FLAG_AGGREGATE));
@@ -494,6 +664,53 @@ __device__ __forceinline__ void direct_publish_wait(const lb_geom &g, u64 t, u64
         fence_acq_rel();
 }
 
+/* Step 1 of direct_sums() over regions v (the P rows) and h (the rowcum
+ * columns) of plane tile row 0, column 0 = tile `first`. */
+template <typename TAcc, int TH, int TW, int NT, class Values>
+__device__ __forceinline__ void direct_partials_from(const Values &v, const Values &h, u64 tiles_x,
+                                                u64 first, u64 t, unsigned utx, unsigned uty,
+                                                unsigned tid, TAcc *s_part)
+{
+    constexpr unsigned GT = NT / TW, GE = NT / TH;
+    const unsigned col = tid % TW, grp_t = tid / TW, row = tid % TH, grp_e = tid / TH;
+    const u64 down = tiles_x * TW; /* one tile row down in v */
+    const unsigned ntop = grp_t < uty ? (uty - grp_t + GT - 1) / GT : 0;
+    const unsigned nedge = grp_e < utx ? (utx - grp_e + GE - 1) / GE : 0;
+    s_part[tid] =
+        published_sum<TAcc>(v, (first + utx) * TW + col + grp_t * down, ntop, GT * down);
+    s_part[NT + tid] =
+        published_sum<TAcc>(h, (t - utx) * TH + row + grp_e * TH, nedge, (u64)GE * TH);
+    TAcc corner = (TAcc)0;
+    for (unsigned k = tid; k < uty * utx; k += NT) {
+        const unsigned ry = k / utx, rx = k - ry * utx;
+        const u64 i = (first + (u64)ry * tiles_x + rx) * TH + TH - 1;
+        corner += h.value(h.load(i), i);
+    }
+    corner = warp_sum(corner);
+    if ((tid & 31) == 0)
+        s_part[2 * NT + tid / 32] = corner;
+}
+
+/* Step 1 of direct_sums() on the regions of g: tagged words, or plain values. */
+template <typename TAcc, int TH, int TW, int NT>
+__device__ __forceinline__ void direct_partials(const lb_geom &g, u64 epoch, u64 first, u64 t,
+                                                unsigned utx, unsigned uty, unsigned tid,
+                                                TAcc *s_part)
+{
+    if constexpr (sizeof(TAcc) == 4) {
+        if (g.tagged) {
+            const unsigned tag = lb_tag(epoch, FLAG_AGGREGATE);
+            direct_partials_from<TAcc, TH, TW, NT>(tagged_values<TAcc>{(u64 *)g.vagg, tag},
+                                                   tagged_values<TAcc>{(u64 *)g.hagg, tag},
+                                                   g.tiles_x, first, t, utx, uty, tid, s_part);
+            return;
+        }
+    }
+    direct_partials_from<TAcc, TH, TW, NT>(plain_values<TAcc>{(TAcc *)g.vagg},
+                                           plain_values<TAcc>{(TAcc *)g.hagg}, g.tiles_x, first,
+                                           t, utx, uty, tid, s_part);
+}
+
 /* direct_sums(), by the whole block of NT threads after the barrier that
  * follows direct_publish_wait(): writes Top(x0 + i) to s_top[i] (i < TW),
  * E(r) less the corner to s_edge[r] (r < TH) and the corner to *s_corner;
@@ -513,60 +730,10 @@ __device__ __forceinline__ void direct_sums(const psi_cu_plan &p, const lb_geom 
 {
     static_assert(NT % TW == 0 && NT % TH == 0 && NT >= TW && NT >= TH, "whole thread groups");
     constexpr unsigned GT = NT / TW, GE = NT / TH;
-    const unsigned lane = tid & 31, uty = (unsigned)ty, utx = (unsigned)tx;
     const i64 x0 = (i64)tx * TW;
     const u64 first = t - ty * g.tiles_x - tx; /* the plane's first tile row, column 0 */
-    bool summed = false;
-    if constexpr (sizeof(TAcc) == 4) {
-        if (g.tagged) { /* 1, from tagged words (they are the waits too) */
-            const unsigned tag = lb_tag(epoch), col = tid % TW, grp_t = tid / TW;
-            const unsigned row = tid % TH, grp_e = tid / TH;
-            const u64 *vw = (const u64 *)g.vagg + (first + tx) * TW + col;
-            const u64 *hw = (const u64 *)g.hagg + (t - tx) * TH + row;
-            const unsigned down = (unsigned)g.tiles_x * TW; /* one tile row down in vagg */
-            const unsigned ntop = grp_t < uty ? (uty - grp_t + GT - 1) / GT : 0;
-            const unsigned nedge = grp_e < utx ? (utx - grp_e + GE - 1) / GE : 0;
-            s_part[tid] = tagged_sum<TAcc>(vw, grp_t * down, ntop, GT * down, tag);
-            s_part[NT + tid] = tagged_sum<TAcc>(hw, grp_e * TH, nedge, GE * TH, tag);
-            TAcc corner = (TAcc)0;
-            for (unsigned k = tid; k < uty * utx; k += NT) {
-                const unsigned ry = k / utx, rx = k - ry * utx;
-                const u64 *cw =
-                    (const u64 *)g.hagg + (first + (u64)ry * g.tiles_x + rx) * TH + TH - 1;
-                corner += tagged_value<TAcc>(load_relaxed(cw), cw, tag);
-            }
-            corner = warp_sum(corner);
-            if (lane == 0)
-                s_part[2 * NT + tid / 32] = corner;
-            summed = true;
-        }
-    }
-    if (!summed) { /* 1: the partial sums */
-        const unsigned col = tid % TW, grp_t = tid / TW;
-        const TAcc *src = (const TAcc *)g.vagg + (first + tx) * TW + col;
-        const u64 step = g.tiles_x * TW;
-        TAcc top = (TAcc)0;
-#pragma unroll 8
-        for (unsigned r = grp_t; r < uty; r += GT)
-            top += ld_cg(src + r * step);
-        s_part[tid] = top;
-        const unsigned row = tid % TH, grp_e = tid / TH;
-        const TAcc *esrc = (const TAcc *)g.hagg + (t - tx) * TH + row;
-        TAcc e = (TAcc)0;
-#pragma unroll 8
-        for (unsigned c = grp_e; c < utx; c += GE)
-            e += ld_cg(esrc + c * TH);
-        s_part[NT + tid] = e;
-        TAcc corner = (TAcc)0;
-        for (unsigned k = tid; k < uty * utx; k += NT) {
-            const unsigned ry = k / utx, rx = k - ry * utx;
-            corner += ld_cg((const TAcc *)g.hagg + (first + (u64)ry * g.tiles_x + rx) * TH +
-                            TH - 1);
-        }
-        corner = warp_sum(corner);
-        if (lane == 0)
-            s_part[2 * NT + tid / 32] = corner;
-    }
+    direct_partials<TAcc, TH, TW, NT>(g, epoch, first, t, (unsigned)tx, (unsigned)ty, tid,
+                                      s_part);
     __syncthreads();
     /* 2: the totals, and the carried row */
     const TAcc *crow =
