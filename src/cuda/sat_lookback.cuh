@@ -364,27 +364,12 @@ __device__ __forceinline__ int chained_walk(Chain &ch, u64 t, u64 back, bool pre
     return steps;
 }
 
-/* chained_walk() out of line, on tagged words or on flags (4-byte tables):
- * inlined, the two walks side by side made the u8 -> u32 staged kernels
- * spill in their write loops. */
-template <typename TAcc, int N, int LANE_STEP, int K_STEP>
-__device__ __noinline__ int chained_walk_call(bool tagged, u64 *flags, void *agg, void *inc,
-                                              u64 per_tile, u64 t, u64 back, bool pred,
-                                              bool succ, u64 epoch, unsigned lane,
-                                              const TAcc *own, TAcc *sum)
-{
-    if (tagged) {
-        tagged_chain<TAcc, N> ch{(u64 *)agg, per_tile, epoch, lane, {}};
-        return chained_walk<TAcc, N>(ch, t, back, pred, succ, own, sum);
-    }
-    flagged_chain<TAcc, N, LANE_STEP, K_STEP> ch{flags, (TAcc *)agg, (TAcc *)inc, per_tile,
-                                                 epoch, lane};
-    return chained_walk<TAcc, N>(ch, t, back, pred, succ, own, sum);
-}
-
-/* chained_walk() on the words of g.tagged (4-byte tables), else on flags
- * and the values at agg / inc (LANE_STEP, K_STEP as in flagged_chain), with
- * per_tile values per tile. */
+/* chained_walk() on tagged words for 4-byte tables (always: with a flag
+ * walk beside it, out of line to keep the kernels from spilling, the tagged
+ * walk was 8-10% slower for u8 -> u32 and 20% slower for f32 -> f32 than
+ * inline, and the flag walk 10-20% slower than the tagged one; H200,
+ * docs/benchmarks.md), else on flags and the values at agg / inc
+ * (LANE_STEP, K_STEP as in flagged_chain), with per_tile values per tile. */
 template <typename TAcc, int N, int LANE_STEP, int K_STEP>
 __device__ __forceinline__ int chained_lookback(const lb_geom &g, u64 *flags, void *agg,
                                                 void *inc, u64 per_tile, u64 t, u64 back,
@@ -392,9 +377,9 @@ __device__ __forceinline__ int chained_lookback(const lb_geom &g, u64 *flags, vo
                                                 const TAcc own[N], TAcc sum[N])
 {
     if constexpr (sizeof(TAcc) == 4) {
-        return chained_walk_call<TAcc, N, LANE_STEP, K_STEP>(g.tagged != 0, flags, agg, inc,
-                                                             per_tile, t, back, pred, succ,
-                                                             epoch, lane, own, sum);
+        (void)g, (void)flags, (void)inc;
+        tagged_chain<TAcc, N> ch{(u64 *)agg, per_tile, epoch, lane, {}};
+        return chained_walk<TAcc, N>(ch, t, back, pred, succ, own, sum);
     } else {
         flagged_chain<TAcc, N, LANE_STEP, K_STEP> ch{flags, (TAcc *)agg, (TAcc *)inc, per_tile,
                                                      epoch, lane};
