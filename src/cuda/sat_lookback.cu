@@ -126,8 +126,8 @@ static bool lb_narrow_fits(const psi_cu_plan *p, int tile_height)
  * PIXSUM_CUDA_LB="staged=0,rows=4,hints=0,split=1,direct=0,tw=128,pdl=0,tag=0"
  * overrides them (tuning runs and tests of every variant; tw=128 only where
  * the narrow tiles can run; tag=0: flags and fences instead of tagged words
- * in every look-back of 4-byte tables, tag=1: tagged words in the
- * aggregate-only look-backs only); trace=1 makes the staged
+ * in the aggregate-only look-backs of 4-byte tables, whose chained look-backs
+ * always take tagged words); trace=1 makes the staged
  * kernel record its phase times after the workspace's other regions
  * (LB_TRACE_WORDS per tile; lb_trace_offset()). */
 lb_choice lb_choose(const psi_cu_plan *p)
@@ -135,7 +135,7 @@ lb_choice lb_choose(const psi_cu_plan *p)
     size_t acc_size = psi_cu_acc_size(p->acc);
     /* Streaming hints on (measured on an H100, docs/benchmarks.md). */
     lb_choice c = {lb_staged_default(p), LB_REG_ROWS, lb_register_warps(acc_size), 3, 0, 1,
-                   LB_TW, 0, 1, 2};
+                   LB_TW, 0, 1, 1};
     int want_tw = 0;
     const char *e = getenv("PIXSUM_CUDA_LB");
     if (e) {
@@ -145,7 +145,7 @@ lb_choice lb_choose(const psi_cu_plan *p)
         const char *tw = strstr(e, "tw="), *pd = strstr(e, "pdl=");
         const char *tg = strstr(e, "tag=");
         if (tg)
-            c.tag = atoi(tg + 4) == 1 ? 1 : atoi(tg + 4) == 0 ? 0 : 2;
+            c.tag = atoi(tg + 4) != 0;
         if (tw)
             want_tw = atoi(tw + 3);
         if (pd) {
@@ -363,8 +363,8 @@ __global__ void __launch_bounds__(32 * NW, MINB) lookback_kernel(psi_cu_plan p, 
                 P[k] = s_bottom[lane * 8 + k];
             if (lane == 0)
                 s_corner = (TAcc)0; /* E is whole in s_edge */
-            tile_lookbacks<TAcc, TH>(p, g, b.out, t, tx, ty, epoch, lane, P, s_rowcum, s_top,
-                                     s_edge);
+            tile_lookbacks<TAcc, TH, true>(p, g, b.out, t, tx, ty, epoch, lane, P, s_rowcum,
+                                           s_top, s_edge);
         }
     }
     __syncthreads();
@@ -494,7 +494,7 @@ int lb_geometry(const psi_cu_plan *p, size_t in_size, size_t acc_size, int tile_
 
 bool lb_tagged(const lb_choice &c, bool direct, size_t acc_size)
 {
-    return acc_size == 4 && c.tag >= (direct ? 1 : 2);
+    return acc_size == 4 && (c.tag || !direct);
 }
 
 size_t lookback_workspace(const psi_cu_plan *p)

@@ -81,14 +81,15 @@ struct lb_choice {
     int tw;                 /* tile width: LB_TW, or LB_TW_NARROW (register, direct) */
     int trace;              /* record the staged kernel's phase times (diagnostic) */
     int pdl;                /* lb_geom::pdl (sm_90 and newer only; default 1) */
-    int tag; /* tagged words (lb_geom::tagged) for 4-byte tables: 2 in every
-              * look-back (default), 1 in the aggregate-only ones, 0 none */
+    int tag; /* tagged words (lb_geom::tagged) in the aggregate-only look-backs of
+              * 4-byte tables (default 1; their chained ones always take them) */
 };
 
 lb_choice lb_choose(const psi_cu_plan *p);
 
-/* Whether a launch of choice c uses tagged words (lb_geom::tagged): tables
- * of acc_size bytes, with aggregate-only look-backs (direct) or chained. */
+/* Whether a launch of choice c publishes tagged words (lb_geom::tagged):
+ * tables of acc_size bytes, with aggregate-only look-backs (direct) or
+ * chained ones (which take them for every 4-byte table). */
 bool lb_tagged(const lb_choice &c, bool direct, size_t acc_size);
 
 /* Rows per warp of the staged kernel for plan p (its tiles are 8 warps high). */
@@ -364,22 +365,40 @@ __device__ __forceinline__ int chained_walk(Chain &ch, u64 t, u64 back, bool pre
     return steps;
 }
 
-/* chained_walk() on tagged words for 4-byte tables (always: with a flag
- * walk beside it, out of line to keep the kernels from spilling, the tagged
- * walk was 8-10% slower for u8 -> u32 and 20% slower for f32 -> f32 than
- * inline, and the flag walk 10-20% slower than the tagged one; H200,
- * docs/benchmarks.md), else on flags and the values at agg / inc
- * (LANE_STEP, K_STEP as in flagged_chain), with per_tile values per tile. */
-template <typename TAcc, int N, int LANE_STEP, int K_STEP>
-__device__ __forceinline__ int chained_lookback(const lb_geom &g, u64 *flags, void *agg,
-                                                void *inc, u64 per_tile, u64 t, u64 back,
-                                                bool pred, bool succ, u64 epoch, unsigned lane,
-                                                const TAcc own[N], TAcc sum[N])
+/* The tagged walk of a 4-byte table, out of line (see chained_lookback()). */
+template <typename TAcc, int N>
+__device__ __noinline__ int tagged_walk_call(u64 *words, u64 per_tile, u64 t, u64 back, bool pred,
+                                             bool succ, u64 epoch, unsigned lane,
+                                             const TAcc *own, TAcc *sum)
+{
+    tagged_chain<TAcc, N> ch{words, per_tile, epoch, lane, {}};
+    return chained_walk<TAcc, N>(ch, t, back, pred, succ, own, sum);
+}
+
+/* chained_walk() over tagged words for 4-byte tables (in the agg region,
+ * which they fill with inc), else over the flags and the values at agg / inc
+ * (LANE_STEP, K_STEP as in flagged_chain); per_tile values per tile.
+ * OUT_OF_LINE calls the tagged walk as a function: the register kernel, which
+ * holds its tile in registers, spills less that way and ran f32 -> f32 at
+ * 0.57 of the copy floor at 8192^2 against 0.54 inline; the staged kernel
+ * inlines it (u8 -> u32 0.80 against 0.76). Tagged words against flags, in
+ * the same build: 0.76 against 0.69 for u8 -> u32, 0.57 against 0.46 for
+ * f32 -> f32 (H200, docs/benchmarks.md). */
+template <typename TAcc, int N, int LANE_STEP, int K_STEP, bool OUT_OF_LINE>
+__device__ __forceinline__ int chained_lookback(u64 *flags, void *agg, void *inc, u64 per_tile,
+                                                u64 t, u64 back, bool pred, bool succ,
+                                                u64 epoch, unsigned lane, const TAcc own[N],
+                                                TAcc sum[N])
 {
     if constexpr (sizeof(TAcc) == 4) {
-        (void)g, (void)flags, (void)inc;
-        tagged_chain<TAcc, N> ch{(u64 *)agg, per_tile, epoch, lane, {}};
-        return chained_walk<TAcc, N>(ch, t, back, pred, succ, own, sum);
+        (void)flags, (void)inc;
+        if constexpr (OUT_OF_LINE) {
+            return tagged_walk_call<TAcc, N>((u64 *)agg, per_tile, t, back, pred, succ, epoch,
+                                             lane, own, sum);
+        } else {
+            tagged_chain<TAcc, N> ch{(u64 *)agg, per_tile, epoch, lane, {}};
+            return chained_walk<TAcc, N>(ch, t, back, pred, succ, own, sum);
+        }
     } else {
         flagged_chain<TAcc, N, LANE_STEP, K_STEP> ch{flags, (TAcc *)agg, (TAcc *)inc, per_tile,
                                                      epoch, lane};
@@ -396,7 +415,7 @@ __device__ __forceinline__ int chained_lookback(const lb_geom &g, u64 *flags, vo
  * With p.y0 > 0 the first tile row takes Top from the carried table row
  * y0 - 1 instead: Top(x) = C(x) - C(x0 - 1). Returns the number of tiles
  * read. */
-template <typename TAcc>
+template <typename TAcc, bool OUT_OF_LINE = false>
 __device__ __forceinline__ int vertical_lookback(const psi_cu_plan &p, const lb_geom &g,
                                                  const char *out_plane, u64 t, u64 tx, u64 ty,
                                                  u64 epoch, unsigned lane, const TAcc P[8],
@@ -416,9 +435,9 @@ __device__ __forceinline__ int vertical_lookback(const psi_cu_plan &p, const lb_
         for (int k = 0; k < 8; k++)
             top[k] = xs + k < w ? (TAcc)(crow[(xs + k) * ch] - base) : (TAcc)0;
     }
-    const int steps =
-        chained_lookback<TAcc, 8, 8, 1>(g, g.vflags, g.vagg, g.vinc, TW, t, g.tiles_x, ty > 0,
-                                        ty + 1 < g.tiles_y, epoch, lane, P, top);
+    const int steps = chained_lookback<TAcc, 8, 8, 1, OUT_OF_LINE>(
+        g.vflags, g.vagg, g.vinc, TW, t, g.tiles_x, ty > 0, ty + 1 < g.tiles_y, epoch, lane, P,
+        top);
 #pragma unroll
     for (int k = 0; k < 8; k++)
         s_top[lane * 8 + k] = top[k];
@@ -431,7 +450,7 @@ __device__ __forceinline__ int vertical_lookback(const psi_cu_plan &p, const lb_
  * inclusive), adds the shares of the tiles to the left until an inclusive one
  * into E(r), publishes E + a as inclusive and writes E to s_edge[TH].
  * Returns the number of tiles read. */
-template <typename TAcc, int TH>
+template <typename TAcc, int TH, bool OUT_OF_LINE = false>
 __device__ __forceinline__ int horizontal_lookback(const lb_geom &g, u64 t, u64 tx, u64 epoch,
                                                    unsigned lane, const TAcc a[TH / 32],
                                                    TAcc *s_edge)
@@ -442,9 +461,8 @@ __device__ __forceinline__ int horizontal_lookback(const lb_geom &g, u64 t, u64 
 #pragma unroll
     for (int m = 0; m < HR; m++)
         e[m] = (TAcc)0;
-    const int steps = chained_lookback<TAcc, HR, 1, 32>(g, g.hflags, g.hagg, g.hinc, TH, t, 1,
-                                                        tx > 0, tx + 1 < g.tiles_x, epoch, lane,
-                                                        a, e);
+    const int steps = chained_lookback<TAcc, HR, 1, 32, OUT_OF_LINE>(
+        g.hflags, g.hagg, g.hinc, TH, t, 1, tx > 0, tx + 1 < g.tiles_x, epoch, lane, a, e);
 #pragma unroll
     for (int m = 0; m < HR; m++)
         s_edge[lane + 32 * m] = e[m];
@@ -456,15 +474,17 @@ __device__ __forceinline__ int horizontal_lookback(const lb_geom &g, u64 t, u64 
  * of the table column at its right edge, so that E(r) = I(x0 - 1, y0 + r).
  * s_rowcum (shared) holds the tile's right column L(TW - 1, r). Returns the
  * walk lengths, horizontal << 16 | vertical; with a trace record `rec`, lane 0
- * writes clock64 after the vertical walk to rec[11]. */
-template <typename TAcc, int TH>
+ * writes clock64 after the vertical walk to rec[11]. OUT_OF_LINE: see
+ * chained_lookback(). */
+template <typename TAcc, int TH, bool OUT_OF_LINE = false>
 __device__ __forceinline__ unsigned tile_lookbacks(const psi_cu_plan &p, const lb_geom &g,
                                                    const char *out_plane, u64 t, u64 tx, u64 ty,
                                                    u64 epoch, unsigned lane, const TAcc P[8],
                                                    const TAcc *s_rowcum, TAcc *s_top,
                                                    TAcc *s_edge, u64 *rec = nullptr)
 {
-    const int vs = vertical_lookback<TAcc>(p, g, out_plane, t, tx, ty, epoch, lane, P, s_top);
+    const int vs =
+        vertical_lookback<TAcc, OUT_OF_LINE>(p, g, out_plane, t, tx, ty, epoch, lane, P, s_top);
     if (rec && lane == 0)
         rec[11] = (u64)clock64();
     __syncwarp();
@@ -473,7 +493,7 @@ __device__ __forceinline__ unsigned tile_lookbacks(const psi_cu_plan &p, const l
 #pragma unroll
     for (int m = 0; m < TH / 32; m++)
         a[m] = top_last + s_rowcum[lane + 32 * m];
-    const int hs = horizontal_lookback<TAcc, TH>(g, t, tx, epoch, lane, a, s_edge);
+    const int hs = horizontal_lookback<TAcc, TH, OUT_OF_LINE>(g, t, tx, epoch, lane, a, s_edge);
     return (unsigned)hs << 16 | (unsigned)vs;
 }
 
