@@ -513,15 +513,22 @@ __global__ void __launch_bounds__(kPrivThreads, 1)
 
 /* ---- flat (u8, one channel, contiguous and 16-byte aligned) -------------------- */
 
-/* Adds the four samples of word q to the flat table: the byte offset of value
- * v in copy c is v * 256 + c * 4, one byte permute (v into byte 1, the
- * copy's offset `cbytes` into byte 0, zeros above) and one shared atomic. */
+/* The flat table's counter of byte BYTE (0-3) of word q: the byte offset of
+ * value v in copy c is v * 256 + c * 4, one byte permute (v into byte 1, the
+ * copy's offset `cbytes` into byte 0, zeros above). */
+template <unsigned BYTE>
+__device__ __forceinline__ unsigned *flat_counter(char *tab, unsigned cbytes, unsigned q)
+{
+    return (unsigned *)(tab + __byte_perm(q, cbytes, 0x5504u | BYTE << 4));
+}
+
+/* Adds the four samples of word q to the flat table: one shared atomic each. */
 __device__ __forceinline__ void flat_word(char *tab, unsigned cbytes, unsigned q)
 {
-    atomicAdd((unsigned *)(tab + __byte_perm(q, cbytes, 0x5504u)), 1u);
-    atomicAdd((unsigned *)(tab + __byte_perm(q, cbytes, 0x5514u)), 1u);
-    atomicAdd((unsigned *)(tab + __byte_perm(q, cbytes, 0x5524u)), 1u);
-    atomicAdd((unsigned *)(tab + __byte_perm(q, cbytes, 0x5534u)), 1u);
+    atomicAdd(flat_counter<0>(tab, cbytes, q), 1u);
+    atomicAdd(flat_counter<1>(tab, cbytes, q), 1u);
+    atomicAdd(flat_counter<2>(tab, cbytes, q), 1u);
+    atomicAdd(flat_counter<3>(tab, cbytes, q), 1u);
 }
 
 /* Counts the 16 samples of q. UNIFORM: one atomic of 16 when all 16 bytes are
@@ -537,7 +544,7 @@ __device__ __forceinline__ void flat_vec(char *tab, unsigned cbytes, const uint4
     if (UNIFORM) {
         const unsigned r = __byte_perm(q.x, 0, 0x0000u);
         if (q.x == r && q.y == r && q.z == r && q.w == r) {
-            atomicAdd((unsigned *)(tab + __byte_perm(q.x, cbytes, 0x5504u)), 16u);
+            atomicAdd(flat_counter<0>(tab, cbytes, q.x), 16u);
             return;
         }
     }
