@@ -492,11 +492,6 @@ int lb_geometry(const psi_cu_plan *p, size_t in_size, size_t acc_size, int tile_
     return g->total > 0x7fffffffull ? (int)cudaErrorInvalidConfiguration : 0;
 }
 
-bool lb_tagged(const lb_choice &c, bool direct, size_t acc_size)
-{
-    return acc_size == 4 && (c.tag || !direct);
-}
-
 size_t lookback_workspace(const psi_cu_plan *p)
 {
     u64 tx, ty, total;
@@ -517,7 +512,7 @@ static int lookback_launch(const psi_cu_plan *p, const lb_choice &c)
     if (err || g.total == 0)
         return err;
     g.direct = c.direct && lb_direct_fits(g.tiles_x, g.tiles_y);
-    g.tagged = lb_tagged(c, g.direct, sizeof(TAcc));
+    g.tagged = g.direct && c.tag && sizeof(TAcc) == 4;
     if (TW != LB_TW && !g.direct)
         return (int)cudaErrorInvalidConfiguration; /* lb_choose() never asks for it */
     return lb_launch(lookback_kernel<TIn, TAcc, R, NW, MINB, TW>, (unsigned)g.total, 32 * NW, 0,

@@ -44,7 +44,8 @@ struct lb_geom {
     int direct;  /* register kernel: look-backs over aggregates only (small planes) */
     u64 *trace;  /* staged kernel, PIXSUM_CUDA_LB=trace=1: LB_TRACE_WORDS per tile, else null */
     int pdl;     /* programmatic dependent launch: 1 wait, 2 wait and let the next launch start */
-    int tagged;  /* look-backs of 4-byte tables: tagged words, no flags (lb_tagged()) */
+    int tagged;  /* aggregate-only look-backs of 4-byte tables: tagged words, no flags
+                  * (the chained look-backs of 4-byte tables always take them) */
 };
 
 /* Words per tile of the phase trace (PIXSUM_CUDA_LB=trace=1, a diagnostic for
@@ -86,11 +87,6 @@ struct lb_choice {
 };
 
 lb_choice lb_choose(const psi_cu_plan *p);
-
-/* Whether a launch of choice c publishes tagged words (lb_geom::tagged):
- * tables of acc_size bytes, with aggregate-only look-backs (direct) or
- * chained ones (which take them for every 4-byte table). */
-bool lb_tagged(const lb_choice &c, bool direct, size_t acc_size);
 
 /* Rows per warp of the staged kernel for plan p (its tiles are 8 warps high). */
 int lb_staged_rows(const psi_cu_plan *p);

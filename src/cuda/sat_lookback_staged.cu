@@ -465,7 +465,6 @@ static int staged_launch(const psi_cu_plan *p, const lb_choice &c)
     if (err || g.total == 0)
         return err;
     g.split = c.split;
-    g.tagged = lb_tagged(c, false, sizeof(TAcc));
     if (TRACE)
         g.trace = (u64 *)((char *)p->ws + lb_trace_offset(p, sizeof(TAcc), L::TH));
     /* The tile copy moves 16-byte chunks: rows and planes 16-byte aligned. */
