@@ -45,12 +45,19 @@
 
 namespace psi_cu {
 
-/* Whether the pair has a staged kernel: not f32 -> f32 and f64 -> f64, where
- * the register kernel is faster (H200, docs/benchmarks.md: by 2-7% and 1%). */
+/* Whether the pair has a staged kernel: not f64 -> f64, where the register
+ * kernel is faster (H200, docs/benchmarks.md: by 1%). */
 static bool lb_has_staged(const psi_cu_plan *p)
 {
-    return !((p->tin == PSI_CU_IN_F32 && p->acc == PSI_CU_F32) ||
-             (p->tin == PSI_CU_IN_F64 && p->acc == PSI_CU_F64));
+    return !(p->tin == PSI_CU_IN_F64 && p->acc == PSI_CU_F64);
+}
+
+/* Whether the staged kernel is the pair's default on large images: not for
+ * f32 -> f32, where the register kernel was faster in the first sessions
+ * (0.2660 against 0.2835 ms at 8192^2); PIXSUM_CUDA_LB=staged=1 picks it. */
+static bool lb_prefers_staged(const psi_cu_plan *p)
+{
+    return lb_has_staged(p) && !(p->tin == PSI_CU_IN_F32 && p->acc == PSI_CU_F32);
 }
 
 /* The register kernel's default tile shape, measured on an H100
@@ -92,7 +99,7 @@ static int lb_staged_default(const psi_cu_plan *p)
     /* up to 256 tiles (2048^2 u8 -> u32, the largest size measured) */
     const bool reg_direct =
         planes == 1 && lb_direct_fits(tiles_x, reg_tiles_y) && tiles_x * reg_tiles_y <= 256;
-    return lb_has_staged(p) && tiles32 >= 512 && !reg_direct;
+    return lb_prefers_staged(p) && tiles32 >= 512 && !reg_direct;
 }
 
 /* Whether LB_TW-wide tiles of tile_height rows would leave SMs of the

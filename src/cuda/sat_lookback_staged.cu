@@ -9,8 +9,8 @@
  * 16 warps all idle during the wait).
  *
  * A block of 8 warps takes a tile of TW = 256 columns x TH = 8 R rows (R 16 or
- * 8 for 8-bit input, 8 or 4 for 16-bit and f32 -> f64, else 4; see
- * lb_staged_rows()); f32 -> f32 and f64 -> f64 have no staged kernel:
+ * 8 for 8-bit input, 8 or 4 for 16-bit and f32 input, else 4; see
+ * lb_staged_rows()); f64 -> f64 has no staged kernel:
  *   1. takes its tile number from the workspace ticket;
  *   2. copies the tile's input into shared memory (16-byte loads for aligned,
  *      single-channel full-width tiles; element loads otherwise, zero past
@@ -164,8 +164,10 @@ template <typename TIn, typename TAcc, int R>
 struct staged_layout {
     static constexpr int TW = LB_TW, TH = ST_WARPS * R;
     static constexpr size_t tile = (size_t)TH * TW * sizeof(TIn);
-    static constexpr size_t colw = tile;                                 /* TAcc [8][TW] */
-    static constexpr size_t top = colw + (size_t)ST_WARPS * TW * sizeof(TAcc);
+    /* TAcc [7][TW]: warps 0-6's column sums, then the sums of the rows above
+     * warps 1-7 (warp 7's column sums go to bottom) */
+    static constexpr size_t colw = tile;
+    static constexpr size_t top = colw + (size_t)(ST_WARPS - 1) * TW * sizeof(TAcc);
     static constexpr size_t bottom = top + TW * sizeof(TAcc);
     static constexpr size_t rowsum = bottom + TW * sizeof(TAcc);         /* TAcc [TH] */
     static constexpr size_t rowcum = rowsum + TH * sizeof(TAcc);
@@ -257,10 +259,13 @@ __global__ void __launch_bounds__(ST_THREADS, PSI_ST_MINB(MINB))
 
     /* 3: column sums of each warp's rows, and row sums. */
     const int row0 = (int)warp * R;
+    /* where this warp leaves its column sums (warp 7: in the bottom row's
+     * place, which the fold below turns into the tile's bottom row) */
+    TAcc *const s_colsum = warp + 1 < ST_WARPS ? s_colw + warp * TW : s_bottom;
     bool summed = false;
     if constexpr (std::is_same<TIn, uint8_t>::value && std::is_same<TAcc, unsigned>::value) {
         if (!p.squared) { /* u8 -> u32: packed sums */
-            sums_u8_packed<R, G>(s_tile, row0, lane, s_rowsum, s_colw + warp * TW);
+            sums_u8_packed<R, G>(s_tile, row0, lane, s_rowsum, s_colsum);
             summed = true;
         }
     }
@@ -292,18 +297,18 @@ __global__ void __launch_bounds__(ST_THREADS, PSI_ST_MINB(MINB))
         for (int gi = 0; gi < G; gi++)
 #pragma unroll
             for (int j = 0; j < V; j++)
-                s_colw[warp * TW + gi * 32 * V + lane * V + j] = col[gi][j];
+                s_colsum[gi * 32 * V + lane * V + j] = col[gi][j];
     }
     __syncthreads();
-    { /* one thread per column: the sums of the rows above each warp */
+    { /* one thread per column: slot wq becomes the sum of the rows of warps
+       * 0..wq, the offset of warp wq + 1; then the tile's bottom row */
         TAcc run = (TAcc)0;
 #pragma unroll
-        for (int wq = 0; wq < ST_WARPS; wq++) {
-            TAcc c = s_colw[wq * TW + tid];
+        for (int wq = 0; wq + 1 < ST_WARPS; wq++) {
+            run += s_colw[wq * TW + tid];
             s_colw[wq * TW + tid] = run;
-            run += c;
         }
-        s_bottom[tid] = run;
+        s_bottom[tid] += run;
     }
     __syncthreads();
     if (rec && tid == 0)
@@ -401,7 +406,8 @@ __global__ void __launch_bounds__(ST_THREADS, PSI_ST_MINB(MINB))
     for (int gi = 0; gi < G; gi++)
 #pragma unroll
         for (int j = 0; j < V; j++)
-            acc[gi][j] = s_colw[warp * TW + gi * 32 * V + lane * V + j];
+            acc[gi][j] =
+                warp == 0 ? (TAcc)0 : s_colw[(warp - 1) * TW + gi * 32 * V + lane * V + j];
     scan_row<TAcc, G, V>(acc, lane); /* zeros for warp 0 */
 #pragma unroll
     for (int gi = 0; gi < G; gi++)
@@ -504,13 +510,13 @@ static int staged_launch_rows(const psi_cu_plan *p, const lb_choice &c)
 }
 
 /* The tile heights built per pair (each is a kernel for 5 architectures, so
- * only those a choice can reach): 8-bit input 128 or 64 rows, 16-bit and
- * f32 -> f64 64 or 32, the rest 32; none for f32 -> f32 and f64 -> f64, which
- * always take the register kernel (lb_choose()). */
+ * only those a choice can reach): 8-bit input 128 or 64 rows, 16-bit and f32
+ * input 64 or 32, the rest 32; none for f64 -> f64, which always takes the
+ * register kernel (lb_choose()). */
 template <typename TIn, typename TAcc>
 static int staged_pick(const psi_cu_plan *p, const lb_choice &c)
 {
-    if constexpr (sizeof(TIn) == sizeof(TAcc) && std::is_floating_point<TIn>::value) {
+    if constexpr (std::is_same<TIn, double>::value && std::is_same<TAcc, double>::value) {
         (void)p, (void)c;
         return (int)cudaErrorInvalidValue; /* not reached: see lb_choose() */
     } else if constexpr (sizeof(TIn) == 1) {
