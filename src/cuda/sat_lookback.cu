@@ -52,14 +52,6 @@ static bool lb_has_staged(const psi_cu_plan *p)
     return !(p->tin == PSI_CU_IN_F64 && p->acc == PSI_CU_F64);
 }
 
-/* Whether the staged kernel is the pair's default on large images: not for
- * f32 -> f32, where the register kernel was faster in the first sessions
- * (0.2660 against 0.2835 ms at 8192^2); PIXSUM_CUDA_LB=staged=1 picks it. */
-static bool lb_prefers_staged(const psi_cu_plan *p)
-{
-    return lb_has_staged(p) && !(p->tin == PSI_CU_IN_F32 && p->acc == PSI_CU_F32);
-}
-
 /* The register kernel's default tile shape, measured on an H100
  * (docs/benchmarks.md): for 4-byte tables 16 warps of 4 rows (64-row tiles,
  * 64 registers) beat 8 warps of 8 rows and 8 warps of 4 rows at 1024^2 and
@@ -80,7 +72,8 @@ static bool lb_direct_fits(u64 tiles_x, u64 tiles_y)
 /* Whether cuda.lookback runs the staged kernel for plan p unless
  * PIXSUM_CUDA_LB says otherwise. H200, same run (docs/benchmarks.md): the
  * staged kernel reaches 0.67-0.70 of the copy floor at 8192^2-16384^2 for
- * u8 -> u32 (register kernel 0.36), 0.55 for f32 -> f64 (0.37) and is
+ * u8 -> u32 (register kernel 0.36), 0.55 for f32 -> f64 (0.37), 0.68 for
+ * f32 -> f32 (0.57-0.58 with tagged look-backs, run 98) and is
  * 1.4-2.0x faster for u8 -> u64, u16 -> u32/u64 and i32 -> i64 at 8192^2.
  * Small images are bound by latency, where the register kernel is faster:
  * those of fewer than 512 tiles of 256 x 32 (16.0 against 17.6 us at 1024^2
@@ -99,7 +92,7 @@ static int lb_staged_default(const psi_cu_plan *p)
     /* up to 256 tiles (2048^2 u8 -> u32, the largest size measured) */
     const bool reg_direct =
         planes == 1 && lb_direct_fits(tiles_x, reg_tiles_y) && tiles_x * reg_tiles_y <= 256;
-    return lb_prefers_staged(p) && tiles32 >= 512 && !reg_direct;
+    return lb_has_staged(p) && tiles32 >= 512 && !reg_direct;
 }
 
 /* Whether LB_TW-wide tiles of tile_height rows would leave SMs of the
@@ -121,7 +114,7 @@ static bool lb_narrow_fits(const psi_cu_plan *p, int tile_height)
 }
 
 /* Launch choices: the staged kernel (sat_lookback_staged.cu; the default but
- * for f32 -> f32, f64 -> f64 and small images) or this register kernel with
+ * for f64 -> f64 and small images) or this register kernel with
  * R rows per warp (tile height NW x R), cache hints, split look-backs (staged
  * kernel only; measured no faster), aggregate-only look-backs on planes of at
  * most LB_DIRECT_MAX_TILES tiles along each axis (register kernel; on unless
@@ -179,7 +172,7 @@ lb_choice lb_choose(const psi_cu_plan *p)
     if (!lb_has_staged(p)) /* whatever PIXSUM_CUDA_LB asks */
         c.staged = 0;
     if (c.staged) { /* 8 warps; rows from the input width and size unless forced:
-                     * 8-bit input 16 or 8, 16-bit and f32 -> f64 8 or 4, else 4 */
+                     * 8-bit input 16 or 8, 16-bit and f32 input 8 or 4, else 4 */
         const char *r = e ? strstr(e, "rows=") : NULL;
         const size_t in_size = psi_cu_in_size(p->tin);
         const int want = r ? atoi(r + 5) : 0;
