@@ -135,7 +135,7 @@ lb_choice lb_choose(const psi_cu_plan *p)
     size_t acc_size = psi_cu_acc_size(p->acc);
     /* Streaming hints on (measured on an H100, docs/benchmarks.md). */
     lb_choice c = {lb_staged_default(p), LB_REG_ROWS, lb_register_warps(acc_size), 3, 0, 1,
-                   LB_TW, 0, 1, 1};
+                   LB_TW, 0, 1, 1, 0};
     int want_tw = 0;
     const char *e = getenv("PIXSUM_CUDA_LB");
     if (e) {
@@ -143,7 +143,9 @@ lb_choice lb_choose(const psi_cu_plan *p)
         const char *sg = strstr(e, "staged="), *sp = strstr(e, "split=");
         const char *dr = strstr(e, "direct="), *tr = strstr(e, "trace=");
         const char *tw = strstr(e, "tw="), *pd = strstr(e, "pdl=");
-        const char *tg = strstr(e, "tag=");
+        const char *tg = strstr(e, "tag="), *ac = strstr(e, "async=");
+        if (ac)
+            c.async_copy = atoi(ac + 6) != 0;
         if (tg)
             c.tag = atoi(tg + 4) != 0;
         if (tw)
@@ -478,6 +480,7 @@ int lb_geometry(const psi_cu_plan *p, size_t in_size, size_t acc_size, int tile_
     g->split = 0;
     g->direct = 0;
     g->tagged = 0;
+    g->async_copy = 0;
     g->trace = nullptr;
     g->pdl = 0;
     /* Vector accesses need channel step 1 and aligned rows and planes: the

@@ -46,6 +46,8 @@ struct lb_geom {
     int pdl;     /* programmatic dependent launch: 1 wait, 2 wait and let the next launch start */
     int tagged;  /* aggregate-only look-backs of 4-byte tables: tagged words, no flags
                   * (the chained look-backs of 4-byte tables always take them) */
+    int async_copy; /* staged kernel, sm_80 and newer: the tile copied into shared
+                     * memory by cp.async, all of it in flight at once */
 };
 
 /* Words per tile of the phase trace (PIXSUM_CUDA_LB=trace=1, a diagnostic for
@@ -84,6 +86,7 @@ struct lb_choice {
     int pdl;                /* lb_geom::pdl (sm_90 and newer only; default 1) */
     int tag; /* tagged words (lb_geom::tagged) in the aggregate-only look-backs of
               * 4-byte tables (default 1; their chained ones always take them) */
+    int async_copy; /* lb_geom::async_copy */
 };
 
 lb_choice lb_choose(const psi_cu_plan *p);

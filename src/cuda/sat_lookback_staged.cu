@@ -152,6 +152,36 @@ __device__ __forceinline__ void sums_u8_packed(const uint8_t *s_tile, int row0, 
     }
 }
 
+/* Copies 16 bytes from global to shared memory without registers
+ * (cp.async, sm_80 and newer); evict_first: an L2 policy that evicts the
+ * line first. Completed by async_copy_wait(). */
+__device__ __forceinline__ void async_copy16(void *dst, const void *src, bool evict_first)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
+    if (evict_first) {
+        u64 policy;
+        asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
+        asm volatile("cp.async.cg.shared.global.L2::cache_hint [%0], [%1], 16, %2;" ::"r"(d),
+                     "l"(src), "l"(policy)
+                     : "memory");
+    } else {
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(d), "l"(src) : "memory");
+    }
+#else
+    *(uint4 *)dst = *(const uint4 *)src;
+    (void)evict_first;
+#endif
+}
+
+/* Waits for this thread's async_copy16() copies. */
+__device__ __forceinline__ void async_copy_wait()
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.wait_all;" ::: "memory");
+#endif
+}
+
 /* Phase trace (TRACE kernels): the global time and clock of point k (1 start,
  * 2 loaded, 3 sums done, 4 look-backs done, 5 end) into a tile's record. */
 __device__ __forceinline__ void trace_point(u64 *rec, int k, u64 ns, u64 clk)
@@ -220,7 +250,24 @@ __global__ void __launch_bounds__(ST_THREADS, PSI_ST_MINB(MINB))
     const bool full = x0 + TW <= w;
 
     /* 2: the tile's input into shared memory. */
-    if (g.vec_in && full) {
+    if (g.vec_in && full && g.async_copy) {
+        constexpr int CPR = TW * (int)sizeof(TIn) / 16; /* 16-byte chunks per row */
+        constexpr int PER = TH * CPR / ST_THREADS;
+#pragma unroll
+        for (int k = 0; k < PER; k++) {
+            const int c = k * ST_THREADS + (int)tid, r = c / CPR, o = c % CPR;
+            const i64 yl = ytile + r;
+            uint4 *dst = (uint4 *)s_tile + c;
+            if (yl < rows)
+                async_copy16(dst,
+                             (const uint4 *)(b.in + (p.y0 + yl) * p.in_row +
+                                             x0 * (i64)sizeof(TIn)) + o,
+                             g.hints & 1);
+            else
+                *dst = make_uint4(0, 0, 0, 0);
+        }
+        async_copy_wait();
+    } else if (g.vec_in && full) {
         constexpr int CPR = TW * (int)sizeof(TIn) / 16; /* 16-byte chunks per row */
         constexpr int PER = TH * CPR / ST_THREADS, BATCH = PER < 8 ? PER : 8;
         static_assert(PER % BATCH == 0, "chunk batches");
@@ -471,6 +518,7 @@ static int staged_launch(const psi_cu_plan *p, const lb_choice &c)
     if (err || g.total == 0)
         return err;
     g.split = c.split;
+    g.async_copy = c.async_copy;
     if (TRACE)
         g.trace = (u64 *)((char *)p->ws + lb_trace_offset(p, sizeof(TAcc), L::TH));
     /* The tile copy moves 16-byte chunks: rows and planes 16-byte aligned. */
