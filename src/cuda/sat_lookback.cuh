@@ -86,7 +86,7 @@ struct lb_choice {
     int pdl;                /* lb_geom::pdl (sm_90 and newer only; default 1) */
     int tag; /* tagged words (lb_geom::tagged) in the aggregate-only look-backs of
               * 4-byte tables (default 1; their chained ones always take them) */
-    int async_copy; /* lb_geom::async_copy */
+    int async_copy; /* lb_geom::async_copy (default 1) */
 };
 
 lb_choice lb_choose(const psi_cu_plan *p);
