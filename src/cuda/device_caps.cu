@@ -1,7 +1,7 @@
 /*
  * device_caps.cu - the per-device cache of psi_current_device_caps()
- * (device_caps.cuh): compute capability and shared memory opt-in limit,
- * asked of the driver once per device.
+ * (device_caps.cuh): compute capability, shared memory opt-in limit and
+ * multiprocessor count, asked of the driver once per device.
  */
 #include "device_caps.cuh"
 
@@ -22,7 +22,9 @@ cudaError_t read_caps(int dev, psi_device_caps *c)
     if ((e = cudaDeviceGetAttribute(&c->cc_major, cudaDevAttrComputeCapabilityMajor, dev)) !=
             cudaSuccess ||
         (e = cudaDeviceGetAttribute(&c->smem_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin,
-                                    dev)) != cudaSuccess)
+                                    dev)) != cudaSuccess ||
+        (e = cudaDeviceGetAttribute(&c->sm_count, cudaDevAttrMultiProcessorCount, dev)) !=
+            cudaSuccess)
         return e;
     if (c->smem_optin <= 0)
         c->smem_optin = 48 << 10;

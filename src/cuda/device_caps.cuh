@@ -13,6 +13,7 @@ struct psi_device_caps {
     int device;     /* the ordinal these values belong to */
     int cc_major;   /* compute capability, major */
     int smem_optin; /* largest dynamic shared memory a block may opt in to, bytes */
+    int sm_count;   /* multiprocessors */
 };
 
 /* Fills *caps for the calling thread's current device. The first call per

@@ -113,6 +113,13 @@ static bool lb_narrow_fits(const psi_cu_plan *p, int tile_height)
                           (rows + (u64)tile_height - 1) / (u64)tile_height);
 }
 
+/* The staged kernel's first-wave stagger in ns (lb_geom::stagger_ns) for
+ * plan p. EXPERIMENT: values under measurement. */
+static int lb_stagger_default(const psi_cu_plan *p)
+{
+    return psi_cu_in_size(p->tin) == 1 ? 1000 : 3500;
+}
+
 /* Launch choices: the staged kernel (sat_lookback_staged.cu; the default but
  * for f64 -> f64 and small images) or this register kernel with
  * R rows per warp (tile height NW x R), cache hints, split look-backs (staged
@@ -138,7 +145,7 @@ lb_choice lb_choose(const psi_cu_plan *p)
     size_t acc_size = psi_cu_acc_size(p->acc);
     /* Streaming hints on (measured on an H100, docs/benchmarks.md). */
     lb_choice c = {lb_staged_default(p), LB_REG_ROWS, lb_register_warps(acc_size), 3, 0, 1,
-                   LB_TW, 0, 1, 1, 1};
+                   LB_TW, 0, 1, 1, 1, lb_stagger_default(p)};
     int want_tw = 0;
     const char *e = getenv("PIXSUM_CUDA_LB");
     if (e) {
@@ -149,6 +156,9 @@ lb_choice lb_choose(const psi_cu_plan *p)
         const char *tg = strstr(e, "tag="), *ac = strstr(e, "async=");
         if (ac)
             c.async_copy = atoi(ac + 6) != 0;
+        const char *st = strstr(e, "stagger=");
+        if (st)
+            c.stagger = atoi(st + 8) > 0 ? atoi(st + 8) : 0;
         if (tg)
             c.tag = atoi(tg + 4) != 0;
         if (tw)
@@ -484,6 +494,8 @@ int lb_geometry(const psi_cu_plan *p, size_t in_size, size_t acc_size, int tile_
     g->direct = 0;
     g->tagged = 0;
     g->async_copy = 0;
+    g->stagger_ns = 0;
+    g->stagger_wave = 1;
     g->trace = nullptr;
     g->pdl = 0;
     /* Vector accesses need channel step 1 and aligned rows and planes: the

@@ -48,6 +48,10 @@ struct lb_geom {
                   * (the chained look-backs of 4-byte tables always take them) */
     int async_copy; /* staged kernel, sm_80 and newer: the tile copied into shared
                      * memory by cp.async, all of it in flight at once */
+    int stagger_ns; /* staged kernel: block b of the first wave (the first MINB x
+                     * stagger_wave blocks) waits (b / stagger_wave) x stagger_ns ns
+                     * before taking its ticket, so that an SM's blocks start apart */
+    unsigned stagger_wave; /* the device's multiprocessors */
 };
 
 /* Words per tile of the phase trace (PIXSUM_CUDA_LB=trace=1, a diagnostic for
@@ -87,6 +91,7 @@ struct lb_choice {
     int tag; /* tagged words (lb_geom::tagged) in the aggregate-only look-backs of
               * 4-byte tables (default 1; their chained ones always take them) */
     int async_copy; /* lb_geom::async_copy (default 1) */
+    int stagger;    /* lb_geom::stagger_ns (default lb_stagger_default()) */
 };
 
 lb_choice lb_choose(const psi_cu_plan *p);

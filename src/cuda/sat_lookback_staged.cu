@@ -234,6 +234,9 @@ __global__ void __launch_bounds__(ST_THREADS, PSI_ST_MINB(MINB))
     psi_cu_header *hdr = (psi_cu_header *)p.ws;
     const unsigned tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
     pdl_begin(g);
+    if (g.stagger_ns && tid == 0 && blockIdx.x < MINB * g.stagger_wave)
+        for (unsigned k = blockIdx.x / g.stagger_wave * (unsigned)g.stagger_ns / 256; k; k--)
+            __nanosleep(256);
     /* Phase trace (TRACE kernels only, a diagnostic): thread 0 notes the
      * times of its block; the other kernels compile none of it. */
     const u64 trace_start = TRACE && tid == 0 ? global_ns() : 0;
@@ -528,6 +531,14 @@ static int staged_launch(const psi_cu_plan *p, const lb_choice &c)
         return err;
     g.split = c.split;
     g.async_copy = c.async_copy;
+    if (c.stagger > 0) {
+        psi_device_caps caps;
+        cudaError_t e = psi_current_device_caps(&caps);
+        if (e != cudaSuccess)
+            return (int)e;
+        g.stagger_ns = c.stagger;
+        g.stagger_wave = (unsigned)caps.sm_count;
+    }
     if (TRACE)
         g.trace = (u64 *)((char *)p->ws + lb_trace_offset(p, sizeof(TAcc), L::TH));
     /* The tile copy moves 16-byte chunks: rows and planes 16-byte aligned. */
