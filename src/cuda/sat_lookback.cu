@@ -113,13 +113,6 @@ static bool lb_narrow_fits(const psi_cu_plan *p, int tile_height)
                           (rows + (u64)tile_height - 1) / (u64)tile_height);
 }
 
-/* The staged kernel's first-wave stagger in ns (lb_geom::stagger_ns) for
- * plan p. EXPERIMENT: values under measurement. */
-static int lb_stagger_default(const psi_cu_plan *p)
-{
-    return psi_cu_in_size(p->tin) == 1 ? 1000 : 3500;
-}
-
 /* Launch choices: the staged kernel (sat_lookback_staged.cu; the default but
  * for f64 -> f64 and small images) or this register kernel with
  * R rows per warp (tile height NW x R), cache hints, split look-backs (staged
@@ -132,11 +125,12 @@ static int lb_stagger_default(const psi_cu_plan *p)
  * pdl=2 also lets the next kernel start early, measured no faster), the
  * staged kernel's tile copied by cp.async on sm_80 and newer (async=1 by
  * default; H200, run 100, f32 -> f32 8192^2: 0.717 against 0.679 of the
- * copy floor).
+ * copy floor), and the staged kernel's first wave spread over
+ * LB_STAGGER_SPREAD_NS (stagger=NS; 0 turns it off).
  * PIXSUM_CUDA_LB="staged=0,rows=4,hints=0,split=1,direct=0,tw=128,pdl=0,tag=0,
- * async=0" overrides them (tuning runs and tests of every variant; tw=128
- * only where the narrow tiles can run; tag=0: flags and fences instead of
- * tagged words in the aggregate-only look-backs of 4-byte tables, whose
+ * async=0,stagger=0" overrides them (tuning runs and tests of every variant;
+ * tw=128 only where the narrow tiles can run; tag=0: flags and fences instead
+ * of tagged words in the aggregate-only look-backs of 4-byte tables, whose
  * chained look-backs always take tagged words); trace=1 makes the staged
  * kernel record its phase times after the workspace's other regions
  * (LB_TRACE_WORDS per tile; lb_trace_offset()). */
@@ -145,7 +139,7 @@ lb_choice lb_choose(const psi_cu_plan *p)
     size_t acc_size = psi_cu_acc_size(p->acc);
     /* Streaming hints on (measured on an H100, docs/benchmarks.md). */
     lb_choice c = {lb_staged_default(p), LB_REG_ROWS, lb_register_warps(acc_size), 3, 0, 1,
-                   LB_TW, 0, 1, 1, 1, lb_stagger_default(p)};
+                   LB_TW, 0, 1, 1, 1, LB_STAGGER_SPREAD_NS};
     int want_tw = 0;
     const char *e = getenv("PIXSUM_CUDA_LB");
     if (e) {
