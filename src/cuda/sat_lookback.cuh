@@ -71,6 +71,7 @@ constexpr int LB_TW = 256;
  * with 5 blocks per SM, 0.846 of the copy floor at 8192^2 against 0.808
  * without; 2000 ns for f32 -> f32 with 3, 0.756 against 0.711). */
 constexpr int LB_STAGGER_SPREAD_NS = 4000;
+
 /* The register kernel's narrow tiles, for small planes with aggregate-only
  * look-backs: twice as many tiles, so that a 1024^2 plane covers 128 SMs
  * instead of 64. */

@@ -11,7 +11,8 @@
  * A block of 8 warps takes a tile of TW = 256 columns x TH = 8 R rows (R 16 or
  * 8 for 8-bit input, 8 or 4 for 16-bit and f32 input, else 4; see
  * lb_staged_rows()); f64 -> f64 has no staged kernel:
- *   1. takes its tile number from the workspace ticket;
+ *   1. takes its tile number from the workspace ticket (in the first wave,
+ *      after a wait that sets an SM's blocks apart: lb_geom::stagger_ns);
  *   2. copies the tile's input into shared memory (16-byte cp.async copies,
  *      or loads before sm_80, for aligned, single-channel full-width tiles;
  *      element loads otherwise, zero past the image);
@@ -234,6 +235,8 @@ __global__ void __launch_bounds__(ST_THREADS, PSI_ST_MINB(MINB))
     psi_cu_header *hdr = (psi_cu_header *)p.ws;
     const unsigned tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
     pdl_begin(g);
+    /* First wave: this block's share of the stagger (a countdown of sleeps; a
+     * %globaltimer loop here made the u8 -> u32 kernel spill 16 bytes). */
     if (g.stagger_ns && tid == 0 && blockIdx.x < MINB * g.stagger_wave)
         for (unsigned k = blockIdx.x / g.stagger_wave * (unsigned)g.stagger_ns / 256; k; k--)
             __nanosleep(256);
