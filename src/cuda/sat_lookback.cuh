@@ -118,9 +118,15 @@ int lb_geometry(const psi_cu_plan *p, size_t in_size, size_t acc_size, int tile_
 /* Launches kernel(*p, g) on p's stream with `blocks` x `threads` and smem
  * bytes of dynamic shared memory; sets g.pdl from c.pdl on devices of compute
  * capability 9 and newer (cudaLaunchKernelEx with programmatic stream
- * serialization), else a plain launch. Returns 0 or a cudaError_t. */
+ * serialization), else a plain launch. A kernel that staggers its first wave
+ * (the staged kernel) passes the blocks an SM holds as stagger_blocks: g's
+ * stagger_ns and stagger_wave then spread c.stagger ns over them when the
+ * launch needs more than one wave; 0 for kernels without it. The device's
+ * capabilities are fetched once, and only when needed. Returns 0 or a
+ * cudaError_t. */
 int lb_launch(void (*kernel)(psi_cu_plan, lb_geom), unsigned blocks, unsigned threads,
-              size_t smem, const psi_cu_plan *p, const lb_choice &c, lb_geom &g);
+              size_t smem, const psi_cu_plan *p, const lb_choice &c, lb_geom &g,
+              int stagger_blocks);
 
 /* Byte offset of the phase trace in the workspace (PIXSUM_CUDA_LB=trace=1,
  * staged kernel: LB_TW wide tiles): the end of the other regions, 8-byte

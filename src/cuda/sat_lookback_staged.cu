@@ -534,20 +534,6 @@ static int staged_launch(const psi_cu_plan *p, const lb_choice &c)
         return err;
     g.split = c.split;
     g.async_copy = c.async_copy;
-    /* The first wave's blocks start apart (lb_geom::stagger_ns), so that while
-     * some of an SM's blocks wait on their look-backs others load or store:
-     * only where there is more than one wave (run 105, 3500 ns steps: a
-     * one-wave 2048^2 f32 -> f64 call took 0.0431 ms, 0.0354 in run 101). */
-    if (c.stagger > 0 && MINB > 1) {
-        psi_device_caps caps;
-        cudaError_t e = psi_current_device_caps(&caps);
-        if (e != cudaSuccess)
-            return (int)e;
-        if (g.total > (u64)MINB * (u64)caps.sm_count) {
-            g.stagger_ns = c.stagger / (MINB - 1);
-            g.stagger_wave = (unsigned)caps.sm_count;
-        }
-    }
     if (TRACE)
         g.trace = (u64 *)((char *)p->ws + lb_trace_offset(p, sizeof(TAcc), L::TH));
     /* The tile copy moves 16-byte chunks: rows and planes 16-byte aligned. */
@@ -563,7 +549,7 @@ static int staged_launch(const psi_cu_plan *p, const lb_choice &c)
         smem_set.store(1, std::memory_order_relaxed);
     }
     return lb_launch(staged_kernel<TIn, TAcc, R, MINB, TRACE>, (unsigned)g.total, ST_THREADS,
-                     L::bytes, p, c, g);
+                     L::bytes, p, c, g, MINB);
 }
 
 /* Launches with R rows per warp; the register budget is cut for the blocks
