@@ -396,11 +396,11 @@ static void section_fast(void)
     });
 }
 
-/* The sizes of BENCH_SIZES (comma-separated), or `dflt` when it is unset or
- * empty. */
-static std::vector<size_t> sizes_from_env(std::vector<size_t> dflt)
+/* The sizes in environment variable `var` (comma-separated), or `dflt` when
+ * it is unset or empty. */
+static std::vector<size_t> sizes_from_env(const char *var, std::vector<size_t> dflt)
 {
-    const char *sz = getenv("BENCH_SIZES");
+    const char *sz = getenv(var);
     if (!sz || !*sz)
         return dflt;
     std::vector<size_t> sizes;
@@ -438,12 +438,12 @@ static std::vector<std::string> variants_from_env(const char *dflt)
  * process: the PIXSUM_CUDA_LB strings of BENCH_LB_VARIANTS (space-separated;
  * default: both kernels, with and without their look-backs) at the sizes of
  * BENCH_SIZES (comma-separated; default 1024,4096,8192,16384, and then the
- * other type pairs at 8192^2), then the GPU-only time per call at 1024^2
- * (graph replay) of each. */
+ * other type pairs at 8192^2, or at the sizes of BENCH_PAIR_SIZES), then the
+ * GPU-only time per call at 1024^2 (graph replay) of each. */
 static void section_variants(void)
 {
     const char *sz = getenv("BENCH_SIZES");
-    const std::vector<size_t> sizes = sizes_from_env({1024, 4096, 8192, 16384});
+    const std::vector<size_t> sizes = sizes_from_env("BENCH_SIZES", {1024, 4096, 8192, 16384});
     const std::vector<std::string> vars =
         variants_from_env("staged=0 staged=1 staged=0,hints=7 staged=1,hints=7");
     printf("\n== cuda.lookback variants vs same-run copy floor (device data, median of %d) ==\n",
@@ -467,15 +467,23 @@ static void section_variants(void)
         unsetenv("PIXSUM_CUDA_LB");
         printf("\n");
     });
-    /* The other type pairs at 8192^2 (which kernel each should default to). */
-    const bool more_pairs = !(sz && *sz);
-    const pixsum_type more[][2] = {{PIXSUM_U8, PIXSUM_U64}, {PIXSUM_U16, PIXSUM_U32},
+    /* The other type pairs (ms per call; which kernel and hints each should
+     * default to) at the sizes of BENCH_PAIR_SIZES, which adds f32 -> f64;
+     * without it at 8192^2 unless BENCH_SIZES is set. */
+    const char *ps = getenv("BENCH_PAIR_SIZES");
+    const bool pair_sizes = ps && *ps;
+    std::vector<size_t> more_sizes;
+    if (pair_sizes)
+        more_sizes = sizes_from_env("BENCH_PAIR_SIZES", {});
+    else if (!(sz && *sz))
+        more_sizes.push_back(8192);
+    const pixsum_type more[][2] = {{PIXSUM_U8, PIXSUM_U64},  {PIXSUM_U16, PIXSUM_U32},
                                    {PIXSUM_U16, PIXSUM_U64}, {PIXSUM_I32, PIXSUM_I64},
-                                   {PIXSUM_F64, PIXSUM_F64}};
-    for (auto &pr : more) {
-        if (!more_pairs)
-            break;
-        size_t n = 8192, px = n * n;
+                                   {PIXSUM_F64, PIXSUM_F64}, {PIXSUM_F32, PIXSUM_F64}};
+    const int n_more = pair_sizes ? 6 : 5;
+    for (int m = 0; m < n_more * (int)more_sizes.size(); m++) {
+        const pixsum_type *pr = more[m / (int)more_sizes.size()];
+        size_t n = more_sizes[m % more_sizes.size()], px = n * n;
         pixsum_type tin = pr[0], tout = pr[1];
         bufset b = make_bufs(px * pixsum_type_size(tin), px * pixsum_type_size(tout), tin);
         printf("%s->%-4s %6zu %9s", pixsum_type_name(tin), pixsum_type_name(tout), n, "-");
@@ -484,6 +492,8 @@ static void section_variants(void)
             double t = time_method("cuda.lookback", tin, tout, n, n, b, NULL);
             printf("   %9.4f %12s", t, "");
             fflush(stdout);
+            fprintf(stderr, "csv,variant,%s,%s,%zu,%s,-1,%.5f\n", pixsum_type_name(tin),
+                    pixsum_type_name(tout), n, v.c_str(), t);
         }
         unsetenv("PIXSUM_CUDA_LB");
         printf("\n");
@@ -520,7 +530,7 @@ static double pct(std::vector<double> v, double q)
 
 static void section_trace(void)
 {
-    const std::vector<size_t> sizes = sizes_from_env({4096, 8192, 16384});
+    const std::vector<size_t> sizes = sizes_from_env("BENCH_SIZES", {4096, 8192, 16384});
     const std::vector<std::string> vars = variants_from_env("staged=1 staged=1,hints=7");
     const char *od = getenv("OUT");
     std::string outdir = od && *od ? od : ".";

@@ -24,7 +24,8 @@ cudaError_t read_caps(int dev, psi_device_caps *c)
         (e = cudaDeviceGetAttribute(&c->smem_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin,
                                     dev)) != cudaSuccess ||
         (e = cudaDeviceGetAttribute(&c->sm_count, cudaDevAttrMultiProcessorCount, dev)) !=
-            cudaSuccess)
+            cudaSuccess ||
+        (e = cudaDeviceGetAttribute(&c->l2_bytes, cudaDevAttrL2CacheSize, dev)) != cudaSuccess)
         return e;
     if (c->smem_optin <= 0)
         c->smem_optin = 48 << 10;

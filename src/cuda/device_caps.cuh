@@ -14,6 +14,7 @@ struct psi_device_caps {
     int cc_major;   /* compute capability, major */
     int smem_optin; /* largest dynamic shared memory a block may opt in to, bytes */
     int sm_count;   /* multiprocessors */
+    int l2_bytes;   /* L2 cache size, bytes */
 };
 
 /* Fills *caps for the calling thread's current device. The first call per

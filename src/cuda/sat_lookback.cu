@@ -137,8 +137,8 @@ static bool lb_narrow_fits(const psi_cu_plan *p, int tile_height)
 lb_choice lb_choose(const psi_cu_plan *p)
 {
     size_t acc_size = psi_cu_acc_size(p->acc);
-    /* Streaming hints on (measured on an H100, docs/benchmarks.md). */
-    lb_choice c = {lb_staged_default(p), LB_REG_ROWS, lb_register_warps(acc_size), 3, 0, 1,
+    /* Streaming hints by the record size (LB_HINTS_AUTO; lb_launch()). */
+    lb_choice c = {lb_staged_default(p), LB_REG_ROWS, lb_register_warps(acc_size), LB_HINTS_AUTO, 0, 1,
                    LB_TW, 0, 1, 1, 1, LB_STAGGER_SPREAD_NS};
     int want_tw = 0;
     const char *e = getenv("PIXSUM_CUDA_LB");
@@ -455,13 +455,14 @@ size_t lb_trace_offset(const psi_cu_plan *p, size_t acc_size, int tile_height)
 
 int lb_launch(void (*kernel)(psi_cu_plan, lb_geom), unsigned blocks, unsigned threads,
               size_t smem, const psi_cu_plan *p, const lb_choice &c, lb_geom &g,
-              int stagger_blocks)
+              int staged_blocks)
 {
     g.pdl = 0;
     g.stagger_ns = 0;
     g.stagger_wave = 1;
-    const bool stagger = c.stagger > 0 && stagger_blocks > 1;
-    if (c.pdl || stagger) {
+    const bool stagger = c.stagger > 0 && staged_blocks > 1;
+    const bool auto_hints = c.hints == LB_HINTS_AUTO && staged_blocks > 0;
+    if (c.pdl || stagger || auto_hints) {
         psi_device_caps caps;
         cudaError_t e = psi_current_device_caps(&caps);
         if (e != cudaSuccess)
@@ -472,10 +473,14 @@ int lb_launch(void (*kernel)(psi_cu_plan, lb_geom), unsigned blocks, unsigned th
          * store: only where there is more than one wave (run 105, 3500 ns
          * steps: a one-wave 2048^2 f32 -> f64 call took 0.0431 ms, 0.0354 in
          * run 101). */
-        if (stagger && blocks > (u64)stagger_blocks * (u64)caps.sm_count) {
-            g.stagger_ns = c.stagger / (stagger_blocks - 1);
+        if (stagger && blocks > (u64)staged_blocks * (u64)caps.sm_count) {
+            g.stagger_ns = c.stagger / (staged_blocks - 1);
             g.stagger_wave = (unsigned)caps.sm_count;
         }
+        /* The look-back records lie from the workspace's start to cflags. */
+        const size_t records = (size_t)((const char *)g.cflags - (const char *)p->ws);
+        if (auto_hints && records > (size_t)caps.l2_bytes / LB_HINTS_L2_SHARE)
+            g.hints = LB_HINTS_LARGE;
     }
     return (int)psi_launch(g.pdl != 0, kernel, dim3(blocks), dim3(threads), smem,
                            (cudaStream_t)p->stream, *p, g);
@@ -486,7 +491,7 @@ int lb_geometry(const psi_cu_plan *p, size_t in_size, size_t acc_size, int tile_
 {
     size_t bytes;
     const u64 tw = (u64)tile_width, th = (u64)tile_height;
-    g->hints = hints;
+    g->hints = hints == LB_HINTS_AUTO ? LB_HINTS_DEFAULT : hints;
     lb_layout(p, acc_size, tile_width, tile_height, &g->tiles_x, &g->tiles_y, &g->total, &bytes);
     char *base = (char *)p->ws + sizeof(psi_cu_header);
     g->vflags = (u64 *)base;

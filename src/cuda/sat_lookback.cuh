@@ -72,6 +72,17 @@ constexpr int LB_TW = 256;
  * without; 2000 ns for f32 -> f32 with 3, 0.756 against 0.711). */
 constexpr int LB_STAGGER_SPREAD_NS = 4000;
 
+/* lb_geom::hints when PIXSUM_CUDA_LB does not set them: both streaming hints
+ * (loads and stores), except that the staged kernel drops the store hint
+ * once the look-back records (flags and edge values, lb_layout()) outgrow
+ * LB_HINTS_L2_SHARE of L2. H200 (60 MB L2), runs 103 and 106: with 16 MB of
+ * records (f32 -> f32 10240^2) both hints are 1.5% faster; from 23 MB (f32
+ * 12288^2) the store hint alone is 1-4% slower (u8 -> u32 16384^2: 0.845
+ * against 0.827 of the copy floor; 20480^2: 0.856 against 0.820). lb_choice
+ * holds LB_HINTS_AUTO until lb_launch() resolves it. */
+constexpr int LB_HINTS_DEFAULT = 3, LB_HINTS_LARGE = 1, LB_HINTS_AUTO = -1;
+constexpr int LB_HINTS_L2_SHARE = 3; /* records > L2 / 3 */
+
 /* The register kernel's narrow tiles, for small planes with aggregate-only
  * look-backs: twice as many tiles, so that a 1024^2 plane covers 128 SMs
  * instead of 64. */
@@ -90,7 +101,8 @@ template <> struct uint_of<16> { typedef uint4 T; };
  * cache hints. Resolved by lb_choose() in sat_lookback.cu. */
 struct lb_choice {
     int staged;
-    int rows, warps, hints; /* tile height = rows x warps */
+    int rows, warps; /* tile height = rows x warps */
+    int hints;       /* lb_geom::hints, or LB_HINTS_AUTO */
     int split;              /* concurrent look-backs (staged kernel) */
     int direct;             /* aggregate-only look-backs (register kernel, small planes) */
     int tw;                 /* tile width: LB_TW, or LB_TW_NARROW (register, direct) */
@@ -109,24 +121,25 @@ lb_choice lb_choose(const psi_cu_plan *p);
 int lb_staged_rows(const psi_cu_plan *p);
 
 /* Fills g's tile counts, workspace pointers (layout: lb_layout() in
- * sat_lookback.cu) and vector-access flags for a launch with tiles of
- * tile_width (LB_TW or LB_TW_NARROW) x tile_height; returns 0, or a
- * cudaError_t when the tile count exceeds the grid limit. */
+ * sat_lookback.cu), hints (LB_HINTS_AUTO gives LB_HINTS_DEFAULT) and
+ * vector-access flags for a launch with tiles of tile_width (LB_TW or
+ * LB_TW_NARROW) x tile_height; returns 0, or a cudaError_t when the tile
+ * count exceeds the grid limit. */
 int lb_geometry(const psi_cu_plan *p, size_t in_size, size_t acc_size, int tile_width,
                 int tile_height, int hints, lb_geom *g);
 
 /* Launches kernel(*p, g) on p's stream with `blocks` x `threads` and smem
  * bytes of dynamic shared memory; sets g.pdl from c.pdl on devices of compute
  * capability 9 and newer (cudaLaunchKernelEx with programmatic stream
- * serialization), else a plain launch. A kernel that staggers its first wave
- * (the staged kernel) passes the blocks an SM holds as stagger_blocks: g's
- * stagger_ns and stagger_wave then spread c.stagger ns over them when the
- * launch needs more than one wave; 0 for kernels without it. The device's
- * capabilities are fetched once, and only when needed. Returns 0 or a
- * cudaError_t. */
+ * serialization), else a plain launch. The staged kernel passes the blocks an
+ * SM holds as staged_blocks (0 for the register kernel); for it, g's
+ * stagger_ns and stagger_wave spread c.stagger ns over them when the launch
+ * needs more than one wave, and g.hints follows the record size when
+ * c.hints is LB_HINTS_AUTO. The device's capabilities are fetched once per
+ * call, and only when needed. Returns 0 or a cudaError_t. */
 int lb_launch(void (*kernel)(psi_cu_plan, lb_geom), unsigned blocks, unsigned threads,
               size_t smem, const psi_cu_plan *p, const lb_choice &c, lb_geom &g,
-              int stagger_blocks);
+              int staged_blocks);
 
 /* Byte offset of the phase trace in the workspace (PIXSUM_CUDA_LB=trace=1,
  * staged kernel: LB_TW wide tiles): the end of the other regions, 8-byte
