@@ -455,13 +455,13 @@ size_t lb_trace_offset(const psi_cu_plan *p, size_t acc_size, int tile_height)
 
 int lb_launch(void (*kernel)(psi_cu_plan, lb_geom), unsigned blocks, unsigned threads,
               size_t smem, const psi_cu_plan *p, const lb_choice &c, lb_geom &g,
-              int staged_blocks)
+              int staged_blocks, bool hints_by_records)
 {
     g.pdl = 0;
     g.stagger_ns = 0;
     g.stagger_wave = 1;
     const bool stagger = c.stagger > 0 && staged_blocks > 1;
-    const bool auto_hints = c.hints == LB_HINTS_AUTO && staged_blocks > 0;
+    const bool auto_hints = c.hints == LB_HINTS_AUTO && hints_by_records;
     if (c.pdl || stagger || auto_hints) {
         psi_device_caps caps;
         cudaError_t e = psi_current_device_caps(&caps);
@@ -548,7 +548,7 @@ static int lookback_launch(const psi_cu_plan *p, const lb_choice &c)
     if (TW != LB_TW && !g.direct)
         return (int)cudaErrorInvalidConfiguration; /* lb_choose() never asks for it */
     return lb_launch(lookback_kernel<TIn, TAcc, R, NW, MINB, TW>, (unsigned)g.total, 32 * NW, 0,
-                     p, c, g, 0);
+                     p, c, g, 0, false);
 }
 
 template <typename TIn, typename TAcc>

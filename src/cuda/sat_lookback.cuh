@@ -73,13 +73,17 @@ constexpr int LB_TW = 256;
 constexpr int LB_STAGGER_SPREAD_NS = 4000;
 
 /* lb_geom::hints when PIXSUM_CUDA_LB does not set them: both streaming hints
- * (loads and stores), except that the staged kernel drops the store hint
- * once the look-back records (flags and edge values, lb_layout()) outgrow
- * LB_HINTS_L2_SHARE of L2. H200 (60 MB L2), runs 103 and 106: with 16 MB of
- * records (f32 -> f32 10240^2) both hints are 1.5% faster; from 23 MB (f32
- * 12288^2) the store hint alone is 1-4% slower (u8 -> u32 16384^2: 0.845
- * against 0.827 of the copy floor; 20480^2: 0.856 against 0.820). lb_choice
- * holds LB_HINTS_AUTO until lb_launch() resolves it. */
+ * (loads and stores), except that the staged kernel's 4-byte tables drop the
+ * store hint once the look-back records (flags and edge values, lb_layout())
+ * outgrow 1 / LB_HINTS_L2_SHARE of L2. H200 (60 MB L2), runs 103, 106, 107:
+ * up to 19 MB of records both hints are faster (f32 -> f32 10240^2, 16 MB:
+ * 2%; u16 -> u32 10240^2: 7%); from 24 MB dropping the store hint is 1.5%
+ * slower (u16 -> u32 12288^2) to 4% faster (u8 -> u32 16384^2, 25 MB:
+ * 0.838-0.848 against 0.828 of the copy floor; 20480^2: 0.860 against 0.827;
+ * f32 -> f32 16384^2: 0.720 against 0.702; u16 -> u32 16384^2: 3%). 8-byte
+ * tables keep both: u8 -> u64 at 12288^2 took 0.876
+ * ms per call without the store hint, 0.575 with it, and the other pairs were
+ * level. lb_choice holds LB_HINTS_AUTO until lb_launch() resolves it. */
 constexpr int LB_HINTS_DEFAULT = 3, LB_HINTS_LARGE = 1, LB_HINTS_AUTO = -1;
 constexpr int LB_HINTS_L2_SHARE = 3; /* records > L2 / 3 */
 
@@ -132,14 +136,15 @@ int lb_geometry(const psi_cu_plan *p, size_t in_size, size_t acc_size, int tile_
  * bytes of dynamic shared memory; sets g.pdl from c.pdl on devices of compute
  * capability 9 and newer (cudaLaunchKernelEx with programmatic stream
  * serialization), else a plain launch. The staged kernel passes the blocks an
- * SM holds as staged_blocks (0 for the register kernel); for it, g's
- * stagger_ns and stagger_wave spread c.stagger ns over them when the launch
- * needs more than one wave, and g.hints follows the record size when
- * c.hints is LB_HINTS_AUTO. The device's capabilities are fetched once per
- * call, and only when needed. Returns 0 or a cudaError_t. */
+ * SM holds as staged_blocks (0 for the register kernel): g's stagger_ns and
+ * stagger_wave then spread c.stagger ns over them when the launch needs more
+ * than one wave. With hints_by_records (the staged kernel's 4-byte tables)
+ * and c.hints LB_HINTS_AUTO, g.hints follows the record size. The device's
+ * capabilities are fetched once per call, and only when needed. Returns 0 or
+ * a cudaError_t. */
 int lb_launch(void (*kernel)(psi_cu_plan, lb_geom), unsigned blocks, unsigned threads,
               size_t smem, const psi_cu_plan *p, const lb_choice &c, lb_geom &g,
-              int staged_blocks);
+              int staged_blocks, bool hints_by_records);
 
 /* Byte offset of the phase trace in the workspace (PIXSUM_CUDA_LB=trace=1,
  * staged kernel: LB_TW wide tiles): the end of the other regions, 8-byte

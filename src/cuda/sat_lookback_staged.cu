@@ -549,7 +549,7 @@ static int staged_launch(const psi_cu_plan *p, const lb_choice &c)
         smem_set.store(1, std::memory_order_relaxed);
     }
     return lb_launch(staged_kernel<TIn, TAcc, R, MINB, TRACE>, (unsigned)g.total, ST_THREADS,
-                     L::bytes, p, c, g, MINB);
+                     L::bytes, p, c, g, MINB, sizeof(TAcc) == 4);
 }
 
 /* Launches with R rows per warp; the register budget is cut for the blocks
