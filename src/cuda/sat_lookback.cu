@@ -126,7 +126,9 @@ static bool lb_narrow_fits(const psi_cu_plan *p, int tile_height)
  * staged kernel's tile copied by cp.async on sm_80 and newer (async=1 by
  * default; H200, run 100, f32 -> f32 8192^2: 0.717 against 0.679 of the
  * copy floor), and the staged kernel's first wave spread over
- * LB_STAGGER_SPREAD_NS (stagger=NS; 0 turns it off).
+ * LB_STAGGER_SPREAD_NS (stagger=NS; 0 turns it off). smempad=BYTES gives
+ * each staged block that much more shared memory, so that fewer fit an SM (a
+ * timing experiment).
  * PIXSUM_CUDA_LB="staged=0,rows=4,hints=0,split=1,direct=0,tw=128,pdl=0,tag=0,
  * async=0,stagger=0" overrides them (tuning runs and tests of every variant;
  * tw=128 only where the narrow tiles can run; tag=0: flags and fences instead
@@ -139,7 +141,7 @@ lb_choice lb_choose(const psi_cu_plan *p)
     size_t acc_size = psi_cu_acc_size(p->acc);
     /* Streaming hints by the record size (LB_HINTS_AUTO; lb_launch()). */
     lb_choice c = {lb_staged_default(p), LB_REG_ROWS, lb_register_warps(acc_size), LB_HINTS_AUTO, 0, 1,
-                   LB_TW, 0, 1, 1, 1, LB_STAGGER_SPREAD_NS};
+                   LB_TW, 0, 1, 1, 1, LB_STAGGER_SPREAD_NS, 0};
     int want_tw = 0;
     const char *e = getenv("PIXSUM_CUDA_LB");
     if (e) {
@@ -154,6 +156,11 @@ lb_choice lb_choose(const psi_cu_plan *p)
         if (st) {
             const int ns = atoi(st + 8);
             c.stagger = ns > 0 ? ns : 0;
+        }
+        const char *pad = strstr(e, "smempad=");
+        if (pad) {
+            const int bytes = atoi(pad + 8);
+            c.smem_pad = bytes > 0 && bytes <= (200 << 10) ? bytes : 0;
         }
         if (tg)
             c.tag = atoi(tg + 4) != 0;

@@ -116,7 +116,9 @@ struct lb_choice {
               * 4-byte tables (default 1; their chained ones always take them) */
     int async_copy; /* lb_geom::async_copy (default 1) */
     int stagger;    /* ns over which the staged kernel's first wave starts
-                     * (default LB_STAGGER_SPREAD_NS; see staged_launch()) */
+                     * (default LB_STAGGER_SPREAD_NS; see lb_launch()) */
+    int smem_pad;   /* extra dynamic shared memory per staged block, bytes: a
+                     * timing experiment with fewer blocks per SM (default 0) */
 };
 
 lb_choice lb_choose(const psi_cu_plan *p);

@@ -539,17 +539,26 @@ static int staged_launch(const psi_cu_plan *p, const lb_choice &c)
     /* The tile copy moves 16-byte chunks: rows and planes 16-byte aligned. */
     g.vec_in = p->channels == 1 && (uintptr_t)p->in % 16 == 0 && p->in_row % 16 == 0 &&
                (p->depth == 1 || p->in_slice % 16 == 0);
-    static std::atomic<int> smem_set(0);
-    if (L::bytes > 48 * 1024 && !smem_set.load(std::memory_order_relaxed)) {
+    /* Above 48 KB a kernel must opt in to its dynamic shared memory: once for
+     * L::bytes, and at every smempad= launch (a timing experiment) for its
+     * size. */
+    const size_t smem = L::bytes + (size_t)c.smem_pad;
+    static std::atomic<int> smem_opted(0);
+    if (smem > 48 * 1024 && (c.smem_pad || !smem_opted.load(std::memory_order_relaxed))) {
         cudaError_t e = cudaFuncSetAttribute(staged_kernel<TIn, TAcc, R, MINB, TRACE>,
                                              cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                             (int)L::bytes);
+                                             (int)smem);
         if (e != cudaSuccess)
             return (int)e;
-        smem_set.store(1, std::memory_order_relaxed);
+        if (!c.smem_pad)
+            smem_opted.store(1, std::memory_order_relaxed);
     }
+    /* The blocks an SM holds, for the stagger: MINB, or fewer with smempad=
+     * (227 KB per SM, 1 KB reserved per block). */
+    const int fit = (int)((227u << 10) / (smem + 1024));
+    const int per_sm = fit < MINB ? (fit > 0 ? fit : 1) : MINB;
     return lb_launch(staged_kernel<TIn, TAcc, R, MINB, TRACE>, (unsigned)g.total, ST_THREADS,
-                     L::bytes, p, c, g, MINB, sizeof(TAcc) == 4);
+                     smem, p, c, g, per_sm, sizeof(TAcc) == 4);
 }
 
 /* Launches with R rows per warp; the register budget is cut for the blocks
