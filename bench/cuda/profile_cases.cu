@@ -176,6 +176,8 @@ int main(int argc, char **argv)
     sat_case(ctx, "sat u8 u32 8192", PIXSUM_U8, PIXSUM_U32, 8192);
     sat_case(ctx, "sat f32 f32 8192", PIXSUM_F32, PIXSUM_F32, 8192);
     sat_case(ctx, "sat u8 u32 1024", PIXSUM_U8, PIXSUM_U32, 1024);
+    sat_case(ctx, "sat u8 u32 16384", PIXSUM_U8, PIXSUM_U32, 16384);
+    sat_case(ctx, "sat u8 u64 8192", PIXSUM_U8, PIXSUM_U64, 8192);
     if (wanted("floors 8192")) {
         const long long n = 8192LL * 8192;
         unsigned char *in;
