@@ -11,7 +11,8 @@
  *     flat with the fused finish on noise, "narrow" and "private" on noise;
  *   - its u16 65536-bin "wide" scheme on noise and constant;
  *   - the integral image's default kernels: u8->u32 and f32->f32 at 8192^2,
- *     u8->u32 at 1024^2;
+ *     u8->u32 at 1024^2 and 16384^2, u8->u64 at 8192^2 (PIXSUM_CUDA_LB in the
+ *     environment picks a launch variant);
  *   - a read kernel and a copy kernel that move the same bytes as the 8192^2
  *     cases (the floors the figures are measured against).
  * The case order is printed.
