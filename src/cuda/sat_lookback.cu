@@ -126,7 +126,8 @@ static bool lb_narrow_fits(const psi_cu_plan *p, int tile_height)
  * staged kernel's tile copied by cp.async on sm_80 and newer (async=1 by
  * default; H200, run 100, f32 -> f32 8192^2: 0.717 against 0.679 of the
  * copy floor), and the staged kernel's first wave spread over
- * LB_STAGGER_SPREAD_NS (stagger=NS; 0 turns it off). smempad=BYTES gives
+ * LB_STAGGER_SPREAD_NS (stagger=NS; 0 turns it off). order=1 hands the
+ * staged kernel its tiles by anti-diagonals (LB_ORDER_DIAGONAL). smempad=BYTES gives
  * each staged block that much more shared memory, so that fewer fit an SM (a
  * timing experiment).
  * PIXSUM_CUDA_LB="staged=0,rows=4,hints=0,split=1,direct=0,tw=128,pdl=0,tag=0,
@@ -140,8 +141,17 @@ lb_choice lb_choose(const psi_cu_plan *p)
 {
     size_t acc_size = psi_cu_acc_size(p->acc);
     /* Streaming hints by the record size (LB_HINTS_AUTO; lb_launch()). */
-    lb_choice c = {lb_staged_default(p), LB_REG_ROWS, lb_register_warps(acc_size), LB_HINTS_AUTO, 0, 1,
-                   LB_TW, 0, 1, 1, 1, LB_STAGGER_SPREAD_NS, 0};
+    lb_choice c{}; /* split, trace, order and smem_pad stay 0 */
+    c.staged = lb_staged_default(p);
+    c.rows = LB_REG_ROWS;
+    c.warps = lb_register_warps(acc_size);
+    c.hints = LB_HINTS_AUTO;
+    c.direct = 1;
+    c.tw = LB_TW;
+    c.pdl = 1;
+    c.tag = 1;
+    c.async_copy = 1;
+    c.stagger = LB_STAGGER_SPREAD_NS;
     int want_tw = 0;
     const char *e = getenv("PIXSUM_CUDA_LB");
     if (e) {
@@ -157,6 +167,9 @@ lb_choice lb_choose(const psi_cu_plan *p)
             const int ns = atoi(st + 8);
             c.stagger = ns > 0 ? ns : 0;
         }
+        const char *od = strstr(e, "order=");
+        if (od)
+            c.order = atoi(od + 6) == 1;
         const char *pad = strstr(e, "smempad=");
         if (pad) {
             const int bytes = atoi(pad + 8);
@@ -291,7 +304,7 @@ __global__ void __launch_bounds__(32 * NW, MINB) lookback_kernel(psi_cu_plan p, 
     psi_cu_header *hdr = (psi_cu_header *)p.ws;
     const unsigned tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
     pdl_begin(g);
-    const tile_pos tp = take_tile(p, g, sizeof(TIn), sizeof(TAcc), &s_ticket, &s_epoch);
+    const tile_pos tp = take_tile(p, g, sizeof(TIn), sizeof(TAcc), &s_ticket, &s_epoch, false);
     const u64 t = tp.t, epoch = tp.epoch, tx = tp.tx, ty = tp.ty;
     const plane_ptrs b = tp.b;
     const i64 w = p.width, ch = p.channels, rows = p.y1 - p.y0;
@@ -489,6 +502,8 @@ int lb_launch(void (*kernel)(psi_cu_plan, lb_geom), unsigned blocks, unsigned th
         if (auto_hints && records > (size_t)caps.l2_bytes / LB_HINTS_L2_SHARE)
             g.hints = LB_HINTS_LARGE;
     }
+    if (c.order)
+        g.hints |= LB_ORDER_DIAGONAL;
     return (int)psi_launch(g.pdl != 0, kernel, dim3(blocks), dim3(threads), smem,
                            (cudaStream_t)p->stream, *p, g);
 }

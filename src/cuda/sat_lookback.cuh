@@ -87,6 +87,10 @@ constexpr int LB_STAGGER_SPREAD_NS = 4000;
 constexpr int LB_HINTS_DEFAULT = 3, LB_HINTS_LARGE = 1, LB_HINTS_AUTO = -1;
 constexpr int LB_HINTS_L2_SHARE = 3; /* records > L2 / 3 */
 
+/* lb_geom::hints bit of PIXSUM_CUDA_LB=order=1: tiles by anti-diagonals
+ * (diagonal_tile()) instead of row by row. */
+constexpr int LB_ORDER_DIAGONAL = 16;
+
 /* The register kernel's narrow tiles, for small planes with aggregate-only
  * look-backs: twice as many tiles, so that a 1024^2 plane covers 128 SMs
  * instead of 64. */
@@ -117,6 +121,7 @@ struct lb_choice {
     int async_copy; /* lb_geom::async_copy (default 1) */
     int stagger;    /* ns over which the staged kernel's first wave starts
                      * (default LB_STAGGER_SPREAD_NS; see lb_launch()) */
+    int order;      /* 1: tiles in diagonal order (LB_ORDER_DIAGONAL) */
     int smem_pad;   /* extra dynamic shared memory per staged block, bytes: a
                      * timing experiment with fewer blocks per SM (default 0) */
 };
@@ -182,16 +187,51 @@ __device__ __forceinline__ void pdl_begin(const lb_geom &g)
 #endif
 }
 
+/* Tiles of a W x H plane with x + y < d: T(d) - T(d - W) - T(d - H), where
+ * T(n) = n (n + 1) / 2 counts the cells of a triangle (d < W + H). */
+__device__ __forceinline__ u64 tiles_before_diagonal(unsigned d, unsigned w, unsigned h)
+{
+    const u64 n = d, a = d > w ? (u64)(d - w) : 0, b = d > h ? (u64)(d - h) : 0;
+    return n * (n + 1) / 2 - a * (a + 1) / 2 - b * (b + 1) / 2;
+}
+
+/* Ticket t in diagonal order (PIXSUM_CUDA_LB=order=1): plane by plane, the
+ * anti-diagonals x + y = d in turn, each by increasing x; returns the raster
+ * number (plane, ty, tx) of that tile. Every tile a tile's look-backs read
+ * (left of it or above it) lies on an earlier diagonal, so it has an earlier
+ * ticket. */
+__device__ __forceinline__ u64 diagonal_tile(u64 t, unsigned w, unsigned h)
+{
+    const u64 per_plane = (u64)w * h, plane = t / per_plane, rem = t - plane * per_plane;
+    unsigned lo = 0, hi = w + h - 1; /* tiles_before_diagonal(lo) <= rem < (hi) */
+    while (hi - lo > 1) {
+        const unsigned mid = lo + (hi - lo) / 2;
+        if (tiles_before_diagonal(mid, w, h) <= rem)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    const unsigned first_x = lo + 1 > h ? lo + 1 - h : 0;
+    const unsigned x = first_x + (unsigned)(rem - tiles_before_diagonal(lo, w, h));
+    return plane * per_plane + (u64)(lo - x) * w + x;
+}
+
 /* Called by every thread of the block at its start: thread 0 takes the next
  * ticket (so every tile the block waits for belongs to a block that already
- * runs), and after the barrier all threads read where the tile lies. */
+ * runs) and turns it into a tile number (itself, or by diagonal order with
+ * LB_ORDER_DIAGONAL in g.hints where `reorder`: the staged kernel; compiled
+ * out of the register kernel, whose spills it changes), and after the barrier
+ * all threads read where the tile lies. */
 __device__ __forceinline__ tile_pos take_tile(const psi_cu_plan &p, const lb_geom &g,
                                               size_t in_size, size_t acc_size, u64 *s_ticket,
-                                              u64 *s_epoch)
+                                              u64 *s_epoch, bool reorder)
 {
     if (threadIdx.x == 0) {
         u64 e;
-        *s_ticket = take_ticket((psi_cu_header *)p.ws, &e);
+        const u64 ticket = take_ticket((psi_cu_header *)p.ws, &e);
+        *s_ticket = reorder && (g.hints & LB_ORDER_DIAGONAL)
+                        ? diagonal_tile(ticket, (unsigned)g.tiles_x, (unsigned)g.tiles_y)
+                        : ticket;
         *s_epoch = e;
     }
     __syncthreads();

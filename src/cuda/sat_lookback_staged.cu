@@ -244,7 +244,7 @@ __global__ void __launch_bounds__(ST_THREADS, PSI_ST_MINB(MINB))
      * times of its block; the other kernels compile none of it. */
     const u64 trace_start = TRACE && tid == 0 ? global_ns() : 0;
     const u64 trace_start_clk = TRACE && tid == 0 ? (u64)clock64() : 0;
-    const tile_pos tp = take_tile(p, g, sizeof(TIn), sizeof(TAcc), &s_ticket, &s_epoch);
+    const tile_pos tp = take_tile(p, g, sizeof(TIn), sizeof(TAcc), &s_ticket, &s_epoch, true);
     const u64 t = tp.t, epoch = tp.epoch, tx = tp.tx, ty = tp.ty;
     u64 *const rec = TRACE ? g.trace + t * LB_TRACE_WORDS : nullptr;
     if (rec && tid == 0) {
