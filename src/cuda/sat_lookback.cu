@@ -126,8 +126,9 @@ static bool lb_narrow_fits(const psi_cu_plan *p, int tile_height)
  * staged kernel's tile copied by cp.async on sm_80 and newer (async=1 by
  * default; H200, run 100, f32 -> f32 8192^2: 0.717 against 0.679 of the
  * copy floor), and the staged kernel's first wave spread over
- * LB_STAGGER_SPREAD_NS (stagger=NS; 0 turns it off). order=1 hands the
- * staged kernel its tiles by anti-diagonals (LB_ORDER_DIAGONAL). smempad=BYTES gives
+ * LB_STAGGER_SPREAD_NS (stagger=NS; 0 turns it off), the staged kernel's
+ * tiles by anti-diagonals for input wider than 8 bits (LB_ORDER_AUTO; order=1
+ * for every pair, order=0 row by row). smempad=BYTES gives
  * each staged block that much more shared memory, so that fewer fit an SM (a
  * timing experiment).
  * PIXSUM_CUDA_LB="staged=0,rows=4,hints=0,split=1,direct=0,tw=128,pdl=0,tag=0,
@@ -141,7 +142,7 @@ lb_choice lb_choose(const psi_cu_plan *p)
 {
     size_t acc_size = psi_cu_acc_size(p->acc);
     /* Streaming hints by the record size (LB_HINTS_AUTO; lb_launch()). */
-    lb_choice c{}; /* split, trace, order and smem_pad stay 0 */
+    lb_choice c{}; /* split, trace and smem_pad stay 0 */
     c.staged = lb_staged_default(p);
     c.rows = LB_REG_ROWS;
     c.warps = lb_register_warps(acc_size);
@@ -152,6 +153,7 @@ lb_choice lb_choose(const psi_cu_plan *p)
     c.tag = 1;
     c.async_copy = 1;
     c.stagger = LB_STAGGER_SPREAD_NS;
+    c.order = LB_ORDER_AUTO;
     int want_tw = 0;
     const char *e = getenv("PIXSUM_CUDA_LB");
     if (e) {
@@ -169,7 +171,7 @@ lb_choice lb_choose(const psi_cu_plan *p)
         }
         const char *od = strstr(e, "order=");
         if (od)
-            c.order = atoi(od + 6) == 1;
+            c.order = atoi(od + 6) == 1 ? 1 : 0;
         const char *pad = strstr(e, "smempad=");
         if (pad) {
             const int bytes = atoi(pad + 8);
@@ -502,7 +504,7 @@ int lb_launch(void (*kernel)(psi_cu_plan, lb_geom), unsigned blocks, unsigned th
         if (auto_hints && records > (size_t)caps.l2_bytes / LB_HINTS_L2_SHARE)
             g.hints = LB_HINTS_LARGE;
     }
-    if (c.order)
+    if (c.order == 1)
         g.hints |= LB_ORDER_DIAGONAL;
     return (int)psi_launch(g.pdl != 0, kernel, dim3(blocks), dim3(threads), smem,
                            (cudaStream_t)p->stream, *p, g);

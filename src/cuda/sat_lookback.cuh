@@ -87,9 +87,16 @@ constexpr int LB_STAGGER_SPREAD_NS = 4000;
 constexpr int LB_HINTS_DEFAULT = 3, LB_HINTS_LARGE = 1, LB_HINTS_AUTO = -1;
 constexpr int LB_HINTS_L2_SHARE = 3; /* records > L2 / 3 */
 
-/* lb_geom::hints bit of PIXSUM_CUDA_LB=order=1: tiles by anti-diagonals
- * (diagonal_tile()) instead of row by row. */
-constexpr int LB_ORDER_DIAGONAL = 16;
+/* lb_geom::hints bit for the staged kernel's tiles by anti-diagonals
+ * (diagonal_tile()) instead of row by row: a tile's left and upper
+ * neighbours then started a diagonal earlier, so its look-backs wait less,
+ * but the tiles in flight share fewer DRAM pages. lb_choice::order is
+ * LB_ORDER_AUTO unless PIXSUM_CUDA_LB sets order=0 or 1: diagonal for input
+ * wider than 8 bits (shorter tiles, more look-backs per pixel). H200, run
+ * 111, same process: f32 -> f32 16384^2 0.787 of the copy floor against
+ * 0.718, f32 -> f64 8192^2 0.661 against 0.573, i32 -> i64 12% and u16 -> u64
+ * 7% faster, u16 -> u32 2% slower; u8 -> u32 0.7-3% slower. */
+constexpr int LB_ORDER_DIAGONAL = 16, LB_ORDER_AUTO = -1;
 
 /* The register kernel's narrow tiles, for small planes with aggregate-only
  * look-backs: twice as many tiles, so that a 1024^2 plane covers 128 SMs
@@ -121,7 +128,8 @@ struct lb_choice {
     int async_copy; /* lb_geom::async_copy (default 1) */
     int stagger;    /* ns over which the staged kernel's first wave starts
                      * (default LB_STAGGER_SPREAD_NS; see lb_launch()) */
-    int order;      /* 1: tiles in diagonal order (LB_ORDER_DIAGONAL) */
+    int order;      /* 1: tiles in diagonal order (LB_ORDER_DIAGONAL), 0: row
+                     * by row, LB_ORDER_AUTO: resolved by staged_launch() */
     int smem_pad;   /* extra dynamic shared memory per staged block, bytes: a
                      * timing experiment with fewer blocks per SM (default 0) */
 };

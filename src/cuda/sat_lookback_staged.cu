@@ -557,8 +557,11 @@ static int staged_launch(const psi_cu_plan *p, const lb_choice &c)
      * (227 KB per SM, 1 KB reserved per block). */
     const int fit = (int)((227u << 10) / (smem + 1024));
     const int per_sm = fit < MINB ? (fit > 0 ? fit : 1) : MINB;
+    lb_choice launch = c; /* tile order: see LB_ORDER_DIAGONAL */
+    if (launch.order == LB_ORDER_AUTO)
+        launch.order = sizeof(TIn) > 1 ? 1 : 0;
     return lb_launch(staged_kernel<TIn, TAcc, R, MINB, TRACE>, (unsigned)g.total, ST_THREADS,
-                     smem, p, c, g, per_sm, sizeof(TAcc) == 4);
+                     smem, p, launch, g, per_sm, sizeof(TAcc) == 4);
 }
 
 /* Launches with R rows per warp; the register budget is cut for the blocks
