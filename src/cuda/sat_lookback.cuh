@@ -92,10 +92,12 @@ constexpr int LB_HINTS_L2_SHARE = 3; /* records > L2 / 3 */
  * neighbours then started a diagonal earlier, so its look-backs wait less,
  * but the tiles in flight share fewer DRAM pages. lb_choice::order is
  * LB_ORDER_AUTO unless PIXSUM_CUDA_LB sets order=0 or 1: diagonal for input
- * wider than 8 bits (shorter tiles, more look-backs per pixel). H200, run
- * 111, same process: f32 -> f32 16384^2 0.787 of the copy floor against
- * 0.718, f32 -> f64 8192^2 0.661 against 0.573, i32 -> i64 12% and u16 -> u64
- * 7% faster, u16 -> u32 2% slower; u8 -> u32 0.7-3% slower. */
+ * wider than 8 bits (shorter tiles, more look-backs per pixel). H200, runs
+ * 111-112, same process, against row by row: f32 -> f32 0.761 of the copy
+ * floor against 0.753 at 8192^2, 0.783-0.790 against 0.717 at 16384^2;
+ * f32 -> f64 14-16%, i32 -> i64 14-21% and u16 -> u64 7-12% faster; u16 ->
+ * u32 -2% (8192^2) to +1% (16384^2); u8 -> u32 1-3% slower (it stays row by
+ * row); u8 -> u64 level at 8192^2, 7% faster at 16384^2 (row by row too). */
 constexpr int LB_ORDER_DIAGONAL = 16, LB_ORDER_AUTO = -1;
 
 /* The register kernel's narrow tiles, for small planes with aggregate-only
