@@ -35,7 +35,8 @@ struct lb_geom {
     u64 *vflags, *hflags;
     void *vagg, *vinc, *hagg, *hinc;
     int vec_in, vec_out;
-    int hints; /* bit 0: evict-first (streaming) loads, bit 1: streaming stores;
+    int hints; /* bit 0: evict-first (streaming) loads, bit 1: streaming stores,
+                * bit 4 (LB_ORDER_DIAGONAL): staged tiles by anti-diagonals;
                 * measurements only: bit 2 skips the look-backs (wrong table),
                 * bit 3 fences before the block's end (finish_block()) */
     int split; /* staged kernel: concurrent look-backs plus the corner term */
@@ -81,9 +82,9 @@ constexpr int LB_STAGGER_SPREAD_NS = 4000;
  * slower (u16 -> u32 12288^2) to 4% faster (u8 -> u32 16384^2, 25 MB:
  * 0.838-0.848 against 0.828 of the copy floor; 20480^2: 0.860 against 0.827;
  * f32 -> f32 16384^2: 0.720 against 0.702; u16 -> u32 16384^2: 3%). 8-byte
- * tables keep both: u8 -> u64 at 12288^2 took 0.876
- * ms per call without the store hint, 0.575 with it, and the other pairs were
- * level. lb_choice holds LB_HINTS_AUTO until lb_launch() resolves it. */
+ * tables keep both: u8 -> u64 at 12288^2 took 0.876 ms per call without the
+ * store hint, 0.575 with it, and the other pairs were level. lb_choice holds
+ * LB_HINTS_AUTO until lb_launch() resolves it. */
 constexpr int LB_HINTS_DEFAULT = 3, LB_HINTS_LARGE = 1, LB_HINTS_AUTO = -1;
 constexpr int LB_HINTS_L2_SHARE = 3; /* records > L2 / 3 */
 
@@ -171,8 +172,9 @@ size_t lb_trace_offset(const psi_cu_plan *p, size_t acc_size, int tile_height);
 /* Entry of the staged kernel (sat_lookback_staged.cu). */
 int lookback_staged_dispatch(const psi_cu_plan *p, const lb_choice &c);
 
-/* Where a block's tile lies: its ticket t (tile number over all planes), the
- * launch epoch, its column tx and row ty within its plane, and the plane. */
+/* Where a block's tile lies: its tile number t over all planes (row by row
+ * within a plane, whatever order the tickets go in), the launch epoch, its
+ * column tx and row ty within its plane, and the plane. */
 struct tile_pos {
     u64 t, epoch, tx, ty;
     plane_ptrs b;
@@ -205,7 +207,7 @@ __device__ __forceinline__ u64 tiles_before_diagonal(unsigned d, unsigned w, uns
     return n * (n + 1) / 2 - a * (a + 1) / 2 - b * (b + 1) / 2;
 }
 
-/* Ticket t in diagonal order (PIXSUM_CUDA_LB=order=1): plane by plane, the
+/* Ticket t in diagonal order (LB_ORDER_DIAGONAL): plane by plane, the
  * anti-diagonals x + y = d in turn, each by increasing x; returns the raster
  * number (plane, ty, tx) of that tile. Every tile a tile's look-backs read
  * (left of it or above it) lies on an earlier diagonal, so it has an earlier
