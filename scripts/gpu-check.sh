@@ -13,6 +13,8 @@
 #                                       (default: all, in that order)
 # Environment: OUT, JOBS, CUDA_ARCH (default 90), PIXSUM_TEST_NO_LARGE=1,
 # CUDA_TRACE=ON (also build the traced staged kernels, for BENCH_SECTION=trace).
+# BENCH_SECTION (default all), BENCH_REPS, BENCH_SIZES, BENCH_PAIR_SIZES,
+# BENCH_LB_VARIANTS: gpu_bench's section and its settings (bench/cuda/gpu_bench.cu).
 # LB_VARIANTS / SAN_VARIANTS: PIXSUM_CUDA_LB strings tested by `test` / `sanitize`;
 # TEST_TIMEOUT (240 s per variant run) and SAN_TIMEOUT (200 s per sanitizer run)
 # end a hung kernel; HIST_SANITIZE=0 skips the histogram sanitizer runs.

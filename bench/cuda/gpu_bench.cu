@@ -12,10 +12,12 @@
  * output pair fits in 2x the L2 cache, calls rotate over enough buffer pairs to
  * span more than 2x L2, so the cache never holds the data of the next call.
  *
- * Sections (argv[1]): "fast" (targets table), "p004" (paper 004 sweep),
- * "p003" (paper 003 4096^2 table, CPU and GPU, host and device data), "all";
- * "trace" (the staged kernel's phase times, a PIXSUM_CUDA_TRACE build) only
- * when named.
+ * Sections (argv[1]): "tune" (register-kernel rows and hints), "fast"
+ * (targets table), "variants" (PIXSUM_CUDA_LB launch variants side by side:
+ * BENCH_LB_VARIANTS, BENCH_SIZES, BENCH_PAIR_SIZES), "p004" (paper 004
+ * sweep), "p003" (paper 003 4096^2 table, CPU and GPU, host and device data),
+ * "all" (those five); "trace" (the staged kernel's phase times, a
+ * PIXSUM_CUDA_TRACE build) only when named. argv[2]: batches per figure.
  * Output: a readable table on stdout and CSV rows (prefix "csv,") to parse.
  */
 #include <cuda_runtime.h>
