@@ -27,6 +27,7 @@
 
 #include "device_caps.cuh"
 #include "sat_common.cuh"
+#include "tile_order.h"
 
 namespace psi_cu {
 
@@ -89,9 +90,9 @@ constexpr int LB_HINTS_DEFAULT = 3, LB_HINTS_LARGE = 1, LB_HINTS_AUTO = -1;
 constexpr int LB_HINTS_L2_SHARE = 3; /* records > L2 / 3 */
 
 /* lb_geom::hints bit for the staged kernel's tiles by anti-diagonals
- * (diagonal_tile()) instead of row by row: a tile's left and upper
- * neighbours then started a diagonal earlier, so its look-backs wait less,
- * but the tiles in flight share fewer DRAM pages. lb_choice::order is
+ * (psi_diagonal_tile() in tile_order.h) instead of row by row: a tile's
+ * left and upper neighbours then started a diagonal earlier, so its
+ * look-backs wait less, but the tiles in flight share fewer DRAM pages. lb_choice::order is
  * LB_ORDER_AUTO unless PIXSUM_CUDA_LB sets order=0 or 1: diagonal for input
  * wider than 8 bits (shorter tiles, more look-backs per pixel). H200, runs
  * 111-112, same process, against row by row: f32 -> f32 0.761 of the copy
@@ -199,35 +200,6 @@ __device__ __forceinline__ void pdl_begin(const lb_geom &g)
 #endif
 }
 
-/* Tiles of a W x H plane with x + y < d: T(d) - T(d - W) - T(d - H), where
- * T(n) = n (n + 1) / 2 counts the cells of a triangle (d < W + H). */
-__device__ __forceinline__ u64 tiles_before_diagonal(unsigned d, unsigned w, unsigned h)
-{
-    const u64 n = d, a = d > w ? (u64)(d - w) : 0, b = d > h ? (u64)(d - h) : 0;
-    return n * (n + 1) / 2 - a * (a + 1) / 2 - b * (b + 1) / 2;
-}
-
-/* Ticket t in diagonal order (LB_ORDER_DIAGONAL): plane by plane, the
- * anti-diagonals x + y = d in turn, each by increasing x; returns the raster
- * number (plane, ty, tx) of that tile. Every tile a tile's look-backs read
- * (left of it or above it) lies on an earlier diagonal, so it has an earlier
- * ticket. */
-__device__ __forceinline__ u64 diagonal_tile(u64 t, unsigned w, unsigned h)
-{
-    const u64 per_plane = (u64)w * h, plane = t / per_plane, rem = t - plane * per_plane;
-    unsigned lo = 0, hi = w + h - 1; /* tiles_before_diagonal(lo) <= rem < (hi) */
-    while (hi - lo > 1) {
-        const unsigned mid = lo + (hi - lo) / 2;
-        if (tiles_before_diagonal(mid, w, h) <= rem)
-            lo = mid;
-        else
-            hi = mid;
-    }
-    const unsigned first_x = lo + 1 > h ? lo + 1 - h : 0;
-    const unsigned x = first_x + (unsigned)(rem - tiles_before_diagonal(lo, w, h));
-    return plane * per_plane + (u64)(lo - x) * w + x;
-}
-
 /* Called by every thread of the block at its start: thread 0 takes the next
  * ticket (so every tile the block waits for belongs to a block that already
  * runs) and turns it into a tile number (itself, or by diagonal order with
@@ -242,7 +214,7 @@ __device__ __forceinline__ tile_pos take_tile(const psi_cu_plan &p, const lb_geo
         u64 e;
         const u64 ticket = take_ticket((psi_cu_header *)p.ws, &e);
         *s_ticket = reorder && (g.hints & LB_ORDER_DIAGONAL)
-                        ? diagonal_tile(ticket, (unsigned)g.tiles_x, (unsigned)g.tiles_y)
+                        ? psi_diagonal_tile(ticket, (unsigned)g.tiles_x, (unsigned)g.tiles_y)
                         : ticket;
         *s_epoch = e;
     }
