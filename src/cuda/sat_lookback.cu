@@ -125,19 +125,19 @@ static bool lb_narrow_fits(const psi_cu_plan *p, int tile_height)
  * pdl=2 also lets the next kernel start early, measured no faster), the
  * staged kernel's tile copied by cp.async on sm_80 and newer (async=1 by
  * default; H200, run 100, f32 -> f32 8192^2: 0.717 against 0.679 of the
- * copy floor), and the staged kernel's first wave spread over
+ * copy floor), the staged kernel's first wave spread over
  * LB_STAGGER_SPREAD_NS (stagger=NS; 0 turns it off), and the staged
  * kernel's tiles by anti-diagonals for input wider than 8 bits
  * (LB_ORDER_AUTO; order=1 for every pair, order=0 row by row). smempad=BYTES
  * gives each staged block that much more shared memory, so that fewer fit an
  * SM (a timing experiment).
  * PIXSUM_CUDA_LB="staged=0,rows=4,hints=0,split=1,direct=0,tw=128,pdl=0,tag=0,
- * async=0,stagger=0,order=0" overrides them (tuning runs and tests of every variant;
- * tw=128 only where the narrow tiles can run; tag=0: flags and fences instead
- * of tagged words in the aggregate-only look-backs of 4-byte tables, whose
- * chained look-backs always take tagged words); trace=1 makes the staged
- * kernel record its phase times after the workspace's other regions
- * (LB_TRACE_WORDS per tile; lb_trace_offset()). */
+ * async=0,stagger=0,order=0" overrides them (tuning runs and tests of every
+ * variant; tw=128 only where the narrow tiles can run; tag=0: flags and
+ * fences instead of tagged words in the aggregate-only look-backs of 4-byte
+ * tables, whose chained look-backs always take tagged words); trace=1 makes
+ * the staged kernel record its phase times after the workspace's other
+ * regions (LB_TRACE_WORDS per tile; lb_trace_offset()). */
 lb_choice lb_choose(const psi_cu_plan *p)
 {
     size_t acc_size = psi_cu_acc_size(p->acc);
