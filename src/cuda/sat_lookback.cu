@@ -127,12 +127,13 @@ static bool lb_narrow_fits(const psi_cu_plan *p, int tile_height)
  * default; H200, run 100, f32 -> f32 8192^2: 0.717 against 0.679 of the
  * copy floor), the staged kernel's first wave spread over
  * LB_STAGGER_SPREAD_NS (stagger=NS; 0 turns it off), and the staged
- * kernel's tiles by anti-diagonals for input wider than 8 bits
- * (LB_ORDER_AUTO; order=1 for every pair, order=0 row by row). smempad=BYTES
+ * kernel's tiles by anti-diagonals for every pair but u8 -> u32
+ * (LB_ORDER_AUTO; order=1 for every pair, order=0 row by row; band=ROWS:
+ * diagonal order within bands of ROWS tile rows). smempad=BYTES
  * gives each staged block that much more shared memory, so that fewer fit an
  * SM (a timing experiment).
  * PIXSUM_CUDA_LB="staged=0,rows=4,hints=0,split=1,direct=0,tw=128,pdl=0,tag=0,
- * async=0,stagger=0,order=0" overrides them (tuning runs and tests of every
+ * async=0,stagger=0,order=0,band=0" overrides them (tuning runs and tests of every
  * variant; tw=128 only where the narrow tiles can run; tag=0: flags and
  * fences instead of tagged words in the aggregate-only look-backs of 4-byte
  * tables, whose chained look-backs always take tagged words); trace=1 makes
@@ -154,6 +155,7 @@ lb_choice lb_choose(const psi_cu_plan *p)
     c.async_copy = 1;
     c.stagger = LB_STAGGER_SPREAD_NS;
     c.order = LB_ORDER_AUTO;
+    c.band = 0;
     int want_tw = 0;
     const char *e = getenv("PIXSUM_CUDA_LB");
     if (e) {
@@ -172,6 +174,11 @@ lb_choice lb_choose(const psi_cu_plan *p)
         const char *od = strstr(e, "order=");
         if (od)
             c.order = atoi(od + 6) == 1 ? 1 : 0;
+        const char *bd = strstr(e, "band=");
+        if (bd) {
+            const int rows = atoi(bd + 5);
+            c.band = rows > 0 && rows < LB_ORDER_BAND_MAX ? rows : 0;
+        }
         const char *pad = strstr(e, "smempad=");
         if (pad) {
             const int bytes = atoi(pad + 8);
@@ -479,9 +486,7 @@ int lb_launch(void (*kernel)(psi_cu_plan, lb_geom), unsigned blocks, unsigned th
               size_t smem, const psi_cu_plan *p, const lb_choice &c, lb_geom &g,
               int staged_blocks, bool hints_by_records)
 {
-    g.pdl = 0;
-    g.stagger_ns = 0;
-    g.stagger_wave = 1;
+    /* g.pdl, stagger_ns and stagger_wave hold lb_geometry()'s "off" values */
     const bool stagger = c.stagger > 0 && staged_blocks > 1;
     const bool auto_hints = c.hints == LB_HINTS_AUTO && hints_by_records;
     if (c.pdl || stagger || auto_hints) {
@@ -505,7 +510,7 @@ int lb_launch(void (*kernel)(psi_cu_plan, lb_geom), unsigned blocks, unsigned th
             g.hints = LB_HINTS_LARGE;
     }
     if (c.order == 1)
-        g.hints |= LB_ORDER_DIAGONAL;
+        g.hints |= LB_ORDER_DIAGONAL | c.band << LB_ORDER_BAND_SHIFT;
     return (int)psi_launch(g.pdl != 0, kernel, dim3(blocks), dim3(threads), smem,
                            (cudaStream_t)p->stream, *p, g);
 }

@@ -92,15 +92,21 @@ constexpr int LB_HINTS_L2_SHARE = 3; /* records > L2 / 3 */
 /* lb_geom::hints bit for the staged kernel's tiles by anti-diagonals
  * (psi_diagonal_tile() in tile_order.h) instead of row by row: a tile's
  * left and upper neighbours then started a diagonal earlier, so its
- * look-backs wait less, but the tiles in flight share fewer DRAM pages. lb_choice::order is
- * LB_ORDER_AUTO unless PIXSUM_CUDA_LB sets order=0 or 1: diagonal for input
- * wider than 8 bits (shorter tiles, more look-backs per pixel). H200, runs
- * 111-112, same process, against row by row: f32 -> f32 0.761 of the copy
- * floor against 0.753 at 8192^2, 0.783-0.790 against 0.717 at 16384^2;
+ * look-backs wait less, but the tiles in flight share fewer DRAM pages.
+ * lb_choice::order is LB_ORDER_AUTO unless PIXSUM_CUDA_LB sets order=0 or 1:
+ * diagonal for input wider than 8 bits or tables wider than 4 bytes (shorter
+ * tiles, more look-backs per pixel), so only u8 -> u32 goes row by row. H200,
+ * runs 111-112, same process, against row by row: f32 -> f32 0.761 of the
+ * copy floor against 0.753 at 8192^2, 0.783-0.790 against 0.717 at 16384^2;
  * f32 -> f64 14-16%, i32 -> i64 14-21% and u16 -> u64 7-12% faster; u16 ->
- * u32 -2% (8192^2) to +1% (16384^2); u8 -> u32 1-3% slower (it stays row by
- * row); u8 -> u64 level at 8192^2, 7% faster at 16384^2 (row by row too). */
+ * u32 -2% (8192^2) to +1% (16384^2); u8 -> u64 level at 8192^2, 7% faster
+ * at 16384^2; u8 -> u32 1-3% slower. */
 constexpr int LB_ORDER_DIAGONAL = 16, LB_ORDER_AUTO = -1;
+/* With LB_ORDER_DIAGONAL, g.hints >> LB_ORDER_BAND_SHIFT is the band height
+ * in tile rows (psi_banded_diagonal_tile(); 0: the whole plane). Carried in
+ * hints, not a new lb_geom field: new fields have made the staged kernels
+ * spill. */
+constexpr int LB_ORDER_BAND_SHIFT = 8, LB_ORDER_BAND_MAX = 1 << 22;
 
 /* The register kernel's narrow tiles, for small planes with aggregate-only
  * look-backs: twice as many tiles, so that a 1024^2 plane covers 128 SMs
@@ -134,6 +140,8 @@ struct lb_choice {
                      * (default LB_STAGGER_SPREAD_NS; see lb_launch()) */
     int order;      /* 1: tiles in diagonal order (LB_ORDER_DIAGONAL), 0: row
                      * by row, LB_ORDER_AUTO: resolved by staged_launch() */
+    int band;       /* diagonal order within bands of this many tile rows
+                     * (LB_ORDER_BAND_SHIFT; 0: the whole plane, the default) */
     int smem_pad;   /* extra dynamic shared memory per staged block, bytes: a
                      * timing experiment with fewer blocks per SM (default 0) */
 };
@@ -152,9 +160,10 @@ int lb_geometry(const psi_cu_plan *p, size_t in_size, size_t acc_size, int tile_
                 int tile_height, int hints, lb_geom *g);
 
 /* Launches kernel(*p, g) on p's stream with `blocks` x `threads` and smem
- * bytes of dynamic shared memory; sets g.pdl from c.pdl on devices of compute
- * capability 9 and newer (cudaLaunchKernelEx with programmatic stream
- * serialization), else a plain launch. The staged kernel passes the blocks an
+ * bytes of dynamic shared memory; g comes from lb_geometry() (PDL and the
+ * stagger off) with the kernel's own fields set. Sets g.pdl from c.pdl on
+ * devices of compute capability 9 and newer (cudaLaunchKernelEx with
+ * programmatic stream serialization), else a plain launch. The staged kernel passes the blocks an
  * SM holds as staged_blocks (0 for the register kernel): g's stagger_ns and
  * stagger_wave then spread c.stagger ns over them when the launch needs more
  * than one wave. With hints_by_records (the staged kernel's 4-byte tables)
@@ -214,7 +223,9 @@ __device__ __forceinline__ tile_pos take_tile(const psi_cu_plan &p, const lb_geo
         u64 e;
         const u64 ticket = take_ticket((psi_cu_header *)p.ws, &e);
         *s_ticket = reorder && (g.hints & LB_ORDER_DIAGONAL)
-                        ? psi_diagonal_tile(ticket, (unsigned)g.tiles_x, (unsigned)g.tiles_y)
+                        ? psi_banded_diagonal_tile(ticket, (unsigned)g.tiles_x,
+                                                   (unsigned)g.tiles_y,
+                                                   (unsigned)g.hints >> LB_ORDER_BAND_SHIFT)
                         : ticket;
         *s_epoch = e;
     }

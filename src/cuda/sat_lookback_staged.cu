@@ -524,6 +524,14 @@ __global__ void __launch_bounds__(ST_THREADS, PSI_ST_MINB(MINB))
         finish_block(hdr, g.total, g.hints & 8);
 }
 
+/* Staged blocks of `smem` bytes of dynamic shared memory that an SM holds
+ * (227 KB per SM, 1 KB reserved per block), at least 1 and at most `cap`. */
+constexpr int staged_blocks_per_sm(size_t smem, int cap)
+{
+    const int fit = (int)((227u << 10) / (smem + 1024));
+    return fit < cap ? (fit > 0 ? fit : 1) : cap;
+}
+
 template <typename TIn, typename TAcc, int R, int MINB, bool TRACE>
 static int staged_launch(const psi_cu_plan *p, const lb_choice &c)
 {
@@ -553,27 +561,24 @@ static int staged_launch(const psi_cu_plan *p, const lb_choice &c)
         if (!c.smem_pad)
             smem_opted.store(1, std::memory_order_relaxed);
     }
-    /* The blocks an SM holds, for the stagger: MINB, or fewer with smempad=
-     * (227 KB per SM, 1 KB reserved per block). */
-    const int fit = (int)((227u << 10) / (smem + 1024));
-    const int per_sm = fit < MINB ? (fit > 0 ? fit : 1) : MINB;
+    /* The blocks an SM holds, for the stagger: MINB, or fewer with smempad=. */
+    const int per_sm = staged_blocks_per_sm(smem, MINB);
     lb_choice launch = c; /* tile order: see LB_ORDER_DIAGONAL */
     if (launch.order == LB_ORDER_AUTO)
-        launch.order = sizeof(TIn) > 1 ? 1 : 0;
+        launch.order = sizeof(TIn) > 1 || sizeof(TAcc) > 4 ? 1 : 0;
     return lb_launch(staged_kernel<TIn, TAcc, R, MINB, TRACE>, (unsigned)g.total, ST_THREADS,
                      smem, p, launch, g, per_sm, sizeof(TAcc) == 4);
 }
 
 /* Launches with R rows per warp; the register budget is cut for the blocks
  * that fit an SM: 6 (42 registers) for 4-byte tables of 1-2-byte input, 4
- * otherwise, and no more than the shared memory holds (227 KB per SM, 1 KB
- * reserved per block). */
+ * otherwise, and no more than the shared memory holds
+ * (staged_blocks_per_sm()). */
 template <typename TIn, typename TAcc, int R>
 static int staged_launch_rows(const psi_cu_plan *p, const lb_choice &c)
 {
     constexpr int BASE = sizeof(TAcc) == 4 && sizeof(TIn) <= 2 ? 6 : 4;
-    constexpr int FIT = (int)((227u << 10) / (staged_layout<TIn, TAcc, R>::bytes + 1024));
-    constexpr int MINB = FIT < BASE ? (FIT > 0 ? FIT : 1) : BASE;
+    constexpr int MINB = staged_blocks_per_sm(staged_layout<TIn, TAcc, R>::bytes, BASE);
     if (c.trace) {
 #ifdef PIXSUM_CUDA_TRACE
         return staged_launch<TIn, TAcc, R, MINB, true>(p, c);
