@@ -8,9 +8,7 @@
  *   - tickets go diagonal by diagonal, each by increasing x;
  *   - on planes of up to 2^31 - 1 tiles (one tile high or wide, and square),
  *     sampled tickets map back to themselves through the closed-form inverse
- *     and keep the same ordering;
- *   - the banded order (diagonal within bands of tile rows) is a bijection
- *     with the same ordering property, band 1 being row by row.
+ *     and keep the same ordering.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -122,58 +120,12 @@ static void test_tile_order_huge_planes_sampled(void **state)
     }
 }
 
-/* The banded order (psi_banded_diagonal_tile()): on small planes and bands
- * that do and do not divide the height, a bijection in which the tiles left
- * of and above a tile come earlier; band 1 is row by row, band 0 or >= h the
- * plain diagonal order; within a band, diagonal by diagonal. */
-static void test_tile_order_banded_exhaustive(void **state)
-{
-    (void)state;
-    static const unsigned shapes[][2] = {{1, 1}, {1, 9}, {9, 1}, {5, 3},  {7, 7},
-                                         {32, 64}, {64, 32}, {33, 17}, {300, 1}, {17, 300}};
-    static const unsigned bands[] = {0, 1, 2, 3, 4, 5, 8, 16, 299, 300, 301};
-    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
-        for (size_t bi = 0; bi < sizeof bands / sizeof bands[0]; bi++) {
-            const unsigned w = shapes[s][0], h = shapes[s][1], band = bands[bi], planes = 2;
-            const u64 per_plane = (u64)w * h, total = per_plane * planes;
-            u64 *ticket = malloc((size_t)total * sizeof *ticket);
-            assert_non_null(ticket);
-            for (u64 r = 0; r < total; r++)
-                ticket[r] = total; /* not named yet */
-            for (u64 t = 0; t < total; t++) {
-                const u64 r = psi_banded_diagonal_tile(t, w, h, band);
-                assert_true(r < total);
-                assert_int_equal(r / per_plane, t / per_plane);
-                assert_int_equal(ticket[r], total);
-                ticket[r] = t;
-                if (band == 1)
-                    assert_int_equal(r, t);
-                if (band == 0 || band >= h)
-                    assert_int_equal(r, psi_diagonal_tile(t, w, h));
-            }
-            for (u64 r = 0; r < total; r++) {
-                const u64 rem = r % per_plane;
-                const unsigned x = (unsigned)(rem % w), y = (unsigned)(rem / w);
-                assert_true(ticket[r] < total);
-                if (x > 0)
-                    assert_true(ticket[r - 1] < ticket[r]);
-                if (y > 0)
-                    assert_true(ticket[r - w] < ticket[r]);
-                /* a band's tiles are taken before the next band's */
-                if (band > 0 && y / band > 0 && x == w - 1)
-                    assert_true(ticket[r - (u64)(y % band + 1) * w] < ticket[r - x]);
-            }
-            free(ticket);
-        }
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_tile_order_small_planes_exhaustive),
         cmocka_unit_test(test_tile_order_diagonal_counts),
         cmocka_unit_test(test_tile_order_huge_planes_sampled),
-        cmocka_unit_test(test_tile_order_banded_exhaustive),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -128,12 +128,11 @@ static bool lb_narrow_fits(const psi_cu_plan *p, int tile_height)
  * copy floor), the staged kernel's first wave spread over
  * LB_STAGGER_SPREAD_NS (stagger=NS; 0 turns it off), and the staged
  * kernel's tiles by anti-diagonals for every pair but u8 -> u32
- * (LB_ORDER_AUTO; order=1 for every pair, order=0 row by row; band=ROWS:
- * diagonal order within bands of ROWS tile rows). smempad=BYTES
+ * (LB_ORDER_AUTO; order=1 for every pair, order=0 row by row). smempad=BYTES
  * gives each staged block that much more shared memory, so that fewer fit an
  * SM (a timing experiment).
  * PIXSUM_CUDA_LB="staged=0,rows=4,hints=0,split=1,direct=0,tw=128,pdl=0,tag=0,
- * async=0,stagger=0,order=0,band=0" overrides them (tuning runs and tests of every
+ * async=0,stagger=0,order=0" overrides them (tuning runs and tests of every
  * variant; tw=128 only where the narrow tiles can run; tag=0: flags and
  * fences instead of tagged words in the aggregate-only look-backs of 4-byte
  * tables, whose chained look-backs always take tagged words); trace=1 makes
@@ -155,7 +154,6 @@ lb_choice lb_choose(const psi_cu_plan *p)
     c.async_copy = 1;
     c.stagger = LB_STAGGER_SPREAD_NS;
     c.order = LB_ORDER_AUTO;
-    c.band = 0;
     int want_tw = 0;
     const char *e = getenv("PIXSUM_CUDA_LB");
     if (e) {
@@ -174,11 +172,6 @@ lb_choice lb_choose(const psi_cu_plan *p)
         const char *od = strstr(e, "order=");
         if (od)
             c.order = atoi(od + 6) == 1 ? 1 : 0;
-        const char *bd = strstr(e, "band=");
-        if (bd) {
-            const int rows = atoi(bd + 5);
-            c.band = rows > 0 && rows < LB_ORDER_BAND_MAX ? rows : 0;
-        }
         const char *pad = strstr(e, "smempad=");
         if (pad) {
             const int bytes = atoi(pad + 8);
@@ -510,7 +503,7 @@ int lb_launch(void (*kernel)(psi_cu_plan, lb_geom), unsigned blocks, unsigned th
             g.hints = LB_HINTS_LARGE;
     }
     if (c.order == 1)
-        g.hints |= LB_ORDER_DIAGONAL | c.band << LB_ORDER_BAND_SHIFT;
+        g.hints |= LB_ORDER_DIAGONAL;
     return (int)psi_launch(g.pdl != 0, kernel, dim3(blocks), dim3(threads), smem,
                            (cudaStream_t)p->stream, *p, g);
 }

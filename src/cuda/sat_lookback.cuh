@@ -100,13 +100,11 @@ constexpr int LB_HINTS_L2_SHARE = 3; /* records > L2 / 3 */
  * copy floor against 0.753 at 8192^2, 0.783-0.790 against 0.717 at 16384^2;
  * f32 -> f64 14-16%, i32 -> i64 14-21% and u16 -> u64 7-12% faster; u16 ->
  * u32 -2% (8192^2) to +1% (16384^2); u8 -> u64 level at 8192^2, 7% faster
- * at 16384^2; u8 -> u32 1-3% slower. */
+ * at 16384^2 (run 113 with this rule: 0.945-0.949 against 1.014 ms); u8 ->
+ * u32 1-3% slower. Diagonal order within bands of 4-16 tile rows (run 113)
+ * streams 1-3% faster without look-backs but loses most of the gain with
+ * them: f32 -> f32 16384^2 0.70-0.71 against 0.78-0.79. */
 constexpr int LB_ORDER_DIAGONAL = 16, LB_ORDER_AUTO = -1;
-/* With LB_ORDER_DIAGONAL, g.hints >> LB_ORDER_BAND_SHIFT is the band height
- * in tile rows (psi_banded_diagonal_tile(); 0: the whole plane). Carried in
- * hints, not a new lb_geom field: new fields have made the staged kernels
- * spill. */
-constexpr int LB_ORDER_BAND_SHIFT = 8, LB_ORDER_BAND_MAX = 1 << 22;
 
 /* The register kernel's narrow tiles, for small planes with aggregate-only
  * look-backs: twice as many tiles, so that a 1024^2 plane covers 128 SMs
@@ -140,8 +138,6 @@ struct lb_choice {
                      * (default LB_STAGGER_SPREAD_NS; see lb_launch()) */
     int order;      /* 1: tiles in diagonal order (LB_ORDER_DIAGONAL), 0: row
                      * by row, LB_ORDER_AUTO: resolved by staged_launch() */
-    int band;       /* diagonal order within bands of this many tile rows
-                     * (LB_ORDER_BAND_SHIFT; 0: the whole plane, the default) */
     int smem_pad;   /* extra dynamic shared memory per staged block, bytes: a
                      * timing experiment with fewer blocks per SM (default 0) */
 };
@@ -223,9 +219,7 @@ __device__ __forceinline__ tile_pos take_tile(const psi_cu_plan &p, const lb_geo
         u64 e;
         const u64 ticket = take_ticket((psi_cu_header *)p.ws, &e);
         *s_ticket = reorder && (g.hints & LB_ORDER_DIAGONAL)
-                        ? psi_banded_diagonal_tile(ticket, (unsigned)g.tiles_x,
-                                                   (unsigned)g.tiles_y,
-                                                   (unsigned)g.hints >> LB_ORDER_BAND_SHIFT)
+                        ? psi_diagonal_tile(ticket, (unsigned)g.tiles_x, (unsigned)g.tiles_y)
                         : ticket;
         *s_epoch = e;
     }

@@ -47,23 +47,4 @@ PSI_TILE_ORDER_FN unsigned long long psi_diagonal_tile(unsigned long long t, uns
     return plane * per_plane + (unsigned long long)(lo - x) * w + x;
 }
 
-/* The tile of ticket t when each plane of w x h tiles is cut into bands of
- * `band` tile rows (the last band lower when h is not a multiple), taken
- * band after band and each in diagonal order (psi_diagonal_tile() over the
- * band). Band 0 or >= h is the plain diagonal order, band 1 row by row. Every
- * tile left of or above a tile still comes earlier (the tile above lies in
- * the same band or an earlier one), and the tiles in flight span fewer image
- * rows. Same return value and limits as psi_diagonal_tile(). */
-PSI_TILE_ORDER_FN unsigned long long psi_banded_diagonal_tile(unsigned long long t, unsigned w,
-                                                              unsigned h, unsigned band)
-{
-    if (band == 0 || band >= h)
-        return psi_diagonal_tile(t, w, h);
-    const unsigned long long per_plane = (unsigned long long)w * h, plane = t / per_plane,
-                             rem = t - plane * per_plane,
-                             band_tiles = (unsigned long long)w * band, k = rem / band_tiles;
-    const unsigned rows = h - (unsigned)k * band < band ? h - (unsigned)k * band : band;
-    return plane * per_plane + k * band_tiles + psi_diagonal_tile(rem - k * band_tiles, w, rows);
-}
-
 #endif
