@@ -21,10 +21,11 @@
  *      right column L(TW - 1, r) and runs tile_lookbacks() (Top and E); with
  *      PIXSUM_CUDA_LB=split=1 warps 0, 1 and 2 run the vertical look-back,
  *      a horizontal one over row sums alone and the corner fetch at once;
- *   5. each warp re-reads its rows from shared memory, scans them along x,
- *      accumulates down its rows from the offset of the rows above it, and
- *      writes I(x, y) = L(x, y) + Top(x) + E(y) with 16-byte stores that
- *      cover 512 contiguous bytes per warp instruction.
+ *   5. each warp re-reads its rows from shared memory, scans them along x
+ *      (u8 -> u32 without squares: two rows per scan, packed in the halves
+ *      of one word, ROW_PAIRS), accumulates down its rows from the offset of
+ *      the rows above it, and writes I(x, y) = L(x, y) + Top(x) + E(y) with
+ *      16-byte stores that cover 512 contiguous bytes per warp instruction.
  * Lane l holds, per row, G groups of V = 16 / sizeof(accumulator) adjacent
  * columns: columns 32 V g + V l .. + V - 1 of group g.
  * Integer tables are modular (bit-exact in any order); float tables round in
@@ -153,6 +154,31 @@ __device__ __forceinline__ void sums_u8_packed(const uint8_t *s_tile, int row0, 
     }
 }
 
+/* Step 5 for u8 -> u32 without squares: rows r and r + 1 of 8-bit samples
+ * scanned along x at once, packed in the 16-bit halves of one word (row r in
+ * bits 0-15), as scan_row() lays out a row: lane l's group g covers columns
+ * 128 g + 4 l .. + 3. A row of 256 samples sums to at most 65280, so no half
+ * carries into the other, and one scan serves two rows: half the shuffles
+ * and adds of scanning them one by one. */
+template <int G>
+__device__ __forceinline__ void scan_u8_row_pair(const uint8_t *s_tile, int r, unsigned lane,
+                                                 unsigned v[G][4])
+{
+    static_assert(G * 128 == LB_TW, "4 bytes per lane and group");
+#pragma unroll
+    for (int gi = 0; gi < G; gi++) {
+        const unsigned a = *(const unsigned *)(s_tile + r * LB_TW + gi * 128 + lane * 4);
+        const unsigned b = *(const unsigned *)(s_tile + (r + 1) * LB_TW + gi * 128 + lane * 4);
+        const unsigned a02 = a & 0x00ff00ffu, a13 = (a >> 8) & 0x00ff00ffu;
+        const unsigned b02 = b & 0x00ff00ffu, b13 = (b >> 8) & 0x00ff00ffu;
+        v[gi][0] = (a02 & 0xffffu) | b02 << 16;
+        v[gi][1] = (a13 & 0xffffu) | b13 << 16;
+        v[gi][2] = a02 >> 16 | (b02 & 0xffff0000u);
+        v[gi][3] = a13 >> 16 | (b13 & 0xffff0000u);
+    }
+    scan_row<unsigned, G, 4>(v, lane);
+}
+
 /* Copies 16 bytes from global to shared memory without registers
  * (cp.async, sm_80 and newer; a plain copy on older GPUs, whose kernels do
  * not call it); evict_first: an L2 policy that evicts the line first.
@@ -214,7 +240,7 @@ struct staged_layout {
 #define PSI_ST_MINB(b) (b)
 #endif
 
-template <typename TIn, typename TAcc, int R, int MINB, bool TRACE>
+template <typename TIn, typename TAcc, int R, int MINB, bool TRACE, bool ROW_PAIRS>
 __global__ void __launch_bounds__(ST_THREADS, PSI_ST_MINB(MINB))
     staged_kernel(psi_cu_plan p, lb_geom g)
 {
@@ -477,18 +503,13 @@ __global__ void __launch_bounds__(ST_THREADS, PSI_ST_MINB(MINB))
         for (int j = 0; j < V; j++)
             acc[gi][j] += s_top[gi * 32 * V + lane * V + j];
     const bool vec_out = g.vec_out && full;
-#pragma unroll
-    for (int i = 0; i < R; i++) {
+    /* Row i of the warp: acc += its scanned samples v(gi, j), then the table
+     * row acc + E(row) + corner (rows past the image: nothing). */
+    auto write_row = [&](int i, auto &&v) {
         const i64 yl = ytile + row0 + i;
-        TAcc v[G][V];
-#pragma unroll
-        for (int gi = 0; gi < G; gi++)
-            read_group<TIn, TAcc, V>(s_tile + (row0 + i) * TW + gi * 32 * V + lane * V,
-                                     p.squared, v[gi]);
-        scan_row<TAcc, G, V>(v, lane);
         const TAcc e = s_edge[row0 + i] + corner;
         if (yl >= rows)
-            continue;
+            return;
         char *orow = b.out + (p.y0 + yl) * p.out_row;
 #pragma unroll
         for (int gi = 0; gi < G; gi++) {
@@ -498,7 +519,7 @@ __global__ void __launch_bounds__(ST_THREADS, PSI_ST_MINB(MINB))
             } u;
 #pragma unroll
             for (int j = 0; j < V; j++) {
-                acc[gi][j] += v[gi][j];
+                acc[gi][j] += v(gi, j);
                 u.e[j] = acc[gi][j] + e;
             }
             const i64 x = x0 + gi * 32 * V + (i64)lane * V;
@@ -514,6 +535,29 @@ __global__ void __launch_bounds__(ST_THREADS, PSI_ST_MINB(MINB))
                     if (x + j < w)
                         ((TAcc *)orow)[(x + j) * ch] = u.e[j];
             }
+        }
+    };
+    if constexpr (ROW_PAIRS) { /* u8 -> u32 without squares */
+        static_assert(std::is_same<TIn, uint8_t>::value && std::is_same<TAcc, unsigned>::value &&
+                          R % 2 == 0,
+                      "rows in pairs: u8 -> u32");
+#pragma unroll
+        for (int i = 0; i < R; i += 2) {
+            TAcc v[G][V];
+            scan_u8_row_pair<G>(s_tile, row0 + i, lane, v);
+            write_row(i, [&](int gi, int j) { return v[gi][j] & 0xffffu; });
+            write_row(i + 1, [&](int gi, int j) { return v[gi][j] >> 16; });
+        }
+    } else {
+#pragma unroll
+        for (int i = 0; i < R; i++) {
+            TAcc v[G][V];
+#pragma unroll
+            for (int gi = 0; gi < G; gi++)
+                read_group<TIn, TAcc, V>(s_tile + (row0 + i) * TW + gi * 32 * V + lane * V,
+                                         p.squared, v[gi]);
+            scan_row<TAcc, G, V>(v, lane);
+            write_row(i, [&](int gi, int j) { return v[gi][j]; });
         }
     }
     if (TRACE)
@@ -532,7 +576,7 @@ constexpr int staged_blocks_per_sm(size_t smem, int cap)
     return fit < cap ? (fit > 0 ? fit : 1) : cap;
 }
 
-template <typename TIn, typename TAcc, int R, int MINB, bool TRACE>
+template <typename TIn, typename TAcc, int R, int MINB, bool TRACE, bool ROW_PAIRS>
 static int staged_launch(const psi_cu_plan *p, const lb_choice &c)
 {
     typedef staged_layout<TIn, TAcc, R> L;
@@ -553,7 +597,7 @@ static int staged_launch(const psi_cu_plan *p, const lb_choice &c)
     const size_t smem = L::bytes + (size_t)c.smem_pad;
     static std::atomic<int> smem_opted(0);
     if (smem > 48 * 1024 && (c.smem_pad || !smem_opted.load(std::memory_order_relaxed))) {
-        cudaError_t e = cudaFuncSetAttribute(staged_kernel<TIn, TAcc, R, MINB, TRACE>,
+        cudaError_t e = cudaFuncSetAttribute(staged_kernel<TIn, TAcc, R, MINB, TRACE, ROW_PAIRS>,
                                              cudaFuncAttributeMaxDynamicSharedMemorySize,
                                              (int)smem);
         if (e != cudaSuccess)
@@ -566,27 +610,41 @@ static int staged_launch(const psi_cu_plan *p, const lb_choice &c)
     lb_choice launch = c; /* tile order: see LB_ORDER_DIAGONAL */
     if (launch.order == LB_ORDER_AUTO)
         launch.order = sizeof(TIn) > 1 || sizeof(TAcc) > 4 ? 1 : 0;
-    return lb_launch(staged_kernel<TIn, TAcc, R, MINB, TRACE>, (unsigned)g.total, ST_THREADS,
+    return lb_launch(staged_kernel<TIn, TAcc, R, MINB, TRACE, ROW_PAIRS>, (unsigned)g.total, ST_THREADS,
                      smem, p, launch, g, per_sm, sizeof(TAcc) == 4);
 }
 
 /* Launches with R rows per warp; the register budget is cut for the blocks
  * that fit an SM: 6 (42 registers) for 4-byte tables of 1-2-byte input, 4
  * otherwise, and no more than the shared memory holds
- * (staged_blocks_per_sm()). */
+ * (staged_blocks_per_sm()). u8 -> u32 without squares takes the kernel that
+ * scans its rows in pairs (ROW_PAIRS; PIXSUM_CUDA_LB=pairs=0 the other): one
+ * kernel holding both loops spilled 16 bytes at R = 16, each alone none. */
 template <typename TIn, typename TAcc, int R>
 static int staged_launch_rows(const psi_cu_plan *p, const lb_choice &c)
 {
     constexpr int BASE = sizeof(TAcc) == 4 && sizeof(TIn) <= 2 ? 6 : 4;
     constexpr int MINB = staged_blocks_per_sm(staged_layout<TIn, TAcc, R>::bytes, BASE);
+    if constexpr (std::is_same<TIn, uint8_t>::value && std::is_same<TAcc, unsigned>::value) {
+        if (!p->squared && c.row_pairs) { /* the kernel that scans rows in pairs */
+            if (c.trace) {
+#ifdef PIXSUM_CUDA_TRACE
+                return staged_launch<TIn, TAcc, R, MINB, true, true>(p, c);
+#else
+                return (int)cudaErrorNotSupported; /* built without PIXSUM_CUDA_TRACE */
+#endif
+            }
+            return staged_launch<TIn, TAcc, R, MINB, false, true>(p, c);
+        }
+    }
     if (c.trace) {
 #ifdef PIXSUM_CUDA_TRACE
-        return staged_launch<TIn, TAcc, R, MINB, true>(p, c);
+        return staged_launch<TIn, TAcc, R, MINB, true, false>(p, c);
 #else
         return (int)cudaErrorNotSupported; /* built without PIXSUM_CUDA_TRACE */
 #endif
     }
-    return staged_launch<TIn, TAcc, R, MINB, false>(p, c);
+    return staged_launch<TIn, TAcc, R, MINB, false, false>(p, c);
 }
 
 /* The tile heights built per pair (each is a kernel for 5 architectures, so
