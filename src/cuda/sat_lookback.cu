@@ -128,13 +128,12 @@ static bool lb_narrow_fits(const psi_cu_plan *p, int tile_height)
  * copy floor), the staged kernel's first wave spread over
  * LB_STAGGER_SPREAD_NS (stagger=NS; 0 turns it off), the staged kernel's
  * tiles by anti-diagonals for every pair but u8 -> u32 (LB_ORDER_AUTO;
- * order=1 for every pair, order=0 row by row), and its faster row scans
- * for u8 -> u32 and f32 -> f32 (rowscan=1; rowscan=0 the plain one).
- * smempad=BYTES
+ * order=1 for every pair, order=0 row by row), and its u8 -> u32 rows
+ * scanned two at a time (pairs=1; pairs=0 one by one). smempad=BYTES
  * gives each staged block that much more shared memory, so that fewer fit an
  * SM (a timing experiment).
  * PIXSUM_CUDA_LB="staged=0,rows=4,hints=0,split=1,direct=0,tw=128,pdl=0,tag=0,
- * async=0,stagger=0,order=0,rowscan=0" overrides them (tuning runs and tests
+ * async=0,stagger=0,order=0,pairs=0" overrides them (tuning runs and tests
  * of every variant; tw=128 only where the narrow tiles can run; tag=0: flags and
  * fences instead of tagged words in the aggregate-only look-backs of 4-byte
  * tables, whose chained look-backs always take tagged words); trace=1 makes
@@ -156,7 +155,7 @@ lb_choice lb_choose(const psi_cu_plan *p)
     c.async_copy = 1;
     c.stagger = LB_STAGGER_SPREAD_NS;
     c.order = LB_ORDER_AUTO;
-    c.row_scan = 1;
+    c.row_pairs = 1;
     int want_tw = 0;
     const char *e = getenv("PIXSUM_CUDA_LB");
     if (e) {
@@ -175,9 +174,9 @@ lb_choice lb_choose(const psi_cu_plan *p)
         const char *od = strstr(e, "order=");
         if (od)
             c.order = atoi(od + 6) == 1 ? 1 : 0;
-        const char *rs = strstr(e, "rowscan=");
-        if (rs)
-            c.row_scan = atoi(rs + 8) != 0;
+        const char *pr = strstr(e, "pairs=");
+        if (pr)
+            c.row_pairs = atoi(pr + 6) != 0;
         const char *pad = strstr(e, "smempad=");
         if (pad) {
             const int bytes = atoi(pad + 8);

@@ -22,13 +22,12 @@
  *      PIXSUM_CUDA_LB=split=1 warps 0, 1 and 2 run the vertical look-back,
  *      a horizontal one over row sums alone and the corner fetch at once;
  *   5. each warp re-reads its rows from shared memory, scans them along x
- *      (ROWSCAN: u8 -> u32 without squares two rows per scan, packed in the
- *      halves of one word; f32 -> f32 8 columns per lane), accumulates down
- *      its rows from the offset of the rows above it, and writes
- *      I(x, y) = L(x, y) + Top(x) + E(y) with 16-byte stores.
- * In step 3 lane l holds, per row, G groups of V = 16 / sizeof(accumulator)
- * adjacent columns: columns 32 V g + V l .. + V - 1 of group g; in step 5 SG
- * groups of SV (V, or 2 V with ROW_WIDE).
+ *      (u8 -> u32 without squares: two rows per scan, packed in the halves
+ *      of one word, ROW_PAIRS), accumulates down its rows from the offset of
+ *      the rows above it, and writes I(x, y) = L(x, y) + Top(x) + E(y) with
+ *      16-byte stores that cover 512 contiguous bytes per warp instruction.
+ * Lane l holds, per row, G groups of V = 16 / sizeof(accumulator) adjacent
+ * columns: columns 32 V g + V l .. + V - 1 of group g.
  * Integer tables are modular (bit-exact in any order); float tables round in
  * a different order from the CPU's (bound in docs/benchmarks.md).
  * A build with -DPIXSUM_CUDA_TRACE=ON adds traced copies of these kernels
@@ -43,15 +42,6 @@
 namespace psi_cu {
 
 constexpr int ST_WARPS = 8, ST_THREADS = 32 * ST_WARPS;
-
-/* How step 5 scans a warp's rows along x (the kernel's ROWSCAN; lb_choice::
- * row_scan = 0 takes ROW_PLAIN for every pair): ROW_PLAIN one row per scan,
- * lanes holding groups of V = 16 / sizeof(table value) columns;
- * ROW_U8_PAIRS (u8 -> u32 without squares) two rows per scan, packed in the
- * halves of one word (scan_u8_row_pair()); ROW_WIDE (f32 -> f32) one row
- * per scan with 2 V adjacent columns per lane, one warp scan per row instead
- * of two. */
-constexpr int ROW_PLAIN = 0, ROW_U8_PAIRS = 1, ROW_WIDE = 2;
 static_assert(ST_THREADS == LB_TW, "one thread per tile column in step 3");
 
 int lb_staged_rows(const psi_cu_plan *p)
@@ -250,7 +240,7 @@ struct staged_layout {
 #define PSI_ST_MINB(b) (b)
 #endif
 
-template <typename TIn, typename TAcc, int R, int MINB, bool TRACE, int ROWSCAN>
+template <typename TIn, typename TAcc, int R, int MINB, bool TRACE, bool ROW_PAIRS>
 __global__ void __launch_bounds__(ST_THREADS, PSI_ST_MINB(MINB))
     staged_kernel(psi_cu_plan p, lb_geom g)
 {
@@ -498,28 +488,23 @@ __global__ void __launch_bounds__(ST_THREADS, PSI_ST_MINB(MINB))
     }
     const TAcc corner = s_corner;
 
-    /* 5: the table rows of this warp, each lane holding SG groups of SV
-     * adjacent columns (ROW_WIDE: one group of 2 V, so a row takes one warp
-     * scan instead of two). acc starts at Top(x) + L(x, row0 - 1). */
-    constexpr int SV = ROWSCAN == ROW_WIDE ? 2 * V : V, SG = TW / (32 * SV);
-    static_assert(SG * 32 * SV == TW, "lane groups cover the tile");
-    TAcc acc[SG][SV];
+    /* 5: the table rows of this warp. acc starts at Top(x) + L(x, row0 - 1). */
+    TAcc acc[G][V];
 #pragma unroll
-    for (int gi = 0; gi < SG; gi++)
+    for (int gi = 0; gi < G; gi++)
 #pragma unroll
-        for (int j = 0; j < SV; j++)
+        for (int j = 0; j < V; j++)
             acc[gi][j] =
-                warp == 0 ? (TAcc)0 : s_colw[(warp - 1) * TW + gi * 32 * SV + lane * SV + j];
-    scan_row<TAcc, SG, SV>(acc, lane); /* zeros for warp 0 */
+                warp == 0 ? (TAcc)0 : s_colw[(warp - 1) * TW + gi * 32 * V + lane * V + j];
+    scan_row<TAcc, G, V>(acc, lane); /* zeros for warp 0 */
 #pragma unroll
-    for (int gi = 0; gi < SG; gi++)
+    for (int gi = 0; gi < G; gi++)
 #pragma unroll
-        for (int j = 0; j < SV; j++)
-            acc[gi][j] += s_top[gi * 32 * SV + lane * SV + j];
+        for (int j = 0; j < V; j++)
+            acc[gi][j] += s_top[gi * 32 * V + lane * V + j];
     const bool vec_out = g.vec_out && full;
     /* Row i of the warp: acc += its scanned samples v(gi, j), then the table
-     * row acc + E(row) + corner (rows past the image: nothing), in 16-byte
-     * stores of V values. */
+     * row acc + E(row) + corner (rows past the image: nothing). */
     auto write_row = [&](int i, auto &&v) {
         const i64 yl = ytile + row0 + i;
         const TAcc e = s_edge[row0 + i] + corner;
@@ -527,57 +512,51 @@ __global__ void __launch_bounds__(ST_THREADS, PSI_ST_MINB(MINB))
             return;
         char *orow = b.out + (p.y0 + yl) * p.out_row;
 #pragma unroll
-        for (int gi = 0; gi < SG; gi++) {
+        for (int gi = 0; gi < G; gi++) {
+            union {
+                uint4 q;
+                TAcc e[V];
+            } u;
 #pragma unroll
-            for (int c = 0; c < SV; c += V) {
-                union {
-                    uint4 q;
-                    TAcc e[V];
-                } u;
+            for (int j = 0; j < V; j++) {
+                acc[gi][j] += v(gi, j);
+                u.e[j] = acc[gi][j] + e;
+            }
+            const i64 x = x0 + gi * 32 * V + (i64)lane * V;
+            if (vec_out) {
+                uint4 *dst = (uint4 *)((TAcc *)orow + x);
+                if (g.hints & 2)
+                    __stcs(dst, u.q);
+                else
+                    *dst = u.q;
+            } else {
 #pragma unroll
-                for (int j = 0; j < V; j++) {
-                    acc[gi][c + j] += v(gi, c + j);
-                    u.e[j] = acc[gi][c + j] + e;
-                }
-                const i64 x = x0 + gi * 32 * SV + (i64)lane * SV + c;
-                if (vec_out) {
-                    uint4 *dst = (uint4 *)((TAcc *)orow + x);
-                    if (g.hints & 2)
-                        __stcs(dst, u.q);
-                    else
-                        *dst = u.q;
-                } else {
-#pragma unroll
-                    for (int j = 0; j < V; j++)
-                        if (x + j < w)
-                            ((TAcc *)orow)[(x + j) * ch] = u.e[j];
-                }
+                for (int j = 0; j < V; j++)
+                    if (x + j < w)
+                        ((TAcc *)orow)[(x + j) * ch] = u.e[j];
             }
         }
     };
-    if constexpr (ROWSCAN == ROW_U8_PAIRS) { /* u8 -> u32 without squares */
+    if constexpr (ROW_PAIRS) { /* u8 -> u32 without squares */
         static_assert(std::is_same<TIn, uint8_t>::value && std::is_same<TAcc, unsigned>::value &&
-                          R % 2 == 0 && SV == 4,
+                          R % 2 == 0,
                       "rows in pairs: u8 -> u32");
 #pragma unroll
         for (int i = 0; i < R; i += 2) {
-            TAcc v[SG][SV];
-            scan_u8_row_pair<SG>(s_tile, row0 + i, lane, v);
+            TAcc v[G][V];
+            scan_u8_row_pair<G>(s_tile, row0 + i, lane, v);
             write_row(i, [&](int gi, int j) { return v[gi][j] & 0xffffu; });
             write_row(i + 1, [&](int gi, int j) { return v[gi][j] >> 16; });
         }
     } else {
 #pragma unroll
         for (int i = 0; i < R; i++) {
-            TAcc v[SG][SV];
+            TAcc v[G][V];
 #pragma unroll
-            for (int gi = 0; gi < SG; gi++)
-#pragma unroll
-                for (int c = 0; c < SV; c += V)
-                    read_group<TIn, TAcc, V>(s_tile + (row0 + i) * TW + gi * 32 * SV +
-                                                 lane * SV + c,
-                                             p.squared, v[gi] + c);
-            scan_row<TAcc, SG, SV>(v, lane);
+            for (int gi = 0; gi < G; gi++)
+                read_group<TIn, TAcc, V>(s_tile + (row0 + i) * TW + gi * 32 * V + lane * V,
+                                         p.squared, v[gi]);
+            scan_row<TAcc, G, V>(v, lane);
             write_row(i, [&](int gi, int j) { return v[gi][j]; });
         }
     }
@@ -597,7 +576,7 @@ constexpr int staged_blocks_per_sm(size_t smem, int cap)
     return fit < cap ? (fit > 0 ? fit : 1) : cap;
 }
 
-template <typename TIn, typename TAcc, int R, int MINB, bool TRACE, int ROWSCAN>
+template <typename TIn, typename TAcc, int R, int MINB, bool TRACE, bool ROW_PAIRS>
 static int staged_launch(const psi_cu_plan *p, const lb_choice &c)
 {
     typedef staged_layout<TIn, TAcc, R> L;
@@ -618,7 +597,7 @@ static int staged_launch(const psi_cu_plan *p, const lb_choice &c)
     const size_t smem = L::bytes + (size_t)c.smem_pad;
     static std::atomic<int> smem_opted(0);
     if (smem > 48 * 1024 && (c.smem_pad || !smem_opted.load(std::memory_order_relaxed))) {
-        cudaError_t e = cudaFuncSetAttribute(staged_kernel<TIn, TAcc, R, MINB, TRACE, ROWSCAN>,
+        cudaError_t e = cudaFuncSetAttribute(staged_kernel<TIn, TAcc, R, MINB, TRACE, ROW_PAIRS>,
                                              cudaFuncAttributeMaxDynamicSharedMemorySize,
                                              (int)smem);
         if (e != cudaSuccess)
@@ -631,46 +610,41 @@ static int staged_launch(const psi_cu_plan *p, const lb_choice &c)
     lb_choice launch = c; /* tile order: see LB_ORDER_DIAGONAL */
     if (launch.order == LB_ORDER_AUTO)
         launch.order = sizeof(TIn) > 1 || sizeof(TAcc) > 4 ? 1 : 0;
-    return lb_launch(staged_kernel<TIn, TAcc, R, MINB, TRACE, ROWSCAN>, (unsigned)g.total, ST_THREADS,
+    return lb_launch(staged_kernel<TIn, TAcc, R, MINB, TRACE, ROW_PAIRS>, (unsigned)g.total, ST_THREADS,
                      smem, p, launch, g, per_sm, sizeof(TAcc) == 4);
-}
-
-/* staged_launch() of the traced kernel (PIXSUM_CUDA_LB=trace=1, a build with
- * PIXSUM_CUDA_TRACE) or the plain one. */
-template <typename TIn, typename TAcc, int R, int MINB, int ROWSCAN>
-static int staged_launch_scan(const psi_cu_plan *p, const lb_choice &c)
-{
-    if (c.trace) {
-#ifdef PIXSUM_CUDA_TRACE
-        return staged_launch<TIn, TAcc, R, MINB, true, ROWSCAN>(p, c);
-#else
-        return (int)cudaErrorNotSupported; /* built without PIXSUM_CUDA_TRACE */
-#endif
-    }
-    return staged_launch<TIn, TAcc, R, MINB, false, ROWSCAN>(p, c);
 }
 
 /* Launches with R rows per warp; the register budget is cut for the blocks
  * that fit an SM: 6 (42 registers) for 4-byte tables of 1-2-byte input, 4
  * otherwise, and no more than the shared memory holds
- * (staged_blocks_per_sm()). u8 -> u32 without squares and f32 -> f32 take
- * their faster row scans (ROWSCAN; PIXSUM_CUDA_LB=rowscan=0 ROW_PLAIN) as
- * kernels of their own: the u8 -> u32 kernel holding both loops spilled 16
- * bytes at R = 16, each alone none. */
+ * (staged_blocks_per_sm()). u8 -> u32 without squares takes the kernel that
+ * scans its rows in pairs (ROW_PAIRS; PIXSUM_CUDA_LB=pairs=0 the other): one
+ * kernel holding both loops spilled 16 bytes at R = 16, each alone none. */
 template <typename TIn, typename TAcc, int R>
 static int staged_launch_rows(const psi_cu_plan *p, const lb_choice &c)
 {
     constexpr int BASE = sizeof(TAcc) == 4 && sizeof(TIn) <= 2 ? 6 : 4;
     constexpr int MINB = staged_blocks_per_sm(staged_layout<TIn, TAcc, R>::bytes, BASE);
     if constexpr (std::is_same<TIn, uint8_t>::value && std::is_same<TAcc, unsigned>::value) {
-        if (!p->squared && c.row_scan)
-            return staged_launch_scan<TIn, TAcc, R, MINB, ROW_U8_PAIRS>(p, c);
+        if (!p->squared && c.row_pairs) { /* the kernel that scans rows in pairs */
+            if (c.trace) {
+#ifdef PIXSUM_CUDA_TRACE
+                return staged_launch<TIn, TAcc, R, MINB, true, true>(p, c);
+#else
+                return (int)cudaErrorNotSupported; /* built without PIXSUM_CUDA_TRACE */
+#endif
+            }
+            return staged_launch<TIn, TAcc, R, MINB, false, true>(p, c);
+        }
     }
-    if constexpr (std::is_same<TIn, float>::value && std::is_same<TAcc, float>::value) {
-        if (c.row_scan)
-            return staged_launch_scan<TIn, TAcc, R, MINB, ROW_WIDE>(p, c);
+    if (c.trace) {
+#ifdef PIXSUM_CUDA_TRACE
+        return staged_launch<TIn, TAcc, R, MINB, true, false>(p, c);
+#else
+        return (int)cudaErrorNotSupported; /* built without PIXSUM_CUDA_TRACE */
+#endif
     }
-    return staged_launch_scan<TIn, TAcc, R, MINB, ROW_PLAIN>(p, c);
+    return staged_launch<TIn, TAcc, R, MINB, false, false>(p, c);
 }
 
 /* The tile heights built per pair (each is a kernel for 5 architectures, so
