@@ -159,7 +159,9 @@ __device__ __forceinline__ void sums_u8_packed(const uint8_t *s_tile, int row0, 
  * bits 0-15), as scan_row() lays out a row: lane l's group g covers columns
  * 128 g + 4 l .. + 3. A row of 256 samples sums to at most 65280, so no half
  * carries into the other, and one scan serves two rows: half the shuffles
- * and adds of scanning them one by one. */
+ * and adds of scanning them one by one. H200, run 116, same process: 8192^2
+ * 0.864-0.866 of the copy floor against 0.835, 16384^2 0.861 against
+ * 0.840-0.848; the write phase 9.5 us per tile (p50) against 11.3. */
 template <int G>
 __device__ __forceinline__ void scan_u8_row_pair(const uint8_t *s_tile, int r, unsigned lane,
                                                  unsigned v[G][4])
