@@ -134,9 +134,9 @@ static bool lb_narrow_fits(const psi_cu_plan *p, int tile_height)
  * SM (a timing experiment).
  * PIXSUM_CUDA_LB="staged=0,rows=4,hints=0,split=1,direct=0,tw=128,pdl=0,tag=0,
  * async=0,stagger=0,order=0,pairs=0" overrides them (tuning runs and tests
- * of every variant; tw=128 only where the narrow tiles can run; tag=0: flags and
- * fences instead of tagged words in the aggregate-only look-backs of 4-byte
- * tables, whose chained look-backs always take tagged words); trace=1 makes
+ * of every variant; tw=128 only where the narrow tiles can run; tag=0: flags
+ * and fences instead of tagged words in the aggregate-only look-backs of
+ * 4-byte tables, whose chained look-backs always take tagged words); trace=1 makes
  * the staged kernel record its phase times after the workspace's other
  * regions (LB_TRACE_WORDS per tile; lb_trace_offset()). */
 lb_choice lb_choose(const psi_cu_plan *p)

@@ -161,10 +161,10 @@ int lb_geometry(const psi_cu_plan *p, size_t in_size, size_t acc_size, int tile_
  * bytes of dynamic shared memory; g comes from lb_geometry() (PDL and the
  * stagger off) with the kernel's own fields set. Sets g.pdl from c.pdl on
  * devices of compute capability 9 and newer (cudaLaunchKernelEx with
- * programmatic stream serialization), else a plain launch. The staged kernel passes the blocks an
- * SM holds as staged_blocks (0 for the register kernel): g's stagger_ns and
- * stagger_wave then spread c.stagger ns over them when the launch needs more
- * than one wave. With hints_by_records (the staged kernel's 4-byte tables)
+ * programmatic stream serialization), else a plain launch. The staged
+ * kernel passes the blocks an SM holds as staged_blocks (0 for the register
+ * kernel): g's stagger_ns and stagger_wave then spread c.stagger ns over them
+ * when the launch needs more than one wave. With hints_by_records (the staged kernel's 4-byte tables)
  * and c.hints LB_HINTS_AUTO, g.hints follows the record size. The device's
  * capabilities are fetched once per call, and only when needed. Returns 0 or
  * a cudaError_t. */

@@ -612,8 +612,23 @@ static int staged_launch(const psi_cu_plan *p, const lb_choice &c)
     lb_choice launch = c; /* tile order: see LB_ORDER_DIAGONAL */
     if (launch.order == LB_ORDER_AUTO)
         launch.order = sizeof(TIn) > 1 || sizeof(TAcc) > 4 ? 1 : 0;
-    return lb_launch(staged_kernel<TIn, TAcc, R, MINB, TRACE, ROW_PAIRS>, (unsigned)g.total, ST_THREADS,
-                     smem, p, launch, g, per_sm, sizeof(TAcc) == 4);
+    return lb_launch(staged_kernel<TIn, TAcc, R, MINB, TRACE, ROW_PAIRS>, (unsigned)g.total,
+                     ST_THREADS, smem, p, launch, g, per_sm, sizeof(TAcc) == 4);
+}
+
+/* staged_launch() of the traced kernel (PIXSUM_CUDA_LB=trace=1, in a build
+ * with PIXSUM_CUDA_TRACE) or of the plain one. */
+template <typename TIn, typename TAcc, int R, int MINB, bool ROW_PAIRS>
+static int staged_launch_traced(const psi_cu_plan *p, const lb_choice &c)
+{
+    if (c.trace) {
+#ifdef PIXSUM_CUDA_TRACE
+        return staged_launch<TIn, TAcc, R, MINB, true, ROW_PAIRS>(p, c);
+#else
+        return (int)cudaErrorNotSupported; /* built without PIXSUM_CUDA_TRACE */
+#endif
+    }
+    return staged_launch<TIn, TAcc, R, MINB, false, ROW_PAIRS>(p, c);
 }
 
 /* Launches with R rows per warp; the register budget is cut for the blocks
@@ -628,25 +643,10 @@ static int staged_launch_rows(const psi_cu_plan *p, const lb_choice &c)
     constexpr int BASE = sizeof(TAcc) == 4 && sizeof(TIn) <= 2 ? 6 : 4;
     constexpr int MINB = staged_blocks_per_sm(staged_layout<TIn, TAcc, R>::bytes, BASE);
     if constexpr (std::is_same<TIn, uint8_t>::value && std::is_same<TAcc, unsigned>::value) {
-        if (!p->squared && c.row_pairs) { /* the kernel that scans rows in pairs */
-            if (c.trace) {
-#ifdef PIXSUM_CUDA_TRACE
-                return staged_launch<TIn, TAcc, R, MINB, true, true>(p, c);
-#else
-                return (int)cudaErrorNotSupported; /* built without PIXSUM_CUDA_TRACE */
-#endif
-            }
-            return staged_launch<TIn, TAcc, R, MINB, false, true>(p, c);
-        }
+        if (!p->squared && c.row_pairs) /* the kernel that scans rows in pairs */
+            return staged_launch_traced<TIn, TAcc, R, MINB, true>(p, c);
     }
-    if (c.trace) {
-#ifdef PIXSUM_CUDA_TRACE
-        return staged_launch<TIn, TAcc, R, MINB, true, false>(p, c);
-#else
-        return (int)cudaErrorNotSupported; /* built without PIXSUM_CUDA_TRACE */
-#endif
-    }
-    return staged_launch<TIn, TAcc, R, MINB, false, false>(p, c);
+    return staged_launch_traced<TIn, TAcc, R, MINB, false>(p, c);
 }
 
 /* The tile heights built per pair (each is a kernel for 5 architectures, so
