@@ -516,10 +516,11 @@ static void section_variants(void)
 /* The staged kernel's phase times per tile (a library built with
  * -DPIXSUM_CUDA_TRACE=ON; PIXSUM_CUDA_LB=...,trace=1 appends a trace region to
  * the workspace, LB_TRACE_WORDS = 12 words per tile, see sat_lookback.cuh).
- * For u8->u32 at the sizes of BENCH_SIZES (default 4096,8192,16384) and the
- * variants of BENCH_LB_VARIANTS (default "staged=1 staged=1,hints=7"): times
+ * For u8->u32 (f32->f32 with BENCH_TRACE_PAIR=f32) at the sizes of
+ * BENCH_SIZES (default 4096,8192,16384) and the variants of
+ * BENCH_LB_VARIANTS (default "staged=1 staged=1,hints=7"): times
  * the variant with and without the trace, then one traced call on a buffer not
- * in L2, writes its records to $OUT/trace-<variant>-<size>.bin and prints the
+ * in L2, writes its records to $OUT/trace-[f32-]<variant>-<size>.bin and prints the
  * median and 90th percentile of each phase (us) and the walk lengths.
  * TRACE_PAD=k gives the table rows k extra elements (row stride experiment). */
 static double pct(std::vector<double> v, double q)
@@ -536,30 +537,34 @@ static void section_trace(void)
     const std::vector<std::string> vars = variants_from_env("staged=1 staged=1,hints=7");
     const char *od = getenv("OUT");
     std::string outdir = od && *od ? od : ".";
-    printf("\n== staged kernel phase trace, u8->u32 (us; p50 / p90 over tiles) ==\n");
+    const char *tp = getenv("BENCH_TRACE_PAIR");
+    const bool f32 = tp && strcmp(tp, "f32") == 0;
+    const pixsum_type tin = f32 ? PIXSUM_F32 : PIXSUM_U8, tout = f32 ? PIXSUM_F32 : PIXSUM_U32;
+    const size_t in_size = f32 ? 4 : 1;
+    printf("\n== staged kernel phase trace, %s (us; p50 / p90 over tiles) ==\n",
+           f32 ? "f32->f32" : "u8->u32");
     const char *pe = getenv("TRACE_PAD"); /* extra u32 per table row (stride experiment) */
     const size_t pad = pe ? strtoul(pe, NULL, 10) : 0;
     for (size_t n : sizes) {
         size_t px = n * n;
         const ptrdiff_t ostride = pad ? (ptrdiff_t)((n + pad) * 4) : 0;
-        bufset b = make_bufs(px, (n + pad) * n * 4, PIXSUM_U8);
-        double cp = time_copy<unsigned char, unsigned>(px, b, NULL);
+        bufset b = make_bufs(px * in_size, (n + pad) * n * 4, tin);
+        double cp = f32 ? time_copy<float, float>(px, b, NULL)
+                        : time_copy<unsigned char, unsigned>(px, b, NULL);
         for (const std::string &v : vars) {
             setenv("PIXSUM_CUDA_LB", v.c_str(), 1);
-            double plain =
-                time_method("cuda.lookback", PIXSUM_U8, PIXSUM_U32, n, n, b, NULL, ostride);
+            double plain = time_method("cuda.lookback", tin, tout, n, n, b, NULL, ostride);
             pixsum_ctx *ctx = pixsum_ctx_new();
             PK(pixsum_ctx_set_method(ctx, "cuda.lookback"));
             PK(pixsum_ctx_set(ctx, PIXSUM_PARAM_WRAP, 1));
             PK(pixsum_ctx_set(ctx, PIXSUM_PARAM_CUDA_STREAM, (intptr_t)g_stream));
-            pixsum_view vi = pixsum_view_2d(b.in[0], PIXSUM_U8, n, n, 1, 0);
-            pixsum_view vo = pixsum_view_2d(b.out[0], PIXSUM_U32, n, n, 1, ostride);
+            pixsum_view vi = pixsum_view_2d(b.in[0], tin, n, n, 1, 0);
+            pixsum_view vo = pixsum_view_2d(b.out[0], tout, n, n, 1, ostride);
             size_t need0 = 0, need = 0;
             PK(pixsum_cuda_workspace_size(ctx, &vi, &vo, NULL, &need0));
             std::string vt = v + ",trace=1";
             setenv("PIXSUM_CUDA_LB", vt.c_str(), 1);
-            double traced =
-                time_method("cuda.lookback", PIXSUM_U8, PIXSUM_U32, n, n, b, NULL, ostride);
+            double traced = time_method("cuda.lookback", tin, tout, n, n, b, NULL, ostride);
             PK(pixsum_cuda_workspace_size(ctx, &vi, &vo, NULL, &need));
             const size_t off = (need0 + 7) & ~(size_t)7;
             if (need <= off) { /* the register kernel was chosen: it records nothing */
@@ -574,8 +579,8 @@ static void section_trace(void)
             CK(cudaMemset(ws, 0, need));
             for (size_t i = 0; i < b.in.size() + 2; i++) { /* warm, then a cold buffer */
                 size_t k = i % b.in.size();
-                pixsum_view ai = pixsum_view_2d(b.in[k], PIXSUM_U8, n, n, 1, 0);
-                pixsum_view ao = pixsum_view_2d(b.out[k], PIXSUM_U32, n, n, 1, ostride);
+                pixsum_view ai = pixsum_view_2d(b.in[k], tin, n, n, 1, 0);
+                pixsum_view ao = pixsum_view_2d(b.out[k], tout, n, n, 1, ostride);
                 PK(pixsum_cuda_integral_ws(ctx, &ai, &ao, NULL, 0, ws, need, g_stream));
             }
             CK(cudaStreamSynchronize(g_stream));
@@ -584,7 +589,8 @@ static void section_trace(void)
             CK(cudaFree(ws));
             pixsum_ctx_free(ctx);
             unsetenv("PIXSUM_CUDA_LB");
-            std::string fn = outdir + "/trace-" + v + "-" + std::to_string(n) +
+            std::string fn = outdir + "/trace-" + (f32 ? "f32-" : "") + v + "-" +
+                             std::to_string(n) +
                              (pad ? "-pad" + std::to_string(pad) : std::string()) + ".bin";
             for (char &c : fn)
                 if (c == ',' || c == '=')
