@@ -22,10 +22,11 @@
  *      PIXSUM_CUDA_LB=split=1 warps 0, 1 and 2 run the vertical look-back,
  *      a horizontal one over row sums alone and the corner fetch at once;
  *   5. each warp re-reads its rows from shared memory, scans them along x
- *      (u8 -> u32 without squares: two rows per scan, packed in the halves
- *      of one word, ROW_PAIRS), accumulates down its rows from the offset of
- *      the rows above it, and writes I(x, y) = L(x, y) + Top(x) + E(y) with
- *      16-byte stores that cover 512 contiguous bytes per warp instruction.
+ *      (ROWSCAN: u8 -> u32 without squares two rows per scan, packed in the
+ *      halves of one word; f32 -> f32 two rows at a time), accumulates down
+ *      its rows from the offset of the rows above it, and writes
+ *      I(x, y) = L(x, y) + Top(x) + E(y) with 16-byte stores that cover 512
+ *      contiguous bytes per warp instruction.
  * Lane l holds, per row, G groups of V = 16 / sizeof(accumulator) adjacent
  * columns: columns 32 V g + V l .. + V - 1 of group g.
  * Integer tables are modular (bit-exact in any order); float tables round in
@@ -42,6 +43,14 @@
 namespace psi_cu {
 
 constexpr int ST_WARPS = 8, ST_THREADS = 32 * ST_WARPS;
+
+/* How step 5 scans a warp's rows along x (the kernel's ROWSCAN;
+ * PIXSUM_CUDA_LB=pairs=0 takes ROW_PLAIN for every pair): ROW_PLAIN one row
+ * after the other (scan_row()); ROW_U8_PAIRS (u8 -> u32 without squares) two
+ * rows per scan, packed in the halves of one word (scan_u8_row_pair());
+ * ROW_TWO (f32 -> f32) two rows at a time, their shuffle chains interleaved
+ * (scan_two_rows()). */
+constexpr int ROW_PLAIN = 0, ROW_U8_PAIRS = 1, ROW_TWO = 2;
 static_assert(ST_THREADS == LB_TW, "one thread per tile column in step 3");
 
 int lb_staged_rows(const psi_cu_plan *p)
@@ -100,6 +109,48 @@ __device__ __forceinline__ void scan_row(TAcc v[G][V], unsigned lane)
             v[g][j] += ex;
         if (g + 1 < G)
             carry += __shfl_sync(0xffffffffu, incl, 31);
+    }
+}
+
+/* scan_row() of two rows a and b at once, their shuffle chains interleaved
+ * step by step (the same additions in the same order per row, so float
+ * tables round exactly as with scan_row()). */
+template <typename TAcc, int G, int V>
+__device__ __forceinline__ void scan_two_rows(TAcc a[G][V], TAcc b[G][V], unsigned lane)
+{
+    TAcc carry_a = (TAcc)0, carry_b = (TAcc)0;
+#pragma unroll
+    for (int g = 0; g < G; g++) {
+#pragma unroll
+        for (int j = 1; j < V; j++) {
+            a[g][j] += a[g][j - 1];
+            b[g][j] += b[g][j - 1];
+        }
+        TAcc ia = a[g][V - 1], ib = b[g][V - 1];
+#pragma unroll
+        for (int d = 1; d < 32; d <<= 1) {
+            const TAcc oa = __shfl_up_sync(0xffffffffu, ia, d);
+            const TAcc ob = __shfl_up_sync(0xffffffffu, ib, d);
+            if (lane >= (unsigned)d) {
+                ia += oa;
+                ib += ob;
+            }
+        }
+        TAcc ea = warp_exclusive_from_inclusive(ia, lane);
+        TAcc eb = warp_exclusive_from_inclusive(ib, lane);
+        if (g > 0) {
+            ea += carry_a;
+            eb += carry_b;
+        }
+#pragma unroll
+        for (int j = 0; j < V; j++) {
+            a[g][j] += ea;
+            b[g][j] += eb;
+        }
+        if (g + 1 < G) {
+            carry_a += __shfl_sync(0xffffffffu, ia, 31);
+            carry_b += __shfl_sync(0xffffffffu, ib, 31);
+        }
     }
 }
 
@@ -242,7 +293,7 @@ struct staged_layout {
 #define PSI_ST_MINB(b) (b)
 #endif
 
-template <typename TIn, typename TAcc, int R, int MINB, bool TRACE, bool ROW_PAIRS>
+template <typename TIn, typename TAcc, int R, int MINB, bool TRACE, int ROWSCAN>
 __global__ void __launch_bounds__(ST_THREADS, PSI_ST_MINB(MINB))
     staged_kernel(psi_cu_plan p, lb_geom g)
 {
@@ -539,7 +590,7 @@ __global__ void __launch_bounds__(ST_THREADS, PSI_ST_MINB(MINB))
             }
         }
     };
-    if constexpr (ROW_PAIRS) { /* u8 -> u32 without squares */
+    if constexpr (ROWSCAN == ROW_U8_PAIRS) { /* u8 -> u32 without squares */
         static_assert(std::is_same<TIn, uint8_t>::value && std::is_same<TAcc, unsigned>::value &&
                           R % 2 == 0,
                       "rows in pairs: u8 -> u32");
@@ -549,6 +600,22 @@ __global__ void __launch_bounds__(ST_THREADS, PSI_ST_MINB(MINB))
             scan_u8_row_pair<G>(s_tile, row0 + i, lane, v);
             write_row(i, [&](int gi, int j) { return v[gi][j] & 0xffffu; });
             write_row(i + 1, [&](int gi, int j) { return v[gi][j] >> 16; });
+        }
+    } else if constexpr (ROWSCAN == ROW_TWO) {
+        static_assert(R % 2 == 0, "rows in pairs");
+#pragma unroll
+        for (int i = 0; i < R; i += 2) {
+            TAcc va[G][V], vb[G][V];
+#pragma unroll
+            for (int gi = 0; gi < G; gi++) {
+                read_group<TIn, TAcc, V>(s_tile + (row0 + i) * TW + gi * 32 * V + lane * V,
+                                         p.squared, va[gi]);
+                read_group<TIn, TAcc, V>(s_tile + (row0 + i + 1) * TW + gi * 32 * V + lane * V,
+                                         p.squared, vb[gi]);
+            }
+            scan_two_rows<TAcc, G, V>(va, vb, lane);
+            write_row(i, [&](int gi, int j) { return va[gi][j]; });
+            write_row(i + 1, [&](int gi, int j) { return vb[gi][j]; });
         }
     } else {
 #pragma unroll
@@ -578,7 +645,7 @@ constexpr int staged_blocks_per_sm(size_t smem, int cap)
     return fit < cap ? (fit > 0 ? fit : 1) : cap;
 }
 
-template <typename TIn, typename TAcc, int R, int MINB, bool TRACE, bool ROW_PAIRS>
+template <typename TIn, typename TAcc, int R, int MINB, bool TRACE, int ROWSCAN>
 static int staged_launch(const psi_cu_plan *p, const lb_choice &c)
 {
     typedef staged_layout<TIn, TAcc, R> L;
@@ -599,7 +666,7 @@ static int staged_launch(const psi_cu_plan *p, const lb_choice &c)
     const size_t smem = L::bytes + (size_t)c.smem_pad;
     static std::atomic<int> smem_opted(0);
     if (smem > 48 * 1024 && (c.smem_pad || !smem_opted.load(std::memory_order_relaxed))) {
-        cudaError_t e = cudaFuncSetAttribute(staged_kernel<TIn, TAcc, R, MINB, TRACE, ROW_PAIRS>,
+        cudaError_t e = cudaFuncSetAttribute(staged_kernel<TIn, TAcc, R, MINB, TRACE, ROWSCAN>,
                                              cudaFuncAttributeMaxDynamicSharedMemorySize,
                                              (int)smem);
         if (e != cudaSuccess)
@@ -612,31 +679,32 @@ static int staged_launch(const psi_cu_plan *p, const lb_choice &c)
     lb_choice launch = c; /* tile order: see LB_ORDER_DIAGONAL */
     if (launch.order == LB_ORDER_AUTO)
         launch.order = sizeof(TIn) > 1 || sizeof(TAcc) > 4 ? 1 : 0;
-    return lb_launch(staged_kernel<TIn, TAcc, R, MINB, TRACE, ROW_PAIRS>, (unsigned)g.total,
+    return lb_launch(staged_kernel<TIn, TAcc, R, MINB, TRACE, ROWSCAN>, (unsigned)g.total,
                      ST_THREADS, smem, p, launch, g, per_sm, sizeof(TAcc) == 4);
 }
 
 /* staged_launch() of the traced kernel (PIXSUM_CUDA_LB=trace=1, in a build
  * with PIXSUM_CUDA_TRACE) or of the plain one. */
-template <typename TIn, typename TAcc, int R, int MINB, bool ROW_PAIRS>
+template <typename TIn, typename TAcc, int R, int MINB, int ROWSCAN>
 static int staged_launch_traced(const psi_cu_plan *p, const lb_choice &c)
 {
     if (c.trace) {
 #ifdef PIXSUM_CUDA_TRACE
-        return staged_launch<TIn, TAcc, R, MINB, true, ROW_PAIRS>(p, c);
+        return staged_launch<TIn, TAcc, R, MINB, true, ROWSCAN>(p, c);
 #else
         return (int)cudaErrorNotSupported; /* built without PIXSUM_CUDA_TRACE */
 #endif
     }
-    return staged_launch<TIn, TAcc, R, MINB, false, ROW_PAIRS>(p, c);
+    return staged_launch<TIn, TAcc, R, MINB, false, ROWSCAN>(p, c);
 }
 
 /* Launches with R rows per warp; the register budget is cut for the blocks
  * that fit an SM: 6 (42 registers) for 4-byte tables of 1-2-byte input, 4
  * otherwise, and no more than the shared memory holds
- * (staged_blocks_per_sm()). u8 -> u32 without squares takes the kernel that
- * scans its rows in pairs (ROW_PAIRS; PIXSUM_CUDA_LB=pairs=0 the other): one
- * kernel holding both loops spilled 16 bytes at R = 16, each alone none. */
+ * (staged_blocks_per_sm()). u8 -> u32 without squares and f32 -> f32 take
+ * kernels of their own that scan rows in pairs (ROWSCAN;
+ * PIXSUM_CUDA_LB=pairs=0 ROW_PLAIN): the u8 -> u32 kernel holding both loops
+ * spilled 16 bytes at R = 16, each alone none. */
 template <typename TIn, typename TAcc, int R>
 static int staged_launch_rows(const psi_cu_plan *p, const lb_choice &c)
 {
@@ -644,9 +712,13 @@ static int staged_launch_rows(const psi_cu_plan *p, const lb_choice &c)
     constexpr int MINB = staged_blocks_per_sm(staged_layout<TIn, TAcc, R>::bytes, BASE);
     if constexpr (std::is_same<TIn, uint8_t>::value && std::is_same<TAcc, unsigned>::value) {
         if (!p->squared && c.row_pairs) /* the kernel that scans rows in pairs */
-            return staged_launch_traced<TIn, TAcc, R, MINB, true>(p, c);
+            return staged_launch_traced<TIn, TAcc, R, MINB, ROW_U8_PAIRS>(p, c);
     }
-    return staged_launch_traced<TIn, TAcc, R, MINB, false>(p, c);
+    if constexpr (std::is_same<TIn, float>::value && std::is_same<TAcc, float>::value) {
+        if (c.row_pairs) /* two rows' scans interleaved */
+            return staged_launch_traced<TIn, TAcc, R, MINB, ROW_TWO>(p, c);
+    }
+    return staged_launch_traced<TIn, TAcc, R, MINB, ROW_PLAIN>(p, c);
 }
 
 /* The tile heights built per pair (each is a kernel for 5 architectures, so
