@@ -114,7 +114,9 @@ __device__ __forceinline__ void scan_row(TAcc v[G][V], unsigned lane)
 
 /* scan_row() of two rows a and b at once, their shuffle chains interleaved
  * step by step (the same additions in the same order per row, so float
- * tables round exactly as with scan_row()). */
+ * tables round exactly as with scan_row()). H200, run 121 (f32 -> f32, same
+ * process): 0.764 of the copy floor against 0.757 at 8192^2, 0.792-0.793
+ * against 0.787-0.791 at 16384^2. */
 template <typename TAcc, int G, int V>
 __device__ __forceinline__ void scan_two_rows(TAcc a[G][V], TAcc b[G][V], unsigned lane)
 {
