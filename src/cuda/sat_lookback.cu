@@ -128,10 +128,10 @@ static bool lb_narrow_fits(const psi_cu_plan *p, int tile_height)
  * copy floor), the staged kernel's first wave spread over
  * LB_STAGGER_SPREAD_NS (stagger=NS; 0 turns it off), the staged kernel's
  * tiles by anti-diagonals for every pair but u8 -> u32 (LB_ORDER_AUTO;
- * order=1 for every pair, order=0 row by row), and its u8 -> u32 rows
- * scanned two at a time (pairs=1; pairs=0 one by one). smempad=BYTES
- * gives each staged block that much more shared memory, so that fewer fit an
- * SM (a timing experiment).
+ * order=1 for every pair, order=0 row by row), and its u8 -> u32 and
+ * f32 -> f32 rows scanned two at a time (pairs=1; pairs=0 one by one).
+ * smempad=BYTES gives each staged block that much more shared memory, so
+ * that fewer fit an SM (a timing experiment).
  * PIXSUM_CUDA_LB="staged=0,rows=4,hints=0,split=1,direct=0,tw=128,pdl=0,tag=0,
  * async=0,stagger=0,order=0,pairs=0" overrides them (tuning runs and tests
  * of every variant; tw=128 only where the narrow tiles can run; tag=0: flags

@@ -138,8 +138,9 @@ struct lb_choice {
                      * (default LB_STAGGER_SPREAD_NS; see lb_launch()) */
     int order;      /* 1: tiles in diagonal order (LB_ORDER_DIAGONAL), 0: row
                      * by row, LB_ORDER_AUTO: resolved by staged_launch() */
-    int row_pairs;  /* staged u8 -> u32 without squares: its kernel that scans
-                     * rows in pairs (scan_u8_row_pair(); default 1) */
+    int row_pairs;  /* staged u8 -> u32 without squares and f32 -> f32: their
+                     * kernels that scan rows in pairs (ROWSCAN in
+                     * sat_lookback_staged.cu; default 1) */
     int smem_pad;   /* extra dynamic shared memory per staged block, bytes: a
                      * timing experiment with fewer blocks per SM (default 0) */
 };

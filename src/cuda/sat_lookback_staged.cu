@@ -43,6 +43,7 @@
 namespace psi_cu {
 
 constexpr int ST_WARPS = 8, ST_THREADS = 32 * ST_WARPS;
+static_assert(ST_THREADS == LB_TW, "one thread per tile column in step 3");
 
 /* How step 5 scans a warp's rows along x (the kernel's ROWSCAN;
  * PIXSUM_CUDA_LB=pairs=0 takes ROW_PLAIN for every pair): ROW_PLAIN one row
@@ -51,7 +52,6 @@ constexpr int ST_WARPS = 8, ST_THREADS = 32 * ST_WARPS;
  * ROW_TWO (f32 -> f32) two rows at a time, their shuffle chains interleaved
  * (scan_two_rows()). */
 constexpr int ROW_PLAIN = 0, ROW_U8_PAIRS = 1, ROW_TWO = 2;
-static_assert(ST_THREADS == LB_TW, "one thread per tile column in step 3");
 
 int lb_staged_rows(const psi_cu_plan *p)
 {
