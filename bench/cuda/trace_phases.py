@@ -9,9 +9,9 @@ library built with -DPIXSUM_CUDA_TRACE=ON) and prints, per file:
   * how many blocks are in each phase at 12 instants of the launch (shows
     whether the blocks move in lockstep);
   * the vertical and horizontal walk times and lengths by tile column tx;
-  * the memory traffic over time implied by the phases (32 KB read per tile
+  * the memory traffic over time implied by the phases (the tile's input read
     during its load, 4 B per pixel written during its write; u8 -> u32 tiles of
-    256 x 128).
+    256 x 128, f32 -> f32 tiles of 256 x 64 in files trace-f32-*).
 
 Record layout (12 u64 per tile, see LB_TRACE_WORDS in src/cuda/sat_lookback.cuh):
 [0] SM << 32 | horizontal steps << 16 | vertical steps, [1..5] %globaltimer ns
@@ -26,6 +26,9 @@ import sys
 import numpy as np
 
 TILE_W, TILE_H = 256, 128
+# f32 -> f32 traces (files trace-f32-*, gpu_bench with BENCH_TRACE_PAIR=f32):
+# tiles of 256 x 64, 4 B per pixel read and written.
+F32_TILE_H = 64
 
 
 def load(path):
@@ -65,11 +68,14 @@ def report(path):
     grid = np.linspace(0, span, 400)
     rd = np.zeros_like(grid)
     wr = np.zeros_like(grid)
+    f32 = "trace-f32-" in path
+    tile_px = TILE_W * (F32_TILE_H if f32 else TILE_H)
+    in_bytes = 4 if f32 else 1
     for a in at:
         sel = (grid >= a[0]) & (grid < a[1])
-        rd[sel] += TILE_W * TILE_H / max(a[1] - a[0], 1e-3)
+        rd[sel] += in_bytes * tile_px / max(a[1] - a[0], 1e-3)
         sel = (grid >= a[3]) & (grid < a[4])
-        wr[sel] += 4 * TILE_W * TILE_H / max(a[4] - a[3], 1e-3)
+        wr[sel] += 4 * tile_px / max(a[4] - a[3], 1e-3)
     mid = (grid > 0.15 * span) & (grid < 0.85 * span)
     tot = (rd + wr) / 1e6  # bytes/us -> TB/s
     print(f"   traffic: mean {tot.mean():.2f} TB/s, middle 70% {tot[mid].mean():.2f}"
