@@ -165,10 +165,10 @@ int lb_geometry(const psi_cu_plan *p, size_t in_size, size_t acc_size, int tile_
  * programmatic stream serialization), else a plain launch. The staged
  * kernel passes the blocks an SM holds as staged_blocks (0 for the register
  * kernel): g's stagger_ns and stagger_wave then spread c.stagger ns over them
- * when the launch needs more than one wave. With hints_by_records (the staged kernel's 4-byte tables)
- * and c.hints LB_HINTS_AUTO, g.hints follows the record size. The device's
- * capabilities are fetched once per call, and only when needed. Returns 0 or
- * a cudaError_t. */
+ * when the launch needs more than one wave. With hints_by_records (the staged
+ * kernel's 4-byte tables) and c.hints LB_HINTS_AUTO, g.hints follows the
+ * record size. The device's capabilities are fetched once per call, and only
+ * when needed. Returns 0 or a cudaError_t. */
 int lb_launch(void (*kernel)(psi_cu_plan, lb_geom), unsigned blocks, unsigned threads,
               size_t smem, const psi_cu_plan *p, const lb_choice &c, lb_geom &g,
               int staged_blocks, bool hints_by_records);

@@ -402,6 +402,11 @@ __global__ void __launch_bounds__(ST_THREADS, PSI_ST_MINB(MINB))
 
     /* 3: column sums of each warp's rows, and row sums. */
     const int row0 = (int)warp * R;
+    /* Where lane group gi of the warp's row i lies in the tile (the layout of
+     * step 3 and scan_row()). */
+    auto tile_group = [&](int i, int gi) {
+        return s_tile + (row0 + i) * TW + gi * 32 * V + lane * V;
+    };
     /* where this warp leaves its column sums (warp 7: in the bottom row's
      * place, which the fold below turns into the tile's bottom row) */
     TAcc *const s_colsum = warp + 1 < ST_WARPS ? s_colw + warp * TW : s_bottom;
@@ -424,8 +429,7 @@ __global__ void __launch_bounds__(ST_THREADS, PSI_ST_MINB(MINB))
             TAcc v[G][V], part = (TAcc)0;
 #pragma unroll
             for (int gi = 0; gi < G; gi++) {
-                read_group<TIn, TAcc, V>(s_tile + (row0 + i) * TW + gi * 32 * V + lane * V,
-                                         p.squared, v[gi]);
+                read_group<TIn, TAcc, V>(tile_group(i, gi), p.squared, v[gi]);
 #pragma unroll
                 for (int j = 0; j < V; j++) {
                     col[gi][j] += v[gi][j];
@@ -610,10 +614,8 @@ __global__ void __launch_bounds__(ST_THREADS, PSI_ST_MINB(MINB))
             TAcc va[G][V], vb[G][V];
 #pragma unroll
             for (int gi = 0; gi < G; gi++) {
-                read_group<TIn, TAcc, V>(s_tile + (row0 + i) * TW + gi * 32 * V + lane * V,
-                                         p.squared, va[gi]);
-                read_group<TIn, TAcc, V>(s_tile + (row0 + i + 1) * TW + gi * 32 * V + lane * V,
-                                         p.squared, vb[gi]);
+                read_group<TIn, TAcc, V>(tile_group(i, gi), p.squared, va[gi]);
+                read_group<TIn, TAcc, V>(tile_group(i + 1, gi), p.squared, vb[gi]);
             }
             scan_two_rows<TAcc, G, V>(va, vb, lane);
             write_row(i, [&](int gi, int j) { return va[gi][j]; });
@@ -625,8 +627,7 @@ __global__ void __launch_bounds__(ST_THREADS, PSI_ST_MINB(MINB))
             TAcc v[G][V];
 #pragma unroll
             for (int gi = 0; gi < G; gi++)
-                read_group<TIn, TAcc, V>(s_tile + (row0 + i) * TW + gi * 32 * V + lane * V,
-                                         p.squared, v[gi]);
+                read_group<TIn, TAcc, V>(tile_group(i, gi), p.squared, v[gi]);
             scan_row<TAcc, G, V>(v, lane);
             write_row(i, [&](int gi, int j) { return v[gi][j]; });
         }
