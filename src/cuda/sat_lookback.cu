@@ -129,11 +129,13 @@ static bool lb_narrow_fits(const psi_cu_plan *p, int tile_height)
  * LB_STAGGER_SPREAD_NS (stagger=NS; 0 turns it off), the staged kernel's
  * tiles by anti-diagonals for every pair but u8 -> u32 (LB_ORDER_AUTO;
  * order=1 for every pair, order=0 row by row), and its u8 -> u32 and
- * f32 -> f32 rows scanned two at a time (pairs=1; pairs=0 one by one).
+ * f32 -> f32 rows scanned two at a time (pairs=1; pairs=0 one by one),
+ * the f32 -> f32 ones in step 4, during the look-backs (prescan=1; prescan=0
+ * in step 5).
  * smempad=BYTES gives each staged block that much more shared memory, so
  * that fewer fit an SM (a timing experiment).
  * PIXSUM_CUDA_LB="staged=0,rows=4,hints=0,split=1,direct=0,tw=128,pdl=0,tag=0,
- * async=0,stagger=0,order=0,pairs=0" overrides them (tuning runs and tests
+ * async=0,stagger=0,order=0,pairs=0,prescan=0" overrides them (tuning runs and tests
  * of every variant; tw=128 only where the narrow tiles can run; tag=0: flags
  * and fences instead of tagged words in the aggregate-only look-backs of
  * 4-byte tables, whose chained look-backs always take tagged words); trace=1 makes
@@ -156,6 +158,7 @@ lb_choice lb_choose(const psi_cu_plan *p)
     c.stagger = LB_STAGGER_SPREAD_NS;
     c.order = LB_ORDER_AUTO;
     c.row_pairs = 1;
+    c.prescan = 1;
     int want_tw = 0;
     const char *e = getenv("PIXSUM_CUDA_LB");
     if (e) {
@@ -177,6 +180,9 @@ lb_choice lb_choose(const psi_cu_plan *p)
         const char *pr = strstr(e, "pairs=");
         if (pr)
             c.row_pairs = atoi(pr + 6) != 0;
+        const char *ps = strstr(e, "prescan=");
+        if (ps)
+            c.prescan = atoi(ps + 8) != 0;
         const char *pad = strstr(e, "smempad=");
         if (pad) {
             const int bytes = atoi(pad + 8);

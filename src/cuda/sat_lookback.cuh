@@ -141,6 +141,8 @@ struct lb_choice {
     int row_pairs;  /* staged u8 -> u32 without squares and f32 -> f32: their
                      * kernels that scan rows in pairs (ROWSCAN in
                      * sat_lookback_staged.cu; default 1) */
+    int prescan;    /* staged f32 -> f32 with row_pairs: rows scanned in step 4,
+                     * during the look-backs (ROW_PRESCAN; default 1) */
     int smem_pad;   /* extra dynamic shared memory per staged block, bytes: a
                      * timing experiment with fewer blocks per SM (default 0) */
 };

@@ -21,9 +21,12 @@
  *      right column L(TW - 1, r) and runs tile_lookbacks() (Top and E); with
  *      PIXSUM_CUDA_LB=split=1 warps 0, 1 and 2 run the vertical look-back,
  *      a horizontal one over row sums alone and the corner fetch at once;
+ *      f32 -> f32 (ROW_PRESCAN): the other warps meanwhile scan the tile's
+ *      rows along x in place, and warp 0 joins them when its look-backs end;
  *   5. each warp re-reads its rows from shared memory, scans them along x
  *      (ROWSCAN: u8 -> u32 without squares two rows per scan, packed in the
- *      halves of one word; f32 -> f32 two rows at a time), accumulates down
+ *      halves of one word; f32 -> f32 already scanned in step 4, or with
+ *      PIXSUM_CUDA_LB=prescan=0 two rows at a time here), accumulates down
  *      its rows from the offset of the rows above it, and writes
  *      I(x, y) = L(x, y) + Top(x) + E(y) with 16-byte stores that cover 512
  *      contiguous bytes per warp instruction.
@@ -50,8 +53,10 @@ static_assert(ST_THREADS == LB_TW, "one thread per tile column in step 3");
  * after the other (scan_row()); ROW_U8_PAIRS (u8 -> u32 without squares) two
  * rows per scan, packed in the halves of one word (scan_u8_row_pair());
  * ROW_TWO (f32 -> f32) two rows at a time, their shuffle chains interleaved
- * (scan_two_rows()). */
-constexpr int ROW_PLAIN = 0, ROW_U8_PAIRS = 1, ROW_TWO = 2;
+ * (scan_two_rows()); ROW_PRESCAN (f32 -> f32) the rows scanned in step 4
+ * instead, in place in shared memory while warp 0 waits on its look-backs,
+ * so that step 5 only adds and stores (prescan_rows()). */
+constexpr int ROW_PLAIN = 0, ROW_U8_PAIRS = 1, ROW_TWO = 2, ROW_PRESCAN = 3;
 
 int lb_staged_rows(const psi_cu_plan *p)
 {
@@ -152,6 +157,51 @@ __device__ __forceinline__ void scan_two_rows(TAcc a[G][V], TAcc b[G][V], unsign
         if (g + 1 < G) {
             carry_a += __shfl_sync(0xffffffffu, ia, 31);
             carry_b += __shfl_sync(0xffffffffu, ib, 31);
+        }
+    }
+}
+
+/* Step 4 of ROW_PRESCAN (a table of the input's own type, TIn == TAcc):
+ * the warp takes pairs of tile rows from the shared counter *next (lane 0,
+ * atomicAdd) until none is left, scans each pair along x with
+ * scan_two_rows() and stores the scanned rows back over the tile, in the
+ * layout of scan_row(). Called by every warp once it has no look-back to
+ * run, so the scans fill the time warp 0 waits on its neighbours, and warp 0
+ * helps when its look-backs end early. The scanned values are those step 5
+ * of ROW_TWO computes, so the table rounds exactly as there. */
+template <typename TAcc, int TH, int G, int V>
+__device__ __forceinline__ void prescan_rows(TAcc *s_tile, int *next, int squared,
+                                             unsigned lane)
+{
+    for (;;) {
+        int r = 0;
+        if (lane == 0)
+            r = atomicAdd(next, 2);
+        r = __shfl_sync(0xffffffffu, r, 0);
+        if (r >= TH)
+            break;
+        TAcc a[G][V], b[G][V];
+#pragma unroll
+        for (int gi = 0; gi < G; gi++) {
+            read_group<TAcc, TAcc, V>(s_tile + r * LB_TW + gi * 32 * V + lane * V, squared,
+                                      a[gi]);
+            read_group<TAcc, TAcc, V>(s_tile + (r + 1) * LB_TW + gi * 32 * V + lane * V,
+                                      squared, b[gi]);
+        }
+        scan_two_rows<TAcc, G, V>(a, b, lane);
+#pragma unroll
+        for (int gi = 0; gi < G; gi++) {
+            union {
+                uint4 q;
+                TAcc e[V];
+            } ua, ub;
+#pragma unroll
+            for (int j = 0; j < V; j++) {
+                ua.e[j] = a[gi][j];
+                ub.e[j] = b[gi][j];
+            }
+            *(uint4 *)(s_tile + r * LB_TW + gi * 32 * V + lane * V) = ua.q;
+            *(uint4 *)(s_tile + (r + 1) * LB_TW + gi * 32 * V + lane * V) = ub.q;
         }
     }
 }
@@ -312,6 +362,7 @@ __global__ void __launch_bounds__(ST_THREADS, PSI_ST_MINB(MINB))
     TAcc *s_edge = (TAcc *)(smem + L::edge);
     __shared__ u64 s_ticket, s_epoch;
     __shared__ TAcc s_total, s_corner;
+    __shared__ int s_next_pair; /* ROW_PRESCAN: the next tile row to scan */
 
     psi_cu_header *hdr = (psi_cu_header *)p.ws;
     const unsigned tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
@@ -456,6 +507,8 @@ __global__ void __launch_bounds__(ST_THREADS, PSI_ST_MINB(MINB))
             s_colw[wq * TW + tid] = run;
         }
         s_bottom[tid] += run;
+        if (ROWSCAN == ROW_PRESCAN && tid == 0)
+            s_next_pair = 0;
     }
     __syncthreads();
     if (rec && tid == 0)
@@ -535,6 +588,11 @@ __global__ void __launch_bounds__(ST_THREADS, PSI_ST_MINB(MINB))
         }
         s_corner = c;
     }
+    if constexpr (ROWSCAN == ROW_PRESCAN) {
+        static_assert(std::is_same<TIn, TAcc>::value && R % 2 == 0,
+                      "rows scanned in place: a table of the input's type");
+        prescan_rows<TAcc, TH, G, V>(s_tile, &s_next_pair, p.squared, lane);
+    }
     __syncthreads();
     if (rec && tid == 0)
         trace_point(rec, 4, global_ns(), (u64)clock64());
@@ -606,6 +664,15 @@ __global__ void __launch_bounds__(ST_THREADS, PSI_ST_MINB(MINB))
             scan_u8_row_pair<G>(s_tile, row0 + i, lane, v);
             write_row(i, [&](int gi, int j) { return v[gi][j] & 0xffffu; });
             write_row(i + 1, [&](int gi, int j) { return v[gi][j] >> 16; });
+        }
+    } else if constexpr (ROWSCAN == ROW_PRESCAN) { /* rows scanned in step 4 */
+#pragma unroll
+        for (int i = 0; i < R; i++) {
+            TAcc v[G][V];
+#pragma unroll
+            for (int gi = 0; gi < G; gi++)
+                read_group<TIn, TAcc, V>(tile_group(i, gi), 0, v[gi]);
+            write_row(i, [&](int gi, int j) { return v[gi][j]; });
         }
     } else if constexpr (ROWSCAN == ROW_TWO) {
         static_assert(R % 2 == 0, "rows in pairs");
@@ -718,6 +785,8 @@ static int staged_launch_rows(const psi_cu_plan *p, const lb_choice &c)
             return staged_launch_traced<TIn, TAcc, R, MINB, ROW_U8_PAIRS>(p, c);
     }
     if constexpr (std::is_same<TIn, float>::value && std::is_same<TAcc, float>::value) {
+        if (c.row_pairs && c.prescan) /* rows scanned during the look-backs */
+            return staged_launch_traced<TIn, TAcc, R, MINB, ROW_PRESCAN>(p, c);
         if (c.row_pairs) /* two rows' scans interleaved */
             return staged_launch_traced<TIn, TAcc, R, MINB, ROW_TWO>(p, c);
     }
