@@ -161,6 +161,35 @@ __device__ __forceinline__ void scan_two_rows(TAcc a[G][V], TAcc b[G][V], unsign
     }
 }
 
+/* The sums over the warp of R values per lane (R a power of 2 up to 32),
+ * all rows in one butterfly: each step halves the values a lane holds by
+ * trading half of them with the lane d apart, then the single value is
+ * summed over the lanes left. Returns the sum of row (lane >> (5 - log2 R))
+ * in every lane. Each row's sum meets its partial sums in the same pairs as
+ * warp_sum() does, so floats round the same; 2 R - 1 + 5 - log2 R shuffles
+ * instead of 5 R. */
+template <typename T, int R>
+__device__ __forceinline__ T warp_row_sums(T v[R], unsigned lane)
+{
+    static_assert(R >= 1 && R <= 32 && (R & (R - 1)) == 0, "R a power of 2 up to 32");
+    int d = 16;
+#pragma unroll
+    for (int n = R; n > 1; n >>= 1, d >>= 1) {
+        const bool upper = (lane & (unsigned)d) != 0; /* keeps the upper half */
+#pragma unroll
+        for (int k = 0; k < n / 2; k++) {
+            const T send = upper ? v[k] : v[k + n / 2];
+            const T keep = upper ? v[k + n / 2] : v[k];
+            v[k] = keep + __shfl_xor_sync(0xffffffffu, send, d);
+        }
+    }
+    T s = v[0];
+#pragma unroll
+    for (; d > 0; d >>= 1)
+        s += __shfl_xor_sync(0xffffffffu, s, d);
+    return s;
+}
+
 /* Step 4 of ROW_PRESCAN (a table of the input's own type, TIn == TAcc):
  * the warp takes pairs of tile rows from the shared counter *next (lane 0,
  * atomicAdd) until none is left, scans each pair along x with
@@ -173,6 +202,7 @@ template <typename TAcc, int TH, int G, int V>
 __device__ __forceinline__ void prescan_rows(TAcc *s_tile, int *next, int squared,
                                              unsigned lane)
 {
+    __syncwarp();
     for (;;) {
         int r = 0;
         if (lane == 0)
@@ -475,21 +505,38 @@ __global__ void __launch_bounds__(ST_THREADS, PSI_ST_MINB(MINB))
 #pragma unroll
             for (int j = 0; j < V; j++)
                 col[gi][j] = (TAcc)0;
+        /* u8 -> u32 (only its squared table takes this loop) keeps warp_sum():
+         * with the tree its kernel of 16 rows per warp spilled 32 bytes */
+        constexpr bool may_tree =
+            !(std::is_same<TIn, uint8_t>::value && std::is_same<TAcc, unsigned>::value);
+        const bool tree = may_tree && g.row_sums_tree;
+        TAcc part[R];
 #pragma unroll
         for (int i = 0; i < R; i++) {
-            TAcc v[G][V], part = (TAcc)0;
+            TAcc v[G][V];
+            part[i] = (TAcc)0;
 #pragma unroll
             for (int gi = 0; gi < G; gi++) {
                 read_group<TIn, TAcc, V>(tile_group(i, gi), p.squared, v[gi]);
 #pragma unroll
                 for (int j = 0; j < V; j++) {
                     col[gi][j] += v[gi][j];
-                    part += v[gi][j];
+                    part[i] += v[gi][j];
                 }
             }
-            part = warp_sum(part);
-            if (lane == 0)
-                s_rowsum[row0 + i] = part;
+            if (!tree) {
+                const TAcc sum = warp_sum(part[i]);
+                if (lane == 0)
+                    s_rowsum[row0 + i] = sum;
+            }
+        }
+        if constexpr (may_tree) { /* lanes 32 / R k .. hold row k's sum */
+          if (tree) {
+            constexpr int LOG_R = R >= 16 ? 4 : R >= 8 ? 3 : R >= 4 ? 2 : R >= 2 ? 1 : 0;
+            const TAcc sum = warp_row_sums<TAcc, R>(part, lane);
+            if ((lane & (32u / R - 1)) == 0)
+                s_rowsum[row0 + (int)(lane >> (5 - LOG_R))] = sum;
+          }
         }
 #pragma unroll
         for (int gi = 0; gi < G; gi++)
@@ -591,7 +638,8 @@ __global__ void __launch_bounds__(ST_THREADS, PSI_ST_MINB(MINB))
     if constexpr (ROWSCAN == ROW_PRESCAN) {
         static_assert(std::is_same<TIn, TAcc>::value && R % 2 == 0,
                       "rows scanned in place: a table of the input's type");
-        prescan_rows<TAcc, TH, G, V>(s_tile, &s_next_pair, p.squared, lane);
+        if (warp == 0 || (int)warp >= ST_WARPS - g.prescan_warps)
+            prescan_rows<TAcc, TH, G, V>(s_tile, &s_next_pair, p.squared, lane);
     }
     __syncthreads();
     if (rec && tid == 0)
@@ -725,6 +773,8 @@ static int staged_launch(const psi_cu_plan *p, const lb_choice &c)
         return err;
     g.split = c.split;
     g.async_copy = c.async_copy;
+    g.prescan_warps = c.prescan;
+    g.row_sums_tree = c.row_sums_tree;
     if (TRACE)
         g.trace = (u64 *)((char *)p->ws + lb_trace_offset(p, sizeof(TAcc), L::TH));
     /* The tile copy moves 16-byte chunks: rows and planes 16-byte aligned. */
