@@ -158,8 +158,9 @@ lb_choice lb_choose(const psi_cu_plan *p)
     c.stagger = LB_STAGGER_SPREAD_NS;
     c.order = LB_ORDER_AUTO;
     c.row_pairs = 1;
-    c.prescan = 8;
+    c.prescan = 1;
     c.row_sums_tree = 1;
+    c.own_rows = 1;
     int want_tw = 0;
     const char *e = getenv("PIXSUM_CUDA_LB");
     if (e) {
@@ -182,13 +183,14 @@ lb_choice lb_choose(const psi_cu_plan *p)
         if (pr)
             c.row_pairs = atoi(pr + 6) != 0;
         const char *ps = strstr(e, "prescan=");
-        if (ps) {
-            const int n = atoi(ps + 8);
-            c.prescan = n < 0 ? 0 : n > 8 ? 8 : n;
-        }
+        if (ps)
+            c.prescan = atoi(ps + 8) != 0;
         const char *bf = strstr(e, "rowtree=");
         if (bf)
             c.row_sums_tree = atoi(bf + 8) != 0;
+        const char *ow = strstr(e, "ownrows=");
+        if (ow)
+            c.own_rows = atoi(ow + 8) != 0;
         const char *pad = strstr(e, "smempad=");
         if (pad) {
             const int bytes = atoi(pad + 8);

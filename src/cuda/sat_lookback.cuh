@@ -55,10 +55,10 @@ struct lb_geom {
                      * before taking its ticket, so that an SM's blocks start apart
                      * (0: no wait) */
     unsigned stagger_wave; /* the device's multiprocessors */
-    int prescan_warps; /* staged ROW_PRESCAN kernel: warps 8 - n .. 7 scan rows
-                        * during the look-backs, warp 0 after its own */
-    int row_sums_tree; /* staged kernel, step 3 outside u8 -> u32: a warp's row
-                        * sums by one shared butterfly (warp_row_sums()) */
+    int row_sums_tree; /* staged kernel, step 3 for input wider than 8 bits: a
+                        * warp's row sums by one butterfly (warp_row_sums()) */
+    int own_rows; /* staged kernel, tiles copied by cp.async: each warp copies
+                   * the rows it sums and starts on them without a block barrier */
 };
 
 /* Words per tile of the phase trace (PIXSUM_CUDA_LB=trace=1, a diagnostic for
@@ -146,10 +146,9 @@ struct lb_choice {
                      * kernels that scan rows in pairs (ROWSCAN in
                      * sat_lookback_staged.cu; default 1) */
     int prescan;    /* staged f32 -> f32 with row_pairs: rows scanned in step 4,
-                     * during the look-backs (ROW_PRESCAN) by this many warps
-                     * (1-8, warp 0 after its look-backs; default 8), 0: in
-                     * step 5 */
+                     * during the look-backs (ROW_PRESCAN; default 1) */
     int row_sums_tree; /* lb_geom::row_sums_tree (default 1) */
+    int own_rows;      /* lb_geom::own_rows (default 1) */
     int smem_pad;   /* extra dynamic shared memory per staged block, bytes: a
                      * timing experiment with fewer blocks per SM (default 0) */
 };

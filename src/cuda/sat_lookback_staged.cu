@@ -427,12 +427,17 @@ __global__ void __launch_bounds__(ST_THREADS, PSI_ST_MINB(MINB))
 #else
     constexpr bool can_async = false;
 #endif
-    if (can_async && g.vec_in && full && g.async_copy) {
+    const bool async_tile = can_async && g.vec_in && full && g.async_copy;
+    if (async_tile) {
         constexpr int CPR = TW * (int)sizeof(TIn) / 16; /* 16-byte chunks per row */
         constexpr int PER = TH * CPR / ST_THREADS;
+        static_assert(PER * 32 == R * CPR, "a warp's rows in PER chunks per lane");
 #pragma unroll
         for (int k = 0; k < PER; k++) {
-            const int c = k * ST_THREADS + (int)tid, r = c / CPR, o = c % CPR;
+            /* chunk c of the tile: with own_rows, of warp w's rows R w .. */
+            const int c = g.own_rows ? (int)warp * R * CPR + k * 32 + (int)lane
+                                     : k * ST_THREADS + (int)tid;
+            const int r = c / CPR, o = c % CPR;
             const i64 yl = ytile + r;
             uint4 *dst = (uint4 *)s_tile + c;
             if (yl < rows)
@@ -477,7 +482,13 @@ __global__ void __launch_bounds__(ST_THREADS, PSI_ST_MINB(MINB))
             s_tile[c] = v;
         }
     }
-    __syncthreads();
+    /* With own_rows a warp's copies hold the rows of its own step 3, so it
+     * starts once they are in (the barrier after step 3 shows them to the
+     * other warps), and the trace's point 2 is warp 0's. */
+    if (async_tile && g.own_rows)
+        __syncwarp();
+    else
+        __syncthreads();
     if (rec && tid == 0)
         trace_point(rec, 2, global_ns(), (u64)clock64());
 
@@ -505,10 +516,9 @@ __global__ void __launch_bounds__(ST_THREADS, PSI_ST_MINB(MINB))
 #pragma unroll
             for (int j = 0; j < V; j++)
                 col[gi][j] = (TAcc)0;
-        /* u8 -> u32 (only its squared table takes this loop) keeps warp_sum():
-         * with the tree its kernel of 16 rows per warp spilled 32 bytes */
-        constexpr bool may_tree =
-            !(std::is_same<TIn, uint8_t>::value && std::is_same<TAcc, unsigned>::value);
+        /* 8-bit input keeps warp_sum(): with the tree the u8 -> u32 kernel of
+         * 16 rows per warp spilled 32 bytes, and u8 -> u64 ran 0.8% slower */
+        constexpr bool may_tree = sizeof(TIn) > 1;
         const bool tree = may_tree && g.row_sums_tree;
         TAcc part[R];
 #pragma unroll
@@ -638,8 +648,7 @@ __global__ void __launch_bounds__(ST_THREADS, PSI_ST_MINB(MINB))
     if constexpr (ROWSCAN == ROW_PRESCAN) {
         static_assert(std::is_same<TIn, TAcc>::value && R % 2 == 0,
                       "rows scanned in place: a table of the input's type");
-        if (warp == 0 || (int)warp >= ST_WARPS - g.prescan_warps)
-            prescan_rows<TAcc, TH, G, V>(s_tile, &s_next_pair, p.squared, lane);
+        prescan_rows<TAcc, TH, G, V>(s_tile, &s_next_pair, p.squared, lane);
     }
     __syncthreads();
     if (rec && tid == 0)
@@ -773,8 +782,8 @@ static int staged_launch(const psi_cu_plan *p, const lb_choice &c)
         return err;
     g.split = c.split;
     g.async_copy = c.async_copy;
-    g.prescan_warps = c.prescan;
     g.row_sums_tree = c.row_sums_tree;
+    g.own_rows = c.own_rows;
     if (TRACE)
         g.trace = (u64 *)((char *)p->ws + lb_trace_offset(p, sizeof(TAcc), L::TH));
     /* The tile copy moves 16-byte chunks: rows and planes 16-byte aligned. */
