@@ -160,7 +160,6 @@ lb_choice lb_choose(const psi_cu_plan *p)
     c.row_pairs = 1;
     c.prescan = 1;
     c.row_sums_tree = 1;
-    c.own_rows = 1;
     int want_tw = 0;
     const char *e = getenv("PIXSUM_CUDA_LB");
     if (e) {
@@ -188,9 +187,6 @@ lb_choice lb_choose(const psi_cu_plan *p)
         const char *bf = strstr(e, "rowtree=");
         if (bf)
             c.row_sums_tree = atoi(bf + 8) != 0;
-        const char *ow = strstr(e, "ownrows=");
-        if (ow)
-            c.own_rows = atoi(ow + 8) != 0;
         const char *pad = strstr(e, "smempad=");
         if (pad) {
             const int bytes = atoi(pad + 8);

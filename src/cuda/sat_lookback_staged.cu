@@ -167,7 +167,10 @@ __device__ __forceinline__ void scan_two_rows(TAcc a[G][V], TAcc b[G][V], unsign
  * summed over the lanes left. Returns the sum of row (lane >> (5 - log2 R))
  * in every lane. Each row's sum meets its partial sums in the same pairs as
  * warp_sum() does, so floats round the same; 2 R - 1 + 5 - log2 R shuffles
- * instead of 5 R. */
+ * instead of 5 R. H200, runs 123-124 (8 rows per warp, same process): the
+ * sums phase of f32 -> f32 2.1 -> 1.0 us per tile, but the kernel only
+ * 0-1% faster (the load phase grew); f32 -> f64 1-2%, u16 -> u32 and
+ * i32 -> i64 0.5-1% faster. */
 template <typename T, int R>
 __device__ __forceinline__ T warp_row_sums(T v[R], unsigned lane)
 {
@@ -197,12 +200,15 @@ __device__ __forceinline__ T warp_row_sums(T v[R], unsigned lane)
  * layout of scan_row(). Called by every warp once it has no look-back to
  * run, so the scans fill the time warp 0 waits on its neighbours, and warp 0
  * helps when its look-backs end early. The scanned values are those step 5
- * of ROW_TWO computes, so the table rounds exactly as there. */
+ * of ROW_TWO computes, so the table rounds exactly as there. H200, runs
+ * 122-124, same process: 0.793-0.798 of the copy floor against 0.767-0.770
+ * at 8192^2, 0.799-0.802 against 0.787-0.792 at 16384^2 (the write phase
+ * 3.6 -> 2.1 us per tile, the look-back phase 3.2 -> 4.2 us). */
 template <typename TAcc, int TH, int G, int V>
 __device__ __forceinline__ void prescan_rows(TAcc *s_tile, int *next, int squared,
                                              unsigned lane)
 {
-    __syncwarp();
+    __syncwarp(); /* in split mode lane 0 of warp 2 comes from the corner fetch */
     for (;;) {
         int r = 0;
         if (lane == 0)
@@ -427,17 +433,12 @@ __global__ void __launch_bounds__(ST_THREADS, PSI_ST_MINB(MINB))
 #else
     constexpr bool can_async = false;
 #endif
-    const bool async_tile = can_async && g.vec_in && full && g.async_copy;
-    if (async_tile) {
+    if (can_async && g.vec_in && full && g.async_copy) {
         constexpr int CPR = TW * (int)sizeof(TIn) / 16; /* 16-byte chunks per row */
         constexpr int PER = TH * CPR / ST_THREADS;
-        static_assert(PER * 32 == R * CPR, "a warp's rows in PER chunks per lane");
 #pragma unroll
         for (int k = 0; k < PER; k++) {
-            /* chunk c of the tile: with own_rows, of warp w's rows R w .. */
-            const int c = g.own_rows ? (int)warp * R * CPR + k * 32 + (int)lane
-                                     : k * ST_THREADS + (int)tid;
-            const int r = c / CPR, o = c % CPR;
+            const int c = k * ST_THREADS + (int)tid, r = c / CPR, o = c % CPR;
             const i64 yl = ytile + r;
             uint4 *dst = (uint4 *)s_tile + c;
             if (yl < rows)
@@ -482,13 +483,7 @@ __global__ void __launch_bounds__(ST_THREADS, PSI_ST_MINB(MINB))
             s_tile[c] = v;
         }
     }
-    /* With own_rows a warp's copies hold the rows of its own step 3, so it
-     * starts once they are in (the barrier after step 3 shows them to the
-     * other warps), and the trace's point 2 is warp 0's. */
-    if (async_tile && g.own_rows)
-        __syncwarp();
-    else
-        __syncthreads();
+    __syncthreads();
     if (rec && tid == 0)
         trace_point(rec, 2, global_ns(), (u64)clock64());
 
@@ -783,7 +778,6 @@ static int staged_launch(const psi_cu_plan *p, const lb_choice &c)
     g.split = c.split;
     g.async_copy = c.async_copy;
     g.row_sums_tree = c.row_sums_tree;
-    g.own_rows = c.own_rows;
     if (TRACE)
         g.trace = (u64 *)((char *)p->ws + lb_trace_offset(p, sizeof(TAcc), L::TH));
     /* The tile copy moves 16-byte chunks: rows and planes 16-byte aligned. */
