@@ -99,7 +99,7 @@ if has test; then
     $BUILD/tests/test_cuda_tilted 2>&1 | tee "$OUT/test-tilted.log" | tail -8
     [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
     # The other cuda.lookback launch shapes (PIXSUM_CUDA_LB) must be exact too.
-    for v in ${LB_VARIANTS:-staged=0 staged=0,pdl=0 staged=0,tw=256 staged=0,tw=128 staged=0,direct=0 staged=0,rows=4,hints=3,direct=0 rows=8,hints=0 staged=1 staged=1,rows=8,hints=0 staged=1,rows=16 staged=1,split=1 staged=1,pdl=2 staged=1,order=0 staged=1,order=1 staged=1,async=0 staged=1,stagger=0 staged=1,pairs=0 staged=1,prescan=0}; do
+    for v in ${LB_VARIANTS:-staged=0 staged=0,pdl=0 staged=0,tw=256 staged=0,tw=128 staged=0,direct=0 staged=0,rows=4,hints=3,direct=0 rows=8,hints=0 staged=1 staged=1,rows=8,hints=0 staged=1,rows=16 staged=1,split=1 staged=1,pdl=2 staged=1,order=0 staged=1,order=1 staged=1,async=0 staged=1,stagger=0 staged=1,pairs=0 staged=1,prescan=0 staged=1,rowtree=0}; do
         step "test_cuda with PIXSUM_CUDA_LB=$v (no large case)"
         PIXSUM_CUDA_LB=$v PIXSUM_TEST_NO_LARGE=1 timeout ${TEST_TIMEOUT:-240} $BUILD/tests/test_cuda \
             >"$OUT/test-variant-$v.log" 2>&1

@@ -167,10 +167,10 @@ __device__ __forceinline__ void scan_two_rows(TAcc a[G][V], TAcc b[G][V], unsign
  * summed over the lanes left. Returns the sum of row (lane >> (5 - log2 R))
  * in every lane. Each row's sum meets its partial sums in the same pairs as
  * warp_sum() does, so floats round the same; 2 R - 1 + 5 - log2 R shuffles
- * instead of 5 R. H200, runs 123-124 (8 rows per warp, same process): the
+ * instead of 5 R. H200, runs 124-126 (8 rows per warp, same process): the
  * sums phase of f32 -> f32 2.1 -> 1.0 us per tile, but the kernel only
- * 0-1% faster (the load phase grew); f32 -> f64 1-2%, u16 -> u32 and
- * i32 -> i64 0.5-1% faster. */
+ * 0-1% faster (the load phase grew); f32 -> f64 1-2%, u16 -> u32 0.7-1.4%
+ * and i32 -> i64 0.6-0.9% faster. */
 template <typename T, int R>
 __device__ __forceinline__ T warp_row_sums(T v[R], unsigned lane)
 {
@@ -201,8 +201,8 @@ __device__ __forceinline__ T warp_row_sums(T v[R], unsigned lane)
  * run, so the scans fill the time warp 0 waits on its neighbours, and warp 0
  * helps when its look-backs end early. The scanned values are those step 5
  * of ROW_TWO computes, so the table rounds exactly as there. H200, runs
- * 122-124, same process: 0.793-0.798 of the copy floor against 0.767-0.770
- * at 8192^2, 0.799-0.802 against 0.787-0.792 at 16384^2 (the write phase
+ * 123-126, same process: 0.789-0.798 of the copy floor against 0.765-0.770
+ * at 8192^2, 0.799-0.802 against 0.787-0.793 at 16384^2 (the write phase
  * 3.6 -> 2.1 us per tile, the look-back phase 3.2 -> 4.2 us). */
 template <typename TAcc, int TH, int G, int V>
 __device__ __forceinline__ void prescan_rows(TAcc *s_tile, int *next, int squared,
