@@ -184,9 +184,6 @@ lb_choice lb_choose(const psi_cu_plan *p)
         const char *ps = strstr(e, "prescan=");
         if (ps)
             c.prescan = atoi(ps + 8) != 0;
-        const char *lp = strstr(e, "l2pf=");
-        if (lp)
-            c.l2_prefetch = atoi(lp + 5) == 128 || atoi(lp + 5) == 256 ? atoi(lp + 5) : 0;
         const char *bf = strstr(e, "rowtree=");
         if (bf)
             c.row_sums_tree = atoi(bf + 8) != 0;

@@ -57,8 +57,6 @@ struct lb_geom {
     unsigned stagger_wave; /* the device's multiprocessors */
     int row_sums_tree; /* staged kernel, step 3 for input wider than 8 bits: a
                         * warp's row sums by one butterfly (warp_row_sums()) */
-    int l2_prefetch; /* staged kernel's cp.async tile copies: L2 prefetch size
-                      * hint, 0 (none), 128 or 256 bytes (experiment) */
 };
 
 /* Words per tile of the phase trace (PIXSUM_CUDA_LB=trace=1, a diagnostic for
@@ -148,7 +146,6 @@ struct lb_choice {
     int prescan;    /* staged f32 -> f32 with row_pairs: rows scanned in step 4,
                      * during the look-backs (ROW_PRESCAN; default 1) */
     int row_sums_tree; /* lb_geom::row_sums_tree (default 1) */
-    int l2_prefetch;   /* lb_geom::l2_prefetch (default 0) */
     int smem_pad;   /* extra dynamic shared memory per staged block, bytes: a
                      * timing experiment with fewer blocks per SM (default 0) */
 };

@@ -324,26 +324,11 @@ __device__ __forceinline__ void scan_u8_row_pair(const uint8_t *s_tile, int r, u
  * (cp.async, sm_80 and newer; a plain copy on older GPUs, whose kernels do
  * not call it); evict_first: an L2 policy that evicts the line first.
  * Completed by async_copy_wait(). */
-__device__ __forceinline__ void async_copy16(void *dst, const void *src, bool evict_first,
-                                             int l2_prefetch = 0)
+__device__ __forceinline__ void async_copy16(void *dst, const void *src, bool evict_first)
 {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
     const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
-    if (evict_first && l2_prefetch == 256) {
-        u64 policy;
-        asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
-        asm volatile("cp.async.cg.shared.global.L2::cache_hint.L2::256B [%0], [%1], 16, %2;" ::"r"(d),
-                     "l"(src), "l"(policy)
-                     : "memory");
-    } else if (evict_first && l2_prefetch == 128) {
-        u64 policy;
-        asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
-        asm volatile("cp.async.cg.shared.global.L2::cache_hint.L2::128B [%0], [%1], 16, %2;" ::"r"(d),
-                     "l"(src), "l"(policy)
-                     : "memory");
-    } else if (l2_prefetch == 256) {
-        asm volatile("cp.async.cg.shared.global.L2::256B [%0], [%1], 16;" ::"r"(d), "l"(src) : "memory");
-    } else if (evict_first) {
+    if (evict_first) {
         u64 policy;
         asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
         asm volatile("cp.async.cg.shared.global.L2::cache_hint [%0], [%1], 16, %2;" ::"r"(d),
@@ -460,7 +445,7 @@ __global__ void __launch_bounds__(ST_THREADS, PSI_ST_MINB(MINB))
                 async_copy16(dst,
                              (const uint4 *)(b.in + (p.y0 + yl) * p.in_row +
                                              x0 * (i64)sizeof(TIn)) + o,
-                             g.hints & 1, g.l2_prefetch);
+                             g.hints & 1);
             else
                 *dst = make_uint4(0, 0, 0, 0);
         }
@@ -793,7 +778,6 @@ static int staged_launch(const psi_cu_plan *p, const lb_choice &c)
     g.split = c.split;
     g.async_copy = c.async_copy;
     g.row_sums_tree = c.row_sums_tree;
-    g.l2_prefetch = c.l2_prefetch;
     if (TRACE)
         g.trace = (u64 *)((char *)p->ws + lb_trace_offset(p, sizeof(TAcc), L::TH));
     /* The tile copy moves 16-byte chunks: rows and planes 16-byte aligned. */
