@@ -166,8 +166,8 @@ __device__ __forceinline__ void scan_two_rows(TAcc a[G][V], TAcc b[G][V], unsign
  * trading half of them with the lane d apart, then the single value is
  * summed over the lanes left. Returns the sum of row (lane >> (5 - log2 R))
  * in every lane. Each row's sum meets its partial sums in the same pairs as
- * warp_sum() does, so floats round the same; 2 R - 1 + 5 - log2 R shuffles
- * instead of 5 R. H200, runs 124-126 (8 rows per warp, same process): the
+ * warp_sum() does, so floats round the same; R - 1 + 5 - log2 R shuffles
+ * instead of 5 R (9 instead of 40 for R = 8). H200, runs 124-126 (8 rows per warp, same process): the
  * sums phase of f32 -> f32 2.1 -> 1.0 us per tile, but the kernel only
  * 0-1% faster (the load phase grew); f32 -> f64 1-2%, u16 -> u32 0.7-1.4%
  * and i32 -> i64 0.6-0.9% faster. */
@@ -535,13 +535,14 @@ __global__ void __launch_bounds__(ST_THREADS, PSI_ST_MINB(MINB))
                     s_rowsum[row0 + i] = sum;
             }
         }
-        if constexpr (may_tree) { /* lanes 32 / R k .. hold row k's sum */
-          if (tree) {
-            constexpr int LOG_R = R >= 16 ? 4 : R >= 8 ? 3 : R >= 4 ? 2 : R >= 2 ? 1 : 0;
-            const TAcc sum = warp_row_sums<TAcc, R>(part, lane);
-            if ((lane & (32u / R - 1)) == 0)
-                s_rowsum[row0 + (int)(lane >> (5 - LOG_R))] = sum;
-          }
+        if constexpr (may_tree) {
+            if (tree) { /* lanes 32 / R k .. 32 / R (k + 1) - 1 hold row k's sum */
+                constexpr int LOG_R = R >= 32 ? 5 : R >= 16 ? 4 : R >= 8 ? 3 : R >= 4 ? 2
+                                    : R >= 2  ? 1 : 0;
+                const TAcc sum = warp_row_sums<TAcc, R>(part, lane);
+                if ((lane & (32u / R - 1)) == 0)
+                    s_rowsum[row0 + (int)(lane >> (5 - LOG_R))] = sum;
+            }
         }
 #pragma unroll
         for (int gi = 0; gi < G; gi++)
