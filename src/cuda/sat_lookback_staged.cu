@@ -644,6 +644,16 @@ __global__ void __launch_bounds__(ST_THREADS, PSI_ST_MINB(MINB))
     if constexpr (ROWSCAN == ROW_PRESCAN) {
         static_assert(std::is_same<TIn, TAcc>::value && R % 2 == 0,
                       "rows scanned in place: a table of the input's type");
+        /* Split: the corner value below, published as soon as warps 0-2 are
+         * done (a barrier of their 96 threads), before the row scans. */
+        if (g.split && warp < 3 && !(g.hints & 4)) {
+            asm volatile("bar.sync 1, 96;" ::: "memory");
+            if (tid == 0 && tx + 1 < g.tiles_x && ty + 1 < g.tiles_y) {
+                st_cg((TAcc *)g.cval + t,
+                      (TAcc)(s_total + s_top[TW - 1] + s_edge[TH - 1] + s_corner));
+                store_release(&g.cflags[t], flag_value(epoch, FLAG_INCLUSIVE));
+            }
+        }
         prescan_rows<TAcc, TH, G, V>(s_tile, &s_next_pair, p.squared, lane);
     }
     __syncthreads();
@@ -651,8 +661,11 @@ __global__ void __launch_bounds__(ST_THREADS, PSI_ST_MINB(MINB))
         trace_point(rec, 4, global_ns(), (u64)clock64());
     /* Split: the tile's bottom-right table value, for the tile down and to the
      * right (interior tiles only: they are full, so L(TW - 1, TH - 1) is the
-     * tile's total). Released after the value; acquired by that tile's warp 2. */
-    if (g.split && tid == 0 && tx + 1 < g.tiles_x && ty + 1 < g.tiles_y && !(g.hints & 4)) {
+     * tile's total). Released after the value; acquired by that tile's warp 2.
+     * ROW_PRESCAN publishes it before its row scans, above (in the other
+     * kernels that place made u8 -> u32 spill 16 bytes). */
+    if (ROWSCAN != ROW_PRESCAN && g.split && tid == 0 && tx + 1 < g.tiles_x &&
+        ty + 1 < g.tiles_y && !(g.hints & 4)) {
         st_cg((TAcc *)g.cval + t, (TAcc)(s_total + s_top[TW - 1] + s_edge[TH - 1] + s_corner));
         store_release(&g.cflags[t], flag_value(epoch, FLAG_INCLUSIVE));
     }
