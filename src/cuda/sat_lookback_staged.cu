@@ -663,7 +663,7 @@ __global__ void __launch_bounds__(ST_THREADS, PSI_ST_MINB(MINB))
      * right (interior tiles only: they are full, so L(TW - 1, TH - 1) is the
      * tile's total). Released after the value; acquired by that tile's warp 2.
      * ROW_PRESCAN publishes it before its row scans, above (in the other
-     * kernels that place made u8 -> u32 spill 16 bytes). */
+     * kernels that place made u8 -> u32 spill: 4 bytes stored, 16 loaded). */
     if (ROWSCAN != ROW_PRESCAN && g.split && tid == 0 && tx + 1 < g.tiles_x &&
         ty + 1 < g.tiles_y && !(g.hints & 4)) {
         st_cg((TAcc *)g.cval + t, (TAcc)(s_total + s_top[TW - 1] + s_edge[TH - 1] + s_corner));
