@@ -93,6 +93,15 @@ __device__ __forceinline__ void read_group(const TIn *src, int squared, TAcc v[V
         v[j] = sample<TAcc, TIn>(u.e[j], squared);
 }
 
+/* Where lane `lane`'s V adjacent elements of group gi of tile row r start in
+ * a tile of LB_TW columns: the layout of scan_row() (group g covers columns
+ * 32 V g .., lane l columns 32 V g + V l .. + V - 1). */
+template <int V, typename T>
+__device__ __forceinline__ T *lane_group(T *tile, int r, int gi, unsigned lane)
+{
+    return tile + r * LB_TW + gi * 32 * V + lane * V;
+}
+
 /* Inclusive scan along x of one row held as G groups of V values per lane
  * (group g covers 32 V columns): in-lane prefix, warp scan of the lane totals,
  * then each group's carry from the groups before it. */
@@ -219,10 +228,8 @@ __device__ __forceinline__ void prescan_rows(TAcc *s_tile, int *next, int square
         TAcc a[G][V], b[G][V];
 #pragma unroll
         for (int gi = 0; gi < G; gi++) {
-            read_group<TAcc, TAcc, V>(s_tile + r * LB_TW + gi * 32 * V + lane * V, squared,
-                                      a[gi]);
-            read_group<TAcc, TAcc, V>(s_tile + (r + 1) * LB_TW + gi * 32 * V + lane * V,
-                                      squared, b[gi]);
+            read_group<TAcc, TAcc, V>(lane_group<V>(s_tile, r, gi, lane), squared, a[gi]);
+            read_group<TAcc, TAcc, V>(lane_group<V>(s_tile, r + 1, gi, lane), squared, b[gi]);
         }
         scan_two_rows<TAcc, G, V>(a, b, lane);
 #pragma unroll
@@ -236,8 +243,8 @@ __device__ __forceinline__ void prescan_rows(TAcc *s_tile, int *next, int square
                 ua.e[j] = a[gi][j];
                 ub.e[j] = b[gi][j];
             }
-            *(uint4 *)(s_tile + r * LB_TW + gi * 32 * V + lane * V) = ua.q;
-            *(uint4 *)(s_tile + (r + 1) * LB_TW + gi * 32 * V + lane * V) = ub.q;
+            *(uint4 *)lane_group<V>(s_tile, r, gi, lane) = ua.q;
+            *(uint4 *)lane_group<V>(s_tile, r + 1, gi, lane) = ub.q;
         }
     }
 }
@@ -308,8 +315,8 @@ __device__ __forceinline__ void scan_u8_row_pair(const uint8_t *s_tile, int r, u
     static_assert(G * 128 == LB_TW, "4 bytes per lane and group");
 #pragma unroll
     for (int gi = 0; gi < G; gi++) {
-        const unsigned a = *(const unsigned *)(s_tile + r * LB_TW + gi * 128 + lane * 4);
-        const unsigned b = *(const unsigned *)(s_tile + (r + 1) * LB_TW + gi * 128 + lane * 4);
+        const unsigned a = *(const unsigned *)lane_group<4>(s_tile, r, gi, lane);
+        const unsigned b = *(const unsigned *)lane_group<4>(s_tile, r + 1, gi, lane);
         const unsigned a02 = a & 0x00ff00ffu, a13 = (a >> 8) & 0x00ff00ffu;
         const unsigned b02 = b & 0x00ff00ffu, b13 = (b >> 8) & 0x00ff00ffu;
         v[gi][0] = (a02 & 0xffffu) | b02 << 16;
@@ -489,11 +496,8 @@ __global__ void __launch_bounds__(ST_THREADS, PSI_ST_MINB(MINB))
 
     /* 3: column sums of each warp's rows, and row sums. */
     const int row0 = (int)warp * R;
-    /* Where lane group gi of the warp's row i lies in the tile (the layout of
-     * step 3 and scan_row()). */
-    auto tile_group = [&](int i, int gi) {
-        return s_tile + (row0 + i) * TW + gi * 32 * V + lane * V;
-    };
+    /* Where lane group gi of the warp's row i lies in the tile. */
+    auto tile_group = [&](int i, int gi) { return lane_group<V>(s_tile, row0 + i, gi, lane); };
     /* where this warp leaves its column sums (warp 7: in the bottom row's
      * place, which the fold below turns into the tile's bottom row) */
     TAcc *const s_colsum = warp + 1 < ST_WARPS ? s_colw + warp * TW : s_bottom;
