@@ -515,7 +515,7 @@ static void section_variants(void)
 
 /* The staged kernel's phase times per tile (a library built with
  * -DPIXSUM_CUDA_TRACE=ON; PIXSUM_CUDA_LB=...,trace=1 appends a trace region to
- * the workspace, LB_TRACE_WORDS = 12 words per tile, see sat_lookback.cuh).
+ * the workspace, TRACE_WORDS words per tile, see LB_TRACE_WORDS in sat_lookback.cuh).
  * For u8->u32 (f32->f32 with BENCH_TRACE_PAIR=f32) at the sizes of
  * BENCH_SIZES (default 4096,8192,16384) and the variants of
  * BENCH_LB_VARIANTS (default "staged=1 staged=1,hints=7"): times
@@ -523,6 +523,8 @@ static void section_variants(void)
  * in L2, writes its records to $OUT/trace-[f32-]<variant>-<size>.bin and prints the
  * median and 90th percentile of each phase (us) and the walk lengths.
  * TRACE_PAD=k gives the table rows k extra elements (row stride experiment). */
+static const size_t TRACE_WORDS = 14; /* LB_TRACE_WORDS */
+
 static double pct(std::vector<double> v, double q)
 {
     if (v.empty())
@@ -573,7 +575,7 @@ static void section_trace(void)
                 unsetenv("PIXSUM_CUDA_LB");
                 continue;
             }
-            const size_t tiles = (need - off) / 96;
+            const size_t tiles = (need - off) / (TRACE_WORDS * 8);
             void *ws;
             CK(cudaMalloc(&ws, need));
             CK(cudaMemset(ws, 0, need));
@@ -584,8 +586,9 @@ static void section_trace(void)
                 PK(pixsum_cuda_integral_ws(ctx, &ai, &ao, NULL, 0, ws, need, g_stream));
             }
             CK(cudaStreamSynchronize(g_stream));
-            std::vector<unsigned long long> rec(tiles * 12);
-            CK(cudaMemcpy(rec.data(), (char *)ws + off, tiles * 96, cudaMemcpyDeviceToHost));
+            std::vector<unsigned long long> rec(tiles * TRACE_WORDS);
+            CK(cudaMemcpy(rec.data(), (char *)ws + off, tiles * TRACE_WORDS * 8,
+                          cudaMemcpyDeviceToHost));
             CK(cudaFree(ws));
             pixsum_ctx_free(ctx);
             unsetenv("PIXSUM_CUDA_LB");
@@ -602,7 +605,7 @@ static void section_trace(void)
             std::vector<double> ph[4], vs, hs;
             unsigned long long t0 = ~0ull, t1 = 0;
             for (size_t t = 0; t < tiles; t++) {
-                const unsigned long long *r = &rec[t * 12];
+                const unsigned long long *r = &rec[t * TRACE_WORDS];
                 for (int k = 0; k < 4; k++)
                     ph[k].push_back((double)(r[2 + k] - r[1 + k]) * 1e-3);
                 vs.push_back((double)(r[0] & 0xffff));

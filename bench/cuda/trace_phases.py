@@ -11,12 +11,19 @@ library built with -DPIXSUM_CUDA_TRACE=ON) and prints, per file:
   * the vertical and horizontal walk times and lengths by tile column tx;
   * the memory traffic over time implied by the phases (the tile's input read
     during its load, 4 B per pixel written during its write; u8 -> u32 tiles of
-    256 x 128, f32 -> f32 tiles of 256 x 64 in files trace-f32-*).
+    256 x 128, f32 -> f32 tiles of 256 x 64 in files trace-f32-*);
+  * with 14-word records (serial look-backs): the look-back phase split into
+    the bottom-row and right-column sums, the vertical walk, the horizontal
+    walk and the wait after it, and the vertical walk of the tiles whose tile
+    above had published its inclusive row before the walk began (one read
+    round trip and the publish, no waiting).
 
-Record layout (12 u64 per tile, see LB_TRACE_WORDS in src/cuda/sat_lookback.cuh):
-[0] SM << 32 | horizontal steps << 16 | vertical steps, [1..5] %globaltimer ns
-at start, loaded, sums done, look-backs done, end, [6..10] clock64 at the same
-points, [11] clock64 after the vertical walk.
+Record layout (14 u64 per tile, 12 in traces before 2026-11-25's seventeenth
+session; see LB_TRACE_WORDS in src/cuda/sat_lookback.cuh): [0] SM << 32 |
+horizontal steps << 16 | vertical steps, [1..5] %globaltimer ns at start,
+loaded, sums done, look-backs done, end, [6..10] clock64 at the same points,
+[11] clock64 after the vertical walk, [12] before it, [13] after the
+horizontal walk.
 
 usage: trace_phases.py FILE...   (numpy required)
 """
@@ -31,15 +38,24 @@ TILE_W, TILE_H = 256, 128
 F32_TILE_H = 64
 
 
-def load(path):
-    return np.fromfile(path, dtype=np.uint64).reshape(-1, 12).astype(np.int64)
+def load(path, tiles):
+    """The records of a trace file: 14 words per tile, or 12 in older files
+    (told apart by the tile count the file name implies, when it does)."""
+    raw = np.fromfile(path, dtype=np.uint64)
+    words = 14
+    if tiles and raw.size == 12 * tiles:
+        words = 12
+    elif not tiles and raw.size % 14:
+        words = 12
+    return raw.reshape(-1, words).astype(np.int64)
 
 
 def report(path):
-    rec = load(path)
     m = re.search(r"-(\d+)(?:-pad\d+)?\.bin$", path)
     side = int(m.group(1)) if m else 0
     tiles_x = max(side // TILE_W, 1)
+    tile_h = F32_TILE_H if "trace-f32-" in path else TILE_H
+    rec = load(path, tiles_x * max(side // tile_h, 1) if side else 0)
     t0 = rec[:, 1].min()
     at = (rec[:, 1:6] - t0) / 1000.0  # us: start, loaded, sums, lookback done, end
     span = at[:, 4].max()
@@ -65,6 +81,8 @@ def report(path):
             print(f"     tx={c:3d}  vertical {np.median(vert[sel]):5.2f} us"
                   f" {np.median(vsteps[sel]):3.0f}  horizontal"
                   f" {np.median(horiz[sel]):5.2f} us {np.median(hsteps[sel]):3.0f}")
+    if rec.shape[1] >= 14 and (rec[:, 12] > 0).any():
+        walk_parts(rec, at, ghz, tiles_x)
     grid = np.linspace(0, span, 400)
     rd = np.zeros_like(grid)
     wr = np.zeros_like(grid)
@@ -81,6 +99,33 @@ def report(path):
     print(f"   traffic: mean {tot.mean():.2f} TB/s, middle 70% {tot[mid].mean():.2f}"
           f" (reads {rd[mid].mean() / 1e6:.2f}, writes {wr[mid].mean() / 1e6:.2f}),"
           f" p90 {np.percentile(tot[mid], 90):.2f}")
+
+
+def walk_parts(rec, at, ghz, tiles_x):
+    """The serial look-back phase in parts (p50 / p90, us), and the vertical
+    walk of tiles whose tile above had published before the walk began."""
+    ok = rec[:, 12] > 0
+    clk = lambda a, b: (rec[ok, b] - rec[ok, a]) / ghz / 1000.0
+    parts = [("row and column sums", clk(8, 12)), ("vertical walk", clk(12, 11)),
+             ("horizontal walk", clk(11, 13))]
+    after = at[ok, 3] - (at[ok, 2] + clk(8, 13))
+    parts.append(("wait after the walks", after))
+    print("   look-back phase in parts (us, p50 / p90):")
+    for name, d in parts:
+        print(f"     {name:22s} {np.median(d):5.2f} / {np.percentile(d, 90):5.2f}")
+    # When each tile's vertical walk began and ended, on the ns clock.
+    vstart = at[:, 2] + (rec[:, 12] - rec[:, 8]) / ghz / 1000.0
+    vend = at[:, 2] + (rec[:, 11] - rec[:, 8]) / ghz / 1000.0
+    t = np.arange(len(rec))
+    sel = ok & (t >= tiles_x)
+    sel[sel] &= ok[t[sel] - tiles_x]
+    idx = t[sel]
+    slack = vend[idx - tiles_x] - vstart[idx]
+    ready = idx[slack < -0.3]
+    if len(ready):
+        d = vend[ready] - vstart[ready]
+        print(f"     vertical walk, tile above published > 0.3 us before: {len(ready)} tiles,"
+              f" p25 {np.percentile(d, 25):.2f} p50 {np.median(d):.2f} p90 {np.percentile(d, 90):.2f}")
 
 
 def main(argv):
