@@ -33,28 +33,11 @@ __device__ __forceinline__ unsigned load_relaxed(const unsigned *p)
     return v;
 }
 
-/* Two adjacent 8-byte words (16-byte aligned) read by one vector access with
- * no ordering of its own: each word is read whole, the pair is not. */
-__device__ __forceinline__ void load_relaxed2(const unsigned long long *p, unsigned long long &a,
-                                              unsigned long long &b)
-{
-    asm volatile("ld.relaxed.gpu.global.v2.u64 {%0, %1}, [%2];" : "=l"(a), "=l"(b) : "l"(p)
-                 : "memory");
-}
-
 /* A word stored whole with no ordering of its own (tagged look-back words:
  * the word validates itself). */
 __device__ __forceinline__ void store_relaxed(unsigned long long *p, unsigned long long v)
 {
     asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
-}
-
-/* Two adjacent words (16-byte aligned) by one vector store, each stored whole. */
-__device__ __forceinline__ void store_relaxed2(unsigned long long *p, unsigned long long a,
-                                               unsigned long long b)
-{
-    asm volatile("st.relaxed.gpu.global.v2.u64 [%0], {%1, %2};" ::"l"(p), "l"(a), "l"(b)
-                 : "memory");
 }
 
 __device__ __forceinline__ void store_release(unsigned long long *p, unsigned long long v)

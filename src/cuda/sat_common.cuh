@@ -118,9 +118,7 @@ __device__ __forceinline__ T warp_exclusive_from_inclusive(T incl, unsigned lane
 using psi_gpu::fence_acq_rel;
 using psi_gpu::load_acquire;
 using psi_gpu::load_relaxed;
-using psi_gpu::load_relaxed2;
 using psi_gpu::store_relaxed;
-using psi_gpu::store_relaxed2;
 using psi_gpu::store_release;
 
 /* Flag values: (epoch << 2) | status. Zeroed memory reads "nothing". */

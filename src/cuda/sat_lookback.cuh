@@ -57,9 +57,6 @@ struct lb_geom {
     unsigned stagger_wave; /* the device's multiprocessors */
     int row_sums_tree; /* staged kernel, step 3 for input wider than 8 bits: a
                         * warp's row sums by one butterfly (warp_row_sums()) */
-    int vec_tags; /* staged kernel's chained look-backs of 4-byte tables: the
-                   * tagged words read and written two at a time (16-byte
-                   * aligned value regions only) */
 };
 
 /* Words per tile of the phase trace (PIXSUM_CUDA_LB=trace=1, a diagnostic for
@@ -151,7 +148,6 @@ struct lb_choice {
     int prescan;    /* staged f32 -> f32 with row_pairs: rows scanned in step 4,
                      * during the look-backs (ROW_PRESCAN; default 1) */
     int row_sums_tree; /* lb_geom::row_sums_tree (default 1) */
-    int vec_tags;   /* lb_geom::vec_tags (default 0) */
     int smem_pad;   /* extra dynamic shared memory per staged block, bytes: a
                      * timing experiment with fewer blocks per SM (default 0) */
 };
@@ -351,41 +347,27 @@ struct flagged_chain {
 };
 
 /* Tagged words: lane l's value k of tile j in slot j * per_tile + l + 32 k
- * (32 lanes read 256 contiguous bytes per load), or with VEC (N even) in
- * slot j * per_tile + 64 (k / 2) + 2 l + k % 2, so that a lane reads and
- * writes its values two words at a time (512 contiguous bytes per warp
- * access, half the accesses). status() keeps the values it read for add().
- * A tile is seen at a status only when every word of the warp carries it; a
- * reader that catches a tile between its aggregate and its inclusive words
- * reads again. */
-template <typename TAcc, int N, bool VEC = false>
+ * (32 lanes read 256 contiguous bytes per load). status() keeps the values
+ * it read for add(). A tile is seen at a status only when every word of the warp
+ * carries it; a reader that catches a tile between its aggregate and its
+ * inclusive words reads again. */
+template <typename TAcc, int N>
 struct tagged_chain {
-    static_assert(!VEC || N % 2 == 0, "vector tagged words come in pairs");
     u64 *words;
     u64 per_tile;
     u64 epoch;
     unsigned lane;
     TAcc seen[N];
 
-    __device__ __forceinline__ u64 *lane_words(u64 j) const
-    {
-        return words + j * per_tile + (VEC ? 2 * lane : lane);
-    }
     __device__ __forceinline__ int status(u64 j, bool wait)
     {
-        const u64 *src = lane_words(j);
+        const u64 *src = words + j * per_tile + lane;
         const unsigned agg = lb_tag(epoch, FLAG_AGGREGATE), inc = lb_tag(epoch, FLAG_INCLUSIVE);
         for (;;) {
             u64 w[N];
-            if constexpr (VEC) {
 #pragma unroll
-                for (int k = 0; k < N; k += 2)
-                    load_relaxed2(src + 32 * k, w[k], w[k + 1]);
-            } else {
-#pragma unroll
-                for (int k = 0; k < N; k++)
-                    w[k] = load_relaxed(src + 32 * k);
-            }
+            for (int k = 0; k < N; k++)
+                w[k] = load_relaxed(src + 32 * k);
             bool all_agg = true, all_inc = true;
 #pragma unroll
             for (int k = 0; k < N; k++) {
@@ -414,16 +396,9 @@ struct tagged_chain {
     __device__ __forceinline__ void publish(u64 t, const TAcc v[N], int st) const
     {
         const unsigned tag = lb_tag(epoch, st);
-        u64 *dst = lane_words(t);
-        if constexpr (VEC) {
 #pragma unroll
-            for (int k = 0; k < N; k += 2)
-                store_relaxed2(dst + 32 * k, tag_word(v[k], tag), tag_word(v[k + 1], tag));
-        } else {
-#pragma unroll
-            for (int k = 0; k < N; k++)
-                store_relaxed(dst + 32 * k, tag_word(v[k], tag));
-        }
+        for (int k = 0; k < N; k++)
+            store_relaxed(words + t * per_tile + lane + 32 * k, tag_word(v[k], tag));
     }
 };
 
@@ -486,26 +461,19 @@ __device__ __noinline__ int tagged_walk_call(u64 *words, u64 per_tile, u64 t, u6
  * 0.57 of the copy floor at 8192^2 against 0.54 inline; the staged kernel
  * inlines it (u8 -> u32 0.80 against 0.76). Tagged words against flags, in
  * the same build: 0.76 against 0.69 for u8 -> u32, 0.57 against 0.46 for
- * f32 -> f32 (H200, docs/benchmarks.md). vec (lb_geom::vec_tags, inline
- * walks with N even only): the tagged words two at a time (tagged_chain). */
+ * f32 -> f32 (H200, docs/benchmarks.md). */
 template <typename TAcc, int N, int LANE_STEP, int K_STEP, bool OUT_OF_LINE>
 __device__ __forceinline__ int chained_lookback(u64 *flags, void *agg, void *inc, u64 per_tile,
                                                 u64 t, u64 back, bool pred, bool succ,
                                                 u64 epoch, unsigned lane, const TAcc own[N],
-                                                TAcc sum[N], bool vec = false)
+                                                TAcc sum[N])
 {
     if constexpr (sizeof(TAcc) == 4) {
-        (void)flags, (void)inc, (void)vec;
+        (void)flags, (void)inc;
         if constexpr (OUT_OF_LINE) {
             return tagged_walk_call<TAcc, N>((u64 *)agg, per_tile, t, back, pred, succ, epoch,
                                              lane, own, sum);
         } else {
-            if constexpr (N % 2 == 0) {
-                if (vec) {
-                    tagged_chain<TAcc, N, true> ch{(u64 *)agg, per_tile, epoch, lane, {}};
-                    return chained_walk<TAcc, N>(ch, t, back, pred, succ, own, sum);
-                }
-            }
             tagged_chain<TAcc, N> ch{(u64 *)agg, per_tile, epoch, lane, {}};
             return chained_walk<TAcc, N>(ch, t, back, pred, succ, own, sum);
         }
@@ -525,7 +493,7 @@ __device__ __forceinline__ int chained_lookback(u64 *flags, void *agg, void *inc
  * With p.y0 > 0 the first tile row takes Top from the carried table row
  * y0 - 1 instead: Top(x) = C(x) - C(x0 - 1). Returns the number of tiles
  * read. */
-template <typename TAcc, bool OUT_OF_LINE = false, bool MAY_VEC = false>
+template <typename TAcc, bool OUT_OF_LINE = false>
 __device__ __forceinline__ int vertical_lookback(const psi_cu_plan &p, const lb_geom &g,
                                                  const char *out_plane, u64 t, u64 tx, u64 ty,
                                                  u64 epoch, unsigned lane, const TAcc P[8],
@@ -547,7 +515,7 @@ __device__ __forceinline__ int vertical_lookback(const psi_cu_plan &p, const lb_
     }
     const int steps = chained_lookback<TAcc, 8, 8, 1, OUT_OF_LINE>(
         g.vflags, g.vagg, g.vinc, TW, t, g.tiles_x, ty > 0, ty + 1 < g.tiles_y, epoch, lane, P,
-        top, MAY_VEC && g.vec_tags);
+        top);
 #pragma unroll
     for (int k = 0; k < 8; k++)
         s_top[lane * 8 + k] = top[k];
@@ -560,7 +528,7 @@ __device__ __forceinline__ int vertical_lookback(const psi_cu_plan &p, const lb_
  * inclusive), adds the shares of the tiles to the left until an inclusive one
  * into E(r), publishes E + a as inclusive and writes E to s_edge[TH].
  * Returns the number of tiles read. */
-template <typename TAcc, int TH, bool OUT_OF_LINE = false, bool MAY_VEC = false>
+template <typename TAcc, int TH, bool OUT_OF_LINE = false>
 __device__ __forceinline__ int horizontal_lookback(const lb_geom &g, u64 t, u64 tx, u64 epoch,
                                                    unsigned lane, const TAcc a[TH / 32],
                                                    TAcc *s_edge)
@@ -572,8 +540,7 @@ __device__ __forceinline__ int horizontal_lookback(const lb_geom &g, u64 t, u64 
     for (int m = 0; m < HR; m++)
         e[m] = (TAcc)0;
     const int steps = chained_lookback<TAcc, HR, 1, 32, OUT_OF_LINE>(
-        g.hflags, g.hagg, g.hinc, TH, t, 1, tx > 0, tx + 1 < g.tiles_x, epoch, lane, a, e,
-        MAY_VEC && g.vec_tags);
+        g.hflags, g.hagg, g.hinc, TH, t, 1, tx > 0, tx + 1 < g.tiles_x, epoch, lane, a, e);
 #pragma unroll
     for (int m = 0; m < HR; m++)
         s_edge[lane + 32 * m] = e[m];
@@ -587,10 +554,8 @@ __device__ __forceinline__ int horizontal_lookback(const lb_geom &g, u64 t, u64 
  * walk lengths, horizontal << 16 | vertical; with a trace record `rec`, lane 0
  * writes clock64 before the vertical walk to rec[12], after it to rec[11] and
  * after the horizontal walk to rec[13]. OUT_OF_LINE: see
- * chained_lookback(); MAY_VEC: the walks may take vector tagged words
- * (lb_geom::vec_tags; compiled only where asked, since the second layout
- * makes the other kernels spill). */
-template <typename TAcc, int TH, bool OUT_OF_LINE = false, bool MAY_VEC = false>
+ * chained_lookback(). */
+template <typename TAcc, int TH, bool OUT_OF_LINE = false>
 __device__ __forceinline__ unsigned tile_lookbacks(const psi_cu_plan &p, const lb_geom &g,
                                                    const char *out_plane, u64 t, u64 tx, u64 ty,
                                                    u64 epoch, unsigned lane, const TAcc P[8],
@@ -600,8 +565,7 @@ __device__ __forceinline__ unsigned tile_lookbacks(const psi_cu_plan &p, const l
     if (rec && lane == 0)
         rec[12] = (u64)clock64();
     const int vs =
-        vertical_lookback<TAcc, OUT_OF_LINE, MAY_VEC>(p, g, out_plane, t, tx, ty, epoch, lane, P,
-                                                      s_top);
+        vertical_lookback<TAcc, OUT_OF_LINE>(p, g, out_plane, t, tx, ty, epoch, lane, P, s_top);
     if (rec && lane == 0)
         rec[11] = (u64)clock64();
     __syncwarp();
@@ -610,8 +574,7 @@ __device__ __forceinline__ unsigned tile_lookbacks(const psi_cu_plan &p, const l
 #pragma unroll
     for (int m = 0; m < TH / 32; m++)
         a[m] = top_last + s_rowcum[lane + 32 * m];
-    const int hs =
-        horizontal_lookback<TAcc, TH, OUT_OF_LINE, MAY_VEC>(g, t, tx, epoch, lane, a, s_edge);
+    const int hs = horizontal_lookback<TAcc, TH, OUT_OF_LINE>(g, t, tx, epoch, lane, a, s_edge);
     if (rec && lane == 0)
         rec[13] = (u64)clock64();
     return (unsigned)hs << 16 | (unsigned)vs;

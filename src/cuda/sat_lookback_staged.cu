@@ -619,8 +619,8 @@ __global__ void __launch_bounds__(ST_THREADS, PSI_ST_MINB(MINB))
             __syncwarp();
         }
         if (!g.split) {
-            const unsigned steps = tile_lookbacks<TAcc, TH, false, ROWSCAN == ROW_PRESCAN>(
-                p, g, b.out, t, tx, ty, epoch, lane, P, s_rowcum, s_top, s_edge, rec);
+            const unsigned steps = tile_lookbacks<TAcc, TH>(p, g, b.out, t, tx, ty, epoch, lane,
+                                                            P, s_rowcum, s_top, s_edge, rec);
             if (lane == 0)
                 s_corner = (TAcc)0;
             if (rec && lane == 0)
@@ -796,9 +796,6 @@ static int staged_launch(const psi_cu_plan *p, const lb_choice &c)
     g.split = c.split;
     g.async_copy = c.async_copy;
     g.row_sums_tree = c.row_sums_tree;
-    /* Vector tagged words need 16-byte aligned value regions (a caller's
-     * workspace may be 8-byte aligned only). */
-    g.vec_tags = c.vec_tags && (uintptr_t)g.vagg % 16 == 0 && (uintptr_t)g.hagg % 16 == 0;
     if (TRACE)
         g.trace = (u64 *)((char *)p->ws + lb_trace_offset(p, sizeof(TAcc), L::TH));
     /* The tile copy moves 16-byte chunks: rows and planes 16-byte aligned. */
