@@ -57,6 +57,12 @@ struct lb_geom {
     unsigned stagger_wave; /* the device's multiprocessors */
     int row_sums_tree; /* staged kernel, step 3 for input wider than 8 bits: a
                         * warp's row sums by one butterfly (warp_row_sums()) */
+    int prescan_hold;  /* ROW_PRESCAN kernels: the row-scanning warps start
+                        * once warp 0 has summed the bottom row and right
+                        * column (its steps before the walks run uncontended) */
+    int vpre;          /* ROW_PRESCAN kernels: warp 0 reads the tile above's
+                        * vertical words before it sums (1: at step 4, 2: at
+                        * step 3), the walk uses them if already inclusive */
 };
 
 /* Words per tile of the phase trace (PIXSUM_CUDA_LB=trace=1, a diagnostic for
@@ -148,6 +154,8 @@ struct lb_choice {
     int prescan;    /* staged f32 -> f32 with row_pairs: rows scanned in step 4,
                      * during the look-backs (ROW_PRESCAN; default 1) */
     int row_sums_tree; /* lb_geom::row_sums_tree (default 1) */
+    int prescan_hold; /* lb_geom::prescan_hold (default 0) */
+    int vpre;         /* lb_geom::vpre (default 0) */
     int smem_pad;   /* extra dynamic shared memory per staged block, bytes: a
                      * timing experiment with fewer blocks per SM (default 0) */
 };
@@ -298,6 +306,26 @@ __device__ __forceinline__ TAcc word_value(u64 w)
     return v;
 }
 
+/* Tagged words of one tile read ahead of its walk (lb_geom::vpre): lane l's
+ * N words, valid when read. */
+template <int N>
+struct lb_prefetch {
+    bool valid;
+    u64 w[N];
+};
+
+/* Reads lane `lane`'s N tagged words of tile j (layout of tagged_chain). */
+template <int N>
+__device__ __forceinline__ void prefetch_words(lb_prefetch<N> &pf, const void *words, u64 per_tile,
+                                               u64 j, unsigned lane)
+{
+    const u64 *src = (const u64 *)words + j * per_tile + lane;
+#pragma unroll
+    for (int k = 0; k < N; k++)
+        pf.w[k] = load_relaxed(src + 32 * k);
+    pf.valid = true;
+}
+
 /* ---- chained look-backs ------------------------------------------------------
  * One axis of a tile's look-back is a chain over the tiles before it on that
  * axis: each publishes a vector (N values per lane of one warp) as its
@@ -358,11 +386,26 @@ struct tagged_chain {
     u64 epoch;
     unsigned lane;
     TAcc seen[N];
+    /* Words of the first tile read earlier (have_pre): status() takes them
+     * when every word of the warp is already inclusive, else it reads. */
+    bool have_pre;
+    u64 pre[N];
 
     __device__ __forceinline__ int status(u64 j, bool wait)
     {
         const u64 *src = words + j * per_tile + lane;
         const unsigned agg = lb_tag(epoch, FLAG_AGGREGATE), inc = lb_tag(epoch, FLAG_INCLUSIVE);
+        if (have_pre) {
+            have_pre = false;
+            bool all_inc = true;
+#pragma unroll
+            for (int k = 0; k < N; k++) {
+                all_inc = all_inc && (unsigned)(pre[k] >> 32) == inc;
+                seen[k] = word_value<TAcc>(pre[k]);
+            }
+            if (__all_sync(0xffffffffu, all_inc))
+                return FLAG_INCLUSIVE;
+        }
         for (;;) {
             u64 w[N];
 #pragma unroll
@@ -449,7 +492,7 @@ __device__ __noinline__ int tagged_walk_call(u64 *words, u64 per_tile, u64 t, u6
                                              bool succ, u64 epoch, unsigned lane,
                                              const TAcc *own, TAcc *sum)
 {
-    tagged_chain<TAcc, N> ch{words, per_tile, epoch, lane, {}};
+    tagged_chain<TAcc, N> ch{words, per_tile, epoch, lane, {}, false, {}};
     return chained_walk<TAcc, N>(ch, t, back, pred, succ, own, sum);
 }
 
@@ -461,23 +504,32 @@ __device__ __noinline__ int tagged_walk_call(u64 *words, u64 per_tile, u64 t, u6
  * 0.57 of the copy floor at 8192^2 against 0.54 inline; the staged kernel
  * inlines it (u8 -> u32 0.80 against 0.76). Tagged words against flags, in
  * the same build: 0.76 against 0.69 for u8 -> u32, 0.57 against 0.46 for
- * f32 -> f32 (H200, docs/benchmarks.md). */
+ * f32 -> f32 (H200, docs/benchmarks.md). pre (inline tagged walks only):
+ * the words of tile t - back read earlier, used when already inclusive. */
 template <typename TAcc, int N, int LANE_STEP, int K_STEP, bool OUT_OF_LINE>
 __device__ __forceinline__ int chained_lookback(u64 *flags, void *agg, void *inc, u64 per_tile,
                                                 u64 t, u64 back, bool pred, bool succ,
                                                 u64 epoch, unsigned lane, const TAcc own[N],
-                                                TAcc sum[N])
+                                                TAcc sum[N], const lb_prefetch<N> *pre = nullptr)
 {
     if constexpr (sizeof(TAcc) == 4) {
         (void)flags, (void)inc;
         if constexpr (OUT_OF_LINE) {
+            (void)pre;
             return tagged_walk_call<TAcc, N>((u64 *)agg, per_tile, t, back, pred, succ, epoch,
                                              lane, own, sum);
         } else {
-            tagged_chain<TAcc, N> ch{(u64 *)agg, per_tile, epoch, lane, {}};
+            tagged_chain<TAcc, N> ch{(u64 *)agg, per_tile, epoch, lane, {}, false, {}};
+            if (pre && pre->valid) {
+                ch.have_pre = true;
+#pragma unroll
+                for (int k = 0; k < N; k++)
+                    ch.pre[k] = pre->w[k];
+            }
             return chained_walk<TAcc, N>(ch, t, back, pred, succ, own, sum);
         }
     } else {
+        (void)pre;
         flagged_chain<TAcc, N, LANE_STEP, K_STEP> ch{flags, (TAcc *)agg, (TAcc *)inc, per_tile,
                                                      epoch, lane};
         return chained_walk<TAcc, N>(ch, t, back, pred, succ, own, sum);
@@ -497,7 +549,7 @@ template <typename TAcc, bool OUT_OF_LINE = false>
 __device__ __forceinline__ int vertical_lookback(const psi_cu_plan &p, const lb_geom &g,
                                                  const char *out_plane, u64 t, u64 tx, u64 ty,
                                                  u64 epoch, unsigned lane, const TAcc P[8],
-                                                 TAcc *s_top)
+                                                 TAcc *s_top, const lb_prefetch<8> *pre = nullptr)
 {
     constexpr int TW = LB_TW;
     const i64 w = p.width, ch = p.channels;
@@ -515,7 +567,7 @@ __device__ __forceinline__ int vertical_lookback(const psi_cu_plan &p, const lb_
     }
     const int steps = chained_lookback<TAcc, 8, 8, 1, OUT_OF_LINE>(
         g.vflags, g.vagg, g.vinc, TW, t, g.tiles_x, ty > 0, ty + 1 < g.tiles_y, epoch, lane, P,
-        top);
+        top, pre);
 #pragma unroll
     for (int k = 0; k < 8; k++)
         s_top[lane * 8 + k] = top[k];
@@ -554,18 +606,19 @@ __device__ __forceinline__ int horizontal_lookback(const lb_geom &g, u64 t, u64 
  * walk lengths, horizontal << 16 | vertical; with a trace record `rec`, lane 0
  * writes clock64 before the vertical walk to rec[12], after it to rec[11] and
  * after the horizontal walk to rec[13]. OUT_OF_LINE: see
- * chained_lookback(). */
+ * chained_lookback(); vpre: the tile above's vertical words read earlier. */
 template <typename TAcc, int TH, bool OUT_OF_LINE = false>
 __device__ __forceinline__ unsigned tile_lookbacks(const psi_cu_plan &p, const lb_geom &g,
                                                    const char *out_plane, u64 t, u64 tx, u64 ty,
                                                    u64 epoch, unsigned lane, const TAcc P[8],
                                                    const TAcc *s_rowcum, TAcc *s_top,
-                                                   TAcc *s_edge, u64 *rec = nullptr)
+                                                   TAcc *s_edge, u64 *rec = nullptr,
+                                                   const lb_prefetch<8> *vpre = nullptr)
 {
     if (rec && lane == 0)
         rec[12] = (u64)clock64();
-    const int vs =
-        vertical_lookback<TAcc, OUT_OF_LINE>(p, g, out_plane, t, tx, ty, epoch, lane, P, s_top);
+    const int vs = vertical_lookback<TAcc, OUT_OF_LINE>(p, g, out_plane, t, tx, ty, epoch, lane,
+                                                        P, s_top, vpre);
     if (rec && lane == 0)
         rec[11] = (u64)clock64();
     __syncwarp();
