@@ -57,12 +57,9 @@ struct lb_geom {
     unsigned stagger_wave; /* the device's multiprocessors */
     int row_sums_tree; /* staged kernel, step 3 for input wider than 8 bits: a
                         * warp's row sums by one butterfly (warp_row_sums()) */
-    int prescan_hold;  /* ROW_PRESCAN kernels: the row-scanning warps start
-                        * once warp 0 has summed the bottom row and right
-                        * column (its steps before the walks run uncontended) */
-    int vpre;          /* ROW_PRESCAN kernels: warp 0 reads the tile above's
-                        * vertical words before it sums (1: at step 4, 2: at
-                        * step 3), the walk uses them if already inclusive */
+    int vpre, hpre;    /* ROW_PRESCAN kernels: warp 0 issues the first read of
+                        * its vertical (horizontal) walk before it sums the
+                        * tile's bottom row and right column */
 };
 
 /* Words per tile of the phase trace (PIXSUM_CUDA_LB=trace=1, a diagnostic for
@@ -154,8 +151,7 @@ struct lb_choice {
     int prescan;    /* staged f32 -> f32 with row_pairs: rows scanned in step 4,
                      * during the look-backs (ROW_PRESCAN; default 1) */
     int row_sums_tree; /* lb_geom::row_sums_tree (default 1) */
-    int prescan_hold; /* lb_geom::prescan_hold (default 0) */
-    int vpre;         /* lb_geom::vpre (default 0) */
+    int vpre, hpre;   /* lb_geom::vpre, hpre (default 0) */
     int smem_pad;   /* extra dynamic shared memory per staged block, bytes: a
                      * timing experiment with fewer blocks per SM (default 0) */
 };
@@ -306,11 +302,13 @@ __device__ __forceinline__ TAcc word_value(u64 w)
     return v;
 }
 
-/* Tagged words of one tile read ahead of its walk (lb_geom::vpre): lane l's
- * N words, valid when read. */
+/* Tagged words of one tile read ahead of its walk (lb_geom::vpre, hpre):
+ * lane l's N words, valid when read; any: the walk takes them as its first
+ * read at whatever status they show, else only when they are inclusive (and
+ * reads again otherwise). */
 template <int N>
 struct lb_prefetch {
-    bool valid;
+    bool valid, any;
     u64 w[N];
 };
 
@@ -379,7 +377,7 @@ struct flagged_chain {
  * it read for add(). A tile is seen at a status only when every word of the warp
  * carries it; a reader that catches a tile between its aggregate and its
  * inclusive words reads again. */
-template <typename TAcc, int N>
+template <typename TAcc, int N, bool PRE = false>
 struct tagged_chain {
     u64 *words;
     u64 per_tile;
@@ -387,30 +385,28 @@ struct tagged_chain {
     unsigned lane;
     TAcc seen[N];
     /* Words of the first tile read earlier (have_pre): status() takes them
-     * when every word of the warp is already inclusive, else it reads. */
-    bool have_pre;
+     * as its first read, at any status with pre_any, else only when every
+     * word of the warp is inclusive (and reads again otherwise). */
+    bool have_pre, pre_any;
     u64 pre[N];
 
     __device__ __forceinline__ int status(u64 j, bool wait)
     {
         const u64 *src = words + j * per_tile + lane;
         const unsigned agg = lb_tag(epoch, FLAG_AGGREGATE), inc = lb_tag(epoch, FLAG_INCLUSIVE);
-        if (have_pre) {
-            have_pre = false;
-            bool all_inc = true;
-#pragma unroll
-            for (int k = 0; k < N; k++) {
-                all_inc = all_inc && (unsigned)(pre[k] >> 32) == inc;
-                seen[k] = word_value<TAcc>(pre[k]);
-            }
-            if (__all_sync(0xffffffffu, all_inc))
-                return FLAG_INCLUSIVE;
-        }
+        bool first = PRE && have_pre;
+        have_pre = false;
         for (;;) {
             u64 w[N];
+            if (PRE && first) {
 #pragma unroll
-            for (int k = 0; k < N; k++)
-                w[k] = load_relaxed(src + 32 * k);
+                for (int k = 0; k < N; k++)
+                    w[k] = pre[k];
+            } else {
+#pragma unroll
+                for (int k = 0; k < N; k++)
+                    w[k] = load_relaxed(src + 32 * k);
+            }
             bool all_agg = true, all_inc = true;
 #pragma unroll
             for (int k = 0; k < N; k++) {
@@ -421,6 +417,13 @@ struct tagged_chain {
             }
             if (__all_sync(0xffffffffu, all_inc))
                 return FLAG_INCLUSIVE;
+            if (PRE) {
+                if (first && !pre_any) { /* read again, at once */
+                    first = false;
+                    continue;
+                }
+                first = false;
+            }
             if (__all_sync(0xffffffffu, all_agg))
                 return FLAG_AGGREGATE;
             if (!wait)
@@ -492,7 +495,7 @@ __device__ __noinline__ int tagged_walk_call(u64 *words, u64 per_tile, u64 t, u6
                                              bool succ, u64 epoch, unsigned lane,
                                              const TAcc *own, TAcc *sum)
 {
-    tagged_chain<TAcc, N> ch{words, per_tile, epoch, lane, {}, false, {}};
+    tagged_chain<TAcc, N> ch{words, per_tile, epoch, lane, {}, false, false, {}};
     return chained_walk<TAcc, N>(ch, t, back, pred, succ, own, sum);
 }
 
@@ -505,8 +508,8 @@ __device__ __noinline__ int tagged_walk_call(u64 *words, u64 per_tile, u64 t, u6
  * inlines it (u8 -> u32 0.80 against 0.76). Tagged words against flags, in
  * the same build: 0.76 against 0.69 for u8 -> u32, 0.57 against 0.46 for
  * f32 -> f32 (H200, docs/benchmarks.md). pre (inline tagged walks only):
- * the words of tile t - back read earlier, used when already inclusive. */
-template <typename TAcc, int N, int LANE_STEP, int K_STEP, bool OUT_OF_LINE>
+ * the words of tile t - back read earlier (lb_prefetch). */
+template <typename TAcc, int N, int LANE_STEP, int K_STEP, bool OUT_OF_LINE, bool MAY_PRE = false>
 __device__ __forceinline__ int chained_lookback(u64 *flags, void *agg, void *inc, u64 per_tile,
                                                 u64 t, u64 back, bool pred, bool succ,
                                                 u64 epoch, unsigned lane, const TAcc own[N],
@@ -519,14 +522,22 @@ __device__ __forceinline__ int chained_lookback(u64 *flags, void *agg, void *inc
             return tagged_walk_call<TAcc, N>((u64 *)agg, per_tile, t, back, pred, succ, epoch,
                                              lane, own, sum);
         } else {
-            tagged_chain<TAcc, N> ch{(u64 *)agg, per_tile, epoch, lane, {}, false, {}};
-            if (pre && pre->valid) {
-                ch.have_pre = true;
+            if constexpr (MAY_PRE) {
+                tagged_chain<TAcc, N, true> ch{(u64 *)agg, per_tile, epoch, lane,
+                                               {},          false,    false, {}};
+                if (pre && pre->valid) {
+                    ch.have_pre = true;
+                    ch.pre_any = pre->any;
 #pragma unroll
-                for (int k = 0; k < N; k++)
-                    ch.pre[k] = pre->w[k];
+                    for (int k = 0; k < N; k++)
+                        ch.pre[k] = pre->w[k];
+                }
+                return chained_walk<TAcc, N>(ch, t, back, pred, succ, own, sum);
+            } else {
+                (void)pre;
+                tagged_chain<TAcc, N> ch{(u64 *)agg, per_tile, epoch, lane, {}, false, false, {}};
+                return chained_walk<TAcc, N>(ch, t, back, pred, succ, own, sum);
             }
-            return chained_walk<TAcc, N>(ch, t, back, pred, succ, own, sum);
         }
     } else {
         (void)pre;
@@ -545,7 +556,7 @@ __device__ __forceinline__ int chained_lookback(u64 *flags, void *agg, void *inc
  * With p.y0 > 0 the first tile row takes Top from the carried table row
  * y0 - 1 instead: Top(x) = C(x) - C(x0 - 1). Returns the number of tiles
  * read. */
-template <typename TAcc, bool OUT_OF_LINE = false>
+template <typename TAcc, bool OUT_OF_LINE = false, bool MAY_PRE = false>
 __device__ __forceinline__ int vertical_lookback(const psi_cu_plan &p, const lb_geom &g,
                                                  const char *out_plane, u64 t, u64 tx, u64 ty,
                                                  u64 epoch, unsigned lane, const TAcc P[8],
@@ -565,7 +576,7 @@ __device__ __forceinline__ int vertical_lookback(const psi_cu_plan &p, const lb_
         for (int k = 0; k < 8; k++)
             top[k] = xs + k < w ? (TAcc)(crow[(xs + k) * ch] - base) : (TAcc)0;
     }
-    const int steps = chained_lookback<TAcc, 8, 8, 1, OUT_OF_LINE>(
+    const int steps = chained_lookback<TAcc, 8, 8, 1, OUT_OF_LINE, MAY_PRE>(
         g.vflags, g.vagg, g.vinc, TW, t, g.tiles_x, ty > 0, ty + 1 < g.tiles_y, epoch, lane, P,
         top, pre);
 #pragma unroll
@@ -580,10 +591,11 @@ __device__ __forceinline__ int vertical_lookback(const psi_cu_plan &p, const lb_
  * inclusive), adds the shares of the tiles to the left until an inclusive one
  * into E(r), publishes E + a as inclusive and writes E to s_edge[TH].
  * Returns the number of tiles read. */
-template <typename TAcc, int TH, bool OUT_OF_LINE = false>
+template <typename TAcc, int TH, bool OUT_OF_LINE = false, bool MAY_PRE = false>
 __device__ __forceinline__ int horizontal_lookback(const lb_geom &g, u64 t, u64 tx, u64 epoch,
                                                    unsigned lane, const TAcc a[TH / 32],
-                                                   TAcc *s_edge)
+                                                   TAcc *s_edge,
+                                                   const lb_prefetch<TH / 32> *pre = nullptr)
 {
     constexpr int HR = TH / 32;
     static_assert(TH % 32 == 0, "tile height must be a multiple of 32");
@@ -591,8 +603,8 @@ __device__ __forceinline__ int horizontal_lookback(const lb_geom &g, u64 t, u64 
 #pragma unroll
     for (int m = 0; m < HR; m++)
         e[m] = (TAcc)0;
-    const int steps = chained_lookback<TAcc, HR, 1, 32, OUT_OF_LINE>(
-        g.hflags, g.hagg, g.hinc, TH, t, 1, tx > 0, tx + 1 < g.tiles_x, epoch, lane, a, e);
+    const int steps = chained_lookback<TAcc, HR, 1, 32, OUT_OF_LINE, MAY_PRE>(
+        g.hflags, g.hagg, g.hinc, TH, t, 1, tx > 0, tx + 1 < g.tiles_x, epoch, lane, a, e, pre);
 #pragma unroll
     for (int m = 0; m < HR; m++)
         s_edge[lane + 32 * m] = e[m];
@@ -606,19 +618,21 @@ __device__ __forceinline__ int horizontal_lookback(const lb_geom &g, u64 t, u64 
  * walk lengths, horizontal << 16 | vertical; with a trace record `rec`, lane 0
  * writes clock64 before the vertical walk to rec[12], after it to rec[11] and
  * after the horizontal walk to rec[13]. OUT_OF_LINE: see
- * chained_lookback(); vpre: the tile above's vertical words read earlier. */
-template <typename TAcc, int TH, bool OUT_OF_LINE = false>
+ * chained_lookback(); vpre, hpre: the first words of each walk read earlier
+ * (MAY_PRE kernels only: the other kernels spill with that code in). */
+template <typename TAcc, int TH, bool OUT_OF_LINE = false, bool MAY_PRE = false>
 __device__ __forceinline__ unsigned tile_lookbacks(const psi_cu_plan &p, const lb_geom &g,
                                                    const char *out_plane, u64 t, u64 tx, u64 ty,
                                                    u64 epoch, unsigned lane, const TAcc P[8],
                                                    const TAcc *s_rowcum, TAcc *s_top,
                                                    TAcc *s_edge, u64 *rec = nullptr,
-                                                   const lb_prefetch<8> *vpre = nullptr)
+                                                   const lb_prefetch<8> *vpre = nullptr,
+                                                   const lb_prefetch<TH / 32> *hpre = nullptr)
 {
     if (rec && lane == 0)
         rec[12] = (u64)clock64();
-    const int vs = vertical_lookback<TAcc, OUT_OF_LINE>(p, g, out_plane, t, tx, ty, epoch, lane,
-                                                        P, s_top, vpre);
+    const int vs = vertical_lookback<TAcc, OUT_OF_LINE, MAY_PRE>(p, g, out_plane, t, tx, ty,
+                                                                 epoch, lane, P, s_top, vpre);
     if (rec && lane == 0)
         rec[11] = (u64)clock64();
     __syncwarp();
@@ -627,7 +641,8 @@ __device__ __forceinline__ unsigned tile_lookbacks(const psi_cu_plan &p, const l
 #pragma unroll
     for (int m = 0; m < TH / 32; m++)
         a[m] = top_last + s_rowcum[lane + 32 * m];
-    const int hs = horizontal_lookback<TAcc, TH, OUT_OF_LINE>(g, t, tx, epoch, lane, a, s_edge);
+    const int hs = horizontal_lookback<TAcc, TH, OUT_OF_LINE, MAY_PRE>(g, t, tx, epoch, lane, a,
+                                                                       s_edge, hpre);
     if (rec && lane == 0)
         rec[13] = (u64)clock64();
     return (unsigned)hs << 16 | (unsigned)vs;

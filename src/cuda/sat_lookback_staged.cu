@@ -494,16 +494,6 @@ __global__ void __launch_bounds__(ST_THREADS, PSI_ST_MINB(MINB))
     if (rec && tid == 0)
         trace_point(rec, 2, global_ns(), (u64)clock64());
 
-    /* vpre=2 (ROW_PRESCAN kernels, an experiment): warp 0 reads the tile
-     * above's vertical words now, so that the read is in flight during the
-     * sums; its walk takes them if they are already inclusive. */
-    lb_prefetch<8> vpf;
-    vpf.valid = false;
-    if constexpr (ROWSCAN == ROW_PRESCAN) {
-        if (g.vpre == 2 && warp == 0 && ty > 0 && !g.split && !(g.hints & 4))
-            prefetch_words<8>(vpf, g.vagg, TW, t - g.tiles_x, lane);
-    }
-
     /* 3: column sums of each warp's rows, and row sums. */
     const int row0 = (int)warp * R;
     /* Where lane group gi of the warp's row i lies in the tile. */
@@ -603,9 +593,21 @@ __global__ void __launch_bounds__(ST_THREADS, PSI_ST_MINB(MINB))
         }
     } else if (warp == 0 || (g.split && warp == 1)) {
         TAcc P[8];
-        if constexpr (ROWSCAN == ROW_PRESCAN) { /* vpre=1: the read ahead, here */
-            if (g.vpre == 1 && warp == 0 && ty > 0 && !g.split)
+        /* vpre / hpre (ROW_PRESCAN kernels, experiments): warp 0 issues the
+         * first read of each walk now, so that it is in flight while the
+         * bottom row and right column are summed (about 0.6 us, run 131). */
+        lb_prefetch<8> vpf;
+        lb_prefetch<TH / 32> hpf;
+        vpf.valid = hpf.valid = false;
+        if constexpr (ROWSCAN == ROW_PRESCAN) {
+            if (g.vpre && warp == 0 && ty > 0 && !g.split) {
                 prefetch_words<8>(vpf, g.vagg, TW, t - g.tiles_x, lane);
+                vpf.any = true; /* taken at whatever status it shows */
+            }
+            if (g.hpre && warp == 0 && tx > 0 && !g.split) {
+                prefetch_words<TH / 32>(hpf, g.hagg, TH, t - 1, lane);
+                hpf.any = false; /* taken only when inclusive */
+            }
         }
         if (warp == 0) { /* the bottom row P(x) = L(x, TH - 1) of the lane's 8 columns */
 #pragma unroll
@@ -632,14 +634,10 @@ __global__ void __launch_bounds__(ST_THREADS, PSI_ST_MINB(MINB))
             }
             __syncwarp();
         }
-        if constexpr (ROWSCAN == ROW_PRESCAN) { /* hold=1: the row scans may start */
-            if (g.prescan_hold && !g.split)
-                asm volatile("bar.arrive 2, %0;" ::"n"(ST_THREADS) : "memory");
-        }
         if (!g.split) {
-            const unsigned steps = tile_lookbacks<TAcc, TH>(
+            const unsigned steps = tile_lookbacks<TAcc, TH, false, ROWSCAN == ROW_PRESCAN>(
                 p, g, b.out, t, tx, ty, epoch, lane, P, s_rowcum, s_top, s_edge, rec,
-                ROWSCAN == ROW_PRESCAN ? &vpf : nullptr);
+                ROWSCAN == ROW_PRESCAN ? &vpf : nullptr, ROWSCAN == ROW_PRESCAN ? &hpf : nullptr);
             if (lane == 0)
                 s_corner = (TAcc)0;
             if (rec && lane == 0)
@@ -677,9 +675,6 @@ __global__ void __launch_bounds__(ST_THREADS, PSI_ST_MINB(MINB))
                 store_release(&g.cflags[t], flag_value(epoch, FLAG_INCLUSIVE));
             }
         }
-        /* hold=1: wait for warp 0's bar.arrive above */
-        if (g.prescan_hold && !g.split && !(g.hints & 4) && warp != 0)
-            asm volatile("bar.sync 2, %0;" ::"n"(ST_THREADS) : "memory");
         prescan_rows<TAcc, TH, G, V>(s_tile, &s_next_pair, p.squared, lane);
     }
     __syncthreads();
@@ -818,8 +813,8 @@ static int staged_launch(const psi_cu_plan *p, const lb_choice &c)
     g.split = c.split;
     g.async_copy = c.async_copy;
     g.row_sums_tree = c.row_sums_tree;
-    g.prescan_hold = c.prescan_hold;
     g.vpre = c.vpre;
+    g.hpre = c.hpre;
     if (TRACE)
         g.trace = (u64 *)((char *)p->ws + lb_trace_offset(p, sizeof(TAcc), L::TH));
     /* The tile copy moves 16-byte chunks: rows and planes 16-byte aligned. */
