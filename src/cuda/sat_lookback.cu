@@ -131,9 +131,7 @@ static bool lb_narrow_fits(const psi_cu_plan *p, int tile_height)
  * order=1 for every pair, order=0 row by row), and its u8 -> u32 and
  * f32 -> f32 rows scanned two at a time (pairs=1; pairs=0 one by one),
  * the f32 -> f32 ones in step 4, during the look-backs (prescan=1; prescan=0
- * in step 5); in those kernels vpre=1 and hpre=1 issue the first read of
- * the vertical and the horizontal walk before the tile's bottom row and
- * right column are summed (experiments, off by default).
+ * in step 5).
  * smempad=BYTES gives each staged block that much more shared memory, so
  * that fewer fit an SM (a timing experiment).
  * PIXSUM_CUDA_LB="staged=0,rows=4,hints=0,split=1,direct=0,tw=128,pdl=0,tag=0,
@@ -189,12 +187,6 @@ lb_choice lb_choose(const psi_cu_plan *p)
         const char *bf = strstr(e, "rowtree=");
         if (bf)
             c.row_sums_tree = atoi(bf + 8) != 0;
-        const char *vp = strstr(e, "vpre=");
-        if (vp)
-            c.vpre = atoi(vp + 5) != 0;
-        const char *hp = strstr(e, "hpre=");
-        if (hp)
-            c.hpre = atoi(hp + 5) != 0;
         const char *pad = strstr(e, "smempad=");
         if (pad) {
             const int bytes = atoi(pad + 8);
@@ -557,8 +549,6 @@ int lb_geometry(const psi_cu_plan *p, size_t in_size, size_t acc_size, int tile_
     g->stagger_wave = 1;
     g->trace = nullptr;
     g->pdl = 0;
-    g->vpre = 0;
-    g->hpre = 0;
     /* Vector accesses need channel step 1 and aligned rows and planes: the
      * register kernel loads tile_width / 32 pixels per lane, at most 16
      * bytes at a time (the staged kernel checks its own). */

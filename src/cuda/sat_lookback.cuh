@@ -57,9 +57,6 @@ struct lb_geom {
     unsigned stagger_wave; /* the device's multiprocessors */
     int row_sums_tree; /* staged kernel, step 3 for input wider than 8 bits: a
                         * warp's row sums by one butterfly (warp_row_sums()) */
-    int vpre, hpre;    /* ROW_PRESCAN kernels: warp 0 issues the first read of
-                        * its vertical (horizontal) walk before it sums the
-                        * tile's bottom row and right column */
 };
 
 /* Words per tile of the phase trace (PIXSUM_CUDA_LB=trace=1, a diagnostic for
@@ -151,7 +148,6 @@ struct lb_choice {
     int prescan;    /* staged f32 -> f32 with row_pairs: rows scanned in step 4,
                      * during the look-backs (ROW_PRESCAN; default 1) */
     int row_sums_tree; /* lb_geom::row_sums_tree (default 1) */
-    int vpre, hpre;   /* lb_geom::vpre, hpre (default 0) */
     int smem_pad;   /* extra dynamic shared memory per staged block, bytes: a
                      * timing experiment with fewer blocks per SM (default 0) */
 };
@@ -302,28 +298,6 @@ __device__ __forceinline__ TAcc word_value(u64 w)
     return v;
 }
 
-/* Tagged words of one tile read ahead of its walk (lb_geom::vpre, hpre):
- * lane l's N words, valid when read; any: the walk takes them as its first
- * read at whatever status they show, else only when they are inclusive (and
- * reads again otherwise). */
-template <int N>
-struct lb_prefetch {
-    bool valid, any;
-    u64 w[N];
-};
-
-/* Reads lane `lane`'s N tagged words of tile j (layout of tagged_chain). */
-template <int N>
-__device__ __forceinline__ void prefetch_words(lb_prefetch<N> &pf, const void *words, u64 per_tile,
-                                               u64 j, unsigned lane)
-{
-    const u64 *src = (const u64 *)words + j * per_tile + lane;
-#pragma unroll
-    for (int k = 0; k < N; k++)
-        pf.w[k] = load_relaxed(src + 32 * k);
-    pf.valid = true;
-}
-
 /* ---- chained look-backs ------------------------------------------------------
  * One axis of a tile's look-back is a chain over the tiles before it on that
  * axis: each publishes a vector (N values per lane of one warp) as its
@@ -377,36 +351,23 @@ struct flagged_chain {
  * it read for add(). A tile is seen at a status only when every word of the warp
  * carries it; a reader that catches a tile between its aggregate and its
  * inclusive words reads again. */
-template <typename TAcc, int N, bool PRE = false>
+template <typename TAcc, int N>
 struct tagged_chain {
     u64 *words;
     u64 per_tile;
     u64 epoch;
     unsigned lane;
     TAcc seen[N];
-    /* Words of the first tile read earlier (have_pre): status() takes them
-     * as its first read, at any status with pre_any, else only when every
-     * word of the warp is inclusive (and reads again otherwise). */
-    bool have_pre, pre_any;
-    u64 pre[N];
 
     __device__ __forceinline__ int status(u64 j, bool wait)
     {
         const u64 *src = words + j * per_tile + lane;
         const unsigned agg = lb_tag(epoch, FLAG_AGGREGATE), inc = lb_tag(epoch, FLAG_INCLUSIVE);
-        bool first = PRE && have_pre;
-        have_pre = false;
         for (;;) {
             u64 w[N];
-            if (PRE && first) {
 #pragma unroll
-                for (int k = 0; k < N; k++)
-                    w[k] = pre[k];
-            } else {
-#pragma unroll
-                for (int k = 0; k < N; k++)
-                    w[k] = load_relaxed(src + 32 * k);
-            }
+            for (int k = 0; k < N; k++)
+                w[k] = load_relaxed(src + 32 * k);
             bool all_agg = true, all_inc = true;
 #pragma unroll
             for (int k = 0; k < N; k++) {
@@ -417,13 +378,6 @@ struct tagged_chain {
             }
             if (__all_sync(0xffffffffu, all_inc))
                 return FLAG_INCLUSIVE;
-            if (PRE) {
-                if (first && !pre_any) { /* read again, at once */
-                    first = false;
-                    continue;
-                }
-                first = false;
-            }
             if (__all_sync(0xffffffffu, all_agg))
                 return FLAG_AGGREGATE;
             if (!wait)
@@ -495,7 +449,7 @@ __device__ __noinline__ int tagged_walk_call(u64 *words, u64 per_tile, u64 t, u6
                                              bool succ, u64 epoch, unsigned lane,
                                              const TAcc *own, TAcc *sum)
 {
-    tagged_chain<TAcc, N> ch{words, per_tile, epoch, lane, {}, false, false, {}};
+    tagged_chain<TAcc, N> ch{words, per_tile, epoch, lane, {}};
     return chained_walk<TAcc, N>(ch, t, back, pred, succ, own, sum);
 }
 
@@ -507,40 +461,23 @@ __device__ __noinline__ int tagged_walk_call(u64 *words, u64 per_tile, u64 t, u6
  * 0.57 of the copy floor at 8192^2 against 0.54 inline; the staged kernel
  * inlines it (u8 -> u32 0.80 against 0.76). Tagged words against flags, in
  * the same build: 0.76 against 0.69 for u8 -> u32, 0.57 against 0.46 for
- * f32 -> f32 (H200, docs/benchmarks.md). pre (inline tagged walks only):
- * the words of tile t - back read earlier (lb_prefetch). */
-template <typename TAcc, int N, int LANE_STEP, int K_STEP, bool OUT_OF_LINE, bool MAY_PRE = false>
+ * f32 -> f32 (H200, docs/benchmarks.md). */
+template <typename TAcc, int N, int LANE_STEP, int K_STEP, bool OUT_OF_LINE>
 __device__ __forceinline__ int chained_lookback(u64 *flags, void *agg, void *inc, u64 per_tile,
                                                 u64 t, u64 back, bool pred, bool succ,
                                                 u64 epoch, unsigned lane, const TAcc own[N],
-                                                TAcc sum[N], const lb_prefetch<N> *pre = nullptr)
+                                                TAcc sum[N])
 {
     if constexpr (sizeof(TAcc) == 4) {
         (void)flags, (void)inc;
         if constexpr (OUT_OF_LINE) {
-            (void)pre;
             return tagged_walk_call<TAcc, N>((u64 *)agg, per_tile, t, back, pred, succ, epoch,
                                              lane, own, sum);
         } else {
-            if constexpr (MAY_PRE) {
-                tagged_chain<TAcc, N, true> ch{(u64 *)agg, per_tile, epoch, lane,
-                                               {},          false,    false, {}};
-                if (pre && pre->valid) {
-                    ch.have_pre = true;
-                    ch.pre_any = pre->any;
-#pragma unroll
-                    for (int k = 0; k < N; k++)
-                        ch.pre[k] = pre->w[k];
-                }
-                return chained_walk<TAcc, N>(ch, t, back, pred, succ, own, sum);
-            } else {
-                (void)pre;
-                tagged_chain<TAcc, N> ch{(u64 *)agg, per_tile, epoch, lane, {}, false, false, {}};
-                return chained_walk<TAcc, N>(ch, t, back, pred, succ, own, sum);
-            }
+            tagged_chain<TAcc, N> ch{(u64 *)agg, per_tile, epoch, lane, {}};
+            return chained_walk<TAcc, N>(ch, t, back, pred, succ, own, sum);
         }
     } else {
-        (void)pre;
         flagged_chain<TAcc, N, LANE_STEP, K_STEP> ch{flags, (TAcc *)agg, (TAcc *)inc, per_tile,
                                                      epoch, lane};
         return chained_walk<TAcc, N>(ch, t, back, pred, succ, own, sum);
@@ -556,11 +493,11 @@ __device__ __forceinline__ int chained_lookback(u64 *flags, void *agg, void *inc
  * With p.y0 > 0 the first tile row takes Top from the carried table row
  * y0 - 1 instead: Top(x) = C(x) - C(x0 - 1). Returns the number of tiles
  * read. */
-template <typename TAcc, bool OUT_OF_LINE = false, bool MAY_PRE = false>
+template <typename TAcc, bool OUT_OF_LINE = false>
 __device__ __forceinline__ int vertical_lookback(const psi_cu_plan &p, const lb_geom &g,
                                                  const char *out_plane, u64 t, u64 tx, u64 ty,
                                                  u64 epoch, unsigned lane, const TAcc P[8],
-                                                 TAcc *s_top, const lb_prefetch<8> *pre = nullptr)
+                                                 TAcc *s_top)
 {
     constexpr int TW = LB_TW;
     const i64 w = p.width, ch = p.channels;
@@ -576,9 +513,9 @@ __device__ __forceinline__ int vertical_lookback(const psi_cu_plan &p, const lb_
         for (int k = 0; k < 8; k++)
             top[k] = xs + k < w ? (TAcc)(crow[(xs + k) * ch] - base) : (TAcc)0;
     }
-    const int steps = chained_lookback<TAcc, 8, 8, 1, OUT_OF_LINE, MAY_PRE>(
+    const int steps = chained_lookback<TAcc, 8, 8, 1, OUT_OF_LINE>(
         g.vflags, g.vagg, g.vinc, TW, t, g.tiles_x, ty > 0, ty + 1 < g.tiles_y, epoch, lane, P,
-        top, pre);
+        top);
 #pragma unroll
     for (int k = 0; k < 8; k++)
         s_top[lane * 8 + k] = top[k];
@@ -591,11 +528,10 @@ __device__ __forceinline__ int vertical_lookback(const psi_cu_plan &p, const lb_
  * inclusive), adds the shares of the tiles to the left until an inclusive one
  * into E(r), publishes E + a as inclusive and writes E to s_edge[TH].
  * Returns the number of tiles read. */
-template <typename TAcc, int TH, bool OUT_OF_LINE = false, bool MAY_PRE = false>
+template <typename TAcc, int TH, bool OUT_OF_LINE = false>
 __device__ __forceinline__ int horizontal_lookback(const lb_geom &g, u64 t, u64 tx, u64 epoch,
                                                    unsigned lane, const TAcc a[TH / 32],
-                                                   TAcc *s_edge,
-                                                   const lb_prefetch<TH / 32> *pre = nullptr)
+                                                   TAcc *s_edge)
 {
     constexpr int HR = TH / 32;
     static_assert(TH % 32 == 0, "tile height must be a multiple of 32");
@@ -603,8 +539,8 @@ __device__ __forceinline__ int horizontal_lookback(const lb_geom &g, u64 t, u64 
 #pragma unroll
     for (int m = 0; m < HR; m++)
         e[m] = (TAcc)0;
-    const int steps = chained_lookback<TAcc, HR, 1, 32, OUT_OF_LINE, MAY_PRE>(
-        g.hflags, g.hagg, g.hinc, TH, t, 1, tx > 0, tx + 1 < g.tiles_x, epoch, lane, a, e, pre);
+    const int steps = chained_lookback<TAcc, HR, 1, 32, OUT_OF_LINE>(
+        g.hflags, g.hagg, g.hinc, TH, t, 1, tx > 0, tx + 1 < g.tiles_x, epoch, lane, a, e);
 #pragma unroll
     for (int m = 0; m < HR; m++)
         s_edge[lane + 32 * m] = e[m];
@@ -618,21 +554,18 @@ __device__ __forceinline__ int horizontal_lookback(const lb_geom &g, u64 t, u64 
  * walk lengths, horizontal << 16 | vertical; with a trace record `rec`, lane 0
  * writes clock64 before the vertical walk to rec[12], after it to rec[11] and
  * after the horizontal walk to rec[13]. OUT_OF_LINE: see
- * chained_lookback(); vpre, hpre: the first words of each walk read earlier
- * (MAY_PRE kernels only: the other kernels spill with that code in). */
-template <typename TAcc, int TH, bool OUT_OF_LINE = false, bool MAY_PRE = false>
+ * chained_lookback(). */
+template <typename TAcc, int TH, bool OUT_OF_LINE = false>
 __device__ __forceinline__ unsigned tile_lookbacks(const psi_cu_plan &p, const lb_geom &g,
                                                    const char *out_plane, u64 t, u64 tx, u64 ty,
                                                    u64 epoch, unsigned lane, const TAcc P[8],
                                                    const TAcc *s_rowcum, TAcc *s_top,
-                                                   TAcc *s_edge, u64 *rec = nullptr,
-                                                   const lb_prefetch<8> *vpre = nullptr,
-                                                   const lb_prefetch<TH / 32> *hpre = nullptr)
+                                                   TAcc *s_edge, u64 *rec = nullptr)
 {
     if (rec && lane == 0)
         rec[12] = (u64)clock64();
-    const int vs = vertical_lookback<TAcc, OUT_OF_LINE, MAY_PRE>(p, g, out_plane, t, tx, ty,
-                                                                 epoch, lane, P, s_top, vpre);
+    const int vs =
+        vertical_lookback<TAcc, OUT_OF_LINE>(p, g, out_plane, t, tx, ty, epoch, lane, P, s_top);
     if (rec && lane == 0)
         rec[11] = (u64)clock64();
     __syncwarp();
@@ -641,8 +574,7 @@ __device__ __forceinline__ unsigned tile_lookbacks(const psi_cu_plan &p, const l
 #pragma unroll
     for (int m = 0; m < TH / 32; m++)
         a[m] = top_last + s_rowcum[lane + 32 * m];
-    const int hs = horizontal_lookback<TAcc, TH, OUT_OF_LINE, MAY_PRE>(g, t, tx, epoch, lane, a,
-                                                                       s_edge, hpre);
+    const int hs = horizontal_lookback<TAcc, TH, OUT_OF_LINE>(g, t, tx, epoch, lane, a, s_edge);
     if (rec && lane == 0)
         rec[13] = (u64)clock64();
     return (unsigned)hs << 16 | (unsigned)vs;

@@ -593,22 +593,6 @@ __global__ void __launch_bounds__(ST_THREADS, PSI_ST_MINB(MINB))
         }
     } else if (warp == 0 || (g.split && warp == 1)) {
         TAcc P[8];
-        /* vpre / hpre (ROW_PRESCAN kernels, experiments): warp 0 issues the
-         * first read of each walk now, so that it is in flight while the
-         * bottom row and right column are summed (about 0.6 us, run 131). */
-        lb_prefetch<8> vpf;
-        lb_prefetch<TH / 32> hpf;
-        vpf.valid = hpf.valid = false;
-        if constexpr (ROWSCAN == ROW_PRESCAN) {
-            if (g.vpre && warp == 0 && ty > 0 && !g.split) {
-                prefetch_words<8>(vpf, g.vagg, TW, t - g.tiles_x, lane);
-                vpf.any = true; /* taken at whatever status it shows */
-            }
-            if (g.hpre && warp == 0 && tx > 0 && !g.split) {
-                prefetch_words<TH / 32>(hpf, g.hagg, TH, t - 1, lane);
-                hpf.any = false; /* taken only when inclusive */
-            }
-        }
         if (warp == 0) { /* the bottom row P(x) = L(x, TH - 1) of the lane's 8 columns */
 #pragma unroll
             for (int k = 0; k < 8; k++)
@@ -635,9 +619,8 @@ __global__ void __launch_bounds__(ST_THREADS, PSI_ST_MINB(MINB))
             __syncwarp();
         }
         if (!g.split) {
-            const unsigned steps = tile_lookbacks<TAcc, TH, false, ROWSCAN == ROW_PRESCAN>(
-                p, g, b.out, t, tx, ty, epoch, lane, P, s_rowcum, s_top, s_edge, rec,
-                ROWSCAN == ROW_PRESCAN ? &vpf : nullptr, ROWSCAN == ROW_PRESCAN ? &hpf : nullptr);
+            const unsigned steps = tile_lookbacks<TAcc, TH>(p, g, b.out, t, tx, ty, epoch, lane,
+                                                            P, s_rowcum, s_top, s_edge, rec);
             if (lane == 0)
                 s_corner = (TAcc)0;
             if (rec && lane == 0)
@@ -813,8 +796,6 @@ static int staged_launch(const psi_cu_plan *p, const lb_choice &c)
     g.split = c.split;
     g.async_copy = c.async_copy;
     g.row_sums_tree = c.row_sums_tree;
-    g.vpre = c.vpre;
-    g.hpre = c.hpre;
     if (TRACE)
         g.trace = (u64 *)((char *)p->ws + lb_trace_offset(p, sizeof(TAcc), L::TH));
     /* The tile copy moves 16-byte chunks: rows and planes 16-byte aligned. */
