@@ -125,7 +125,8 @@ def walk_parts(rec, at, ghz, tiles_x):
     if len(ready):
         d = vend[ready] - vstart[ready]
         print(f"     vertical walk, tile above published > 0.3 us before: {len(ready)} tiles,"
-              f" p25 {np.percentile(d, 25):.2f} p50 {np.median(d):.2f} p90 {np.percentile(d, 90):.2f}")
+              f" p25 {np.percentile(d, 25):.2f} p50 {np.median(d):.2f}"
+              f" p90 {np.percentile(d, 90):.2f}")
 
 
 def main(argv):
