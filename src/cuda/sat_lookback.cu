@@ -131,9 +131,7 @@ static bool lb_narrow_fits(const psi_cu_plan *p, int tile_height)
  * order=1 for every pair, order=0 row by row), and its u8 -> u32 and
  * f32 -> f32 rows scanned two at a time (pairs=1; pairs=0 one by one),
  * the f32 -> f32 ones in step 4, during the look-backs (prescan=1; prescan=0
- * in step 5); ahead=N makes those f32 -> f32 blocks ask L2, during their
- * look-backs, for the input of the tile N waves of resident blocks ahead of
- * their own (an experiment, off by default).
+ * in step 5).
  * smempad=BYTES gives each staged block that much more shared memory, so
  * that fewer fit an SM (a timing experiment).
  * PIXSUM_CUDA_LB="staged=0,rows=4,hints=0,split=1,direct=0,tw=128,pdl=0,tag=0,
@@ -189,11 +187,6 @@ lb_choice lb_choose(const psi_cu_plan *p)
         const char *bf = strstr(e, "rowtree=");
         if (bf)
             c.row_sums_tree = atoi(bf + 8) != 0;
-        const char *ah = strstr(e, "ahead=");
-        if (ah) {
-            const int v = atoi(ah + 6);
-            c.ahead = v > 0 && v <= 4 ? v : 0;
-        }
         const char *pad = strstr(e, "smempad=");
         if (pad) {
             const int bytes = atoi(pad + 8);
@@ -556,7 +549,6 @@ int lb_geometry(const psi_cu_plan *p, size_t in_size, size_t acc_size, int tile_
     g->stagger_wave = 1;
     g->trace = nullptr;
     g->pdl = 0;
-    g->ahead_tiles = 0;
     /* Vector accesses need channel step 1 and aligned rows and planes: the
      * register kernel loads tile_width / 32 pixels per lane, at most 16
      * bytes at a time (the staged kernel checks its own). */

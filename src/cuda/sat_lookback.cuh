@@ -57,9 +57,6 @@ struct lb_geom {
     unsigned stagger_wave; /* the device's multiprocessors */
     int row_sums_tree; /* staged kernel, step 3 for input wider than 8 bits: a
                         * warp's row sums by one butterfly (warp_row_sums()) */
-    u64 ahead_tiles;   /* ROW_PRESCAN kernels (an experiment): during its look-backs
-                        * a block asks L2 to fetch the input of the tile this many
-                        * tickets after its own (0: off) */
 };
 
 /* Words per tile of the phase trace (PIXSUM_CUDA_LB=trace=1, a diagnostic for
@@ -151,7 +148,6 @@ struct lb_choice {
     int prescan;    /* staged f32 -> f32 with row_pairs: rows scanned in step 4,
                      * during the look-backs (ROW_PRESCAN; default 1) */
     int row_sums_tree; /* lb_geom::row_sums_tree (default 1) */
-    int ahead;        /* lb_geom::ahead_tiles in waves of resident blocks (default 0) */
     int smem_pad;   /* extra dynamic shared memory per staged block, bytes: a
                      * timing experiment with fewer blocks per SM (default 0) */
 };
@@ -227,13 +223,11 @@ __device__ __forceinline__ void pdl_begin(const lb_geom &g)
  * all threads read where the tile lies. */
 __device__ __forceinline__ tile_pos take_tile(const psi_cu_plan &p, const lb_geom &g,
                                               size_t in_size, size_t acc_size, u64 *s_ticket,
-                                              u64 *s_epoch, bool reorder, u64 *s_raw = nullptr)
+                                              u64 *s_epoch, bool reorder)
 {
     if (threadIdx.x == 0) {
         u64 e;
         const u64 ticket = take_ticket((psi_cu_header *)p.ws, &e);
-        if (s_raw) /* the ticket itself, before any reordering */
-            *s_raw = ticket;
         *s_ticket = reorder && (g.hints & LB_ORDER_DIAGONAL)
                         ? psi_diagonal_tile(ticket, (unsigned)g.tiles_x, (unsigned)g.tiles_y)
                         : ticket;

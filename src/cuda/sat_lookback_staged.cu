@@ -406,7 +406,6 @@ __global__ void __launch_bounds__(ST_THREADS, PSI_ST_MINB(MINB))
     __shared__ u64 s_ticket, s_epoch;
     __shared__ TAcc s_total, s_corner;
     __shared__ int s_next_pair; /* ROW_PRESCAN: the next tile row to scan */
-    __shared__ u64 s_raw_ticket; /* ROW_PRESCAN: the block's ticket (g.ahead_tiles) */
 
     psi_cu_header *hdr = (psi_cu_header *)p.ws;
     const unsigned tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
@@ -420,8 +419,7 @@ __global__ void __launch_bounds__(ST_THREADS, PSI_ST_MINB(MINB))
      * times of its block; the other kernels compile none of it. */
     const u64 trace_start = TRACE && tid == 0 ? global_ns() : 0;
     const u64 trace_start_clk = TRACE && tid == 0 ? (u64)clock64() : 0;
-    const tile_pos tp = take_tile(p, g, sizeof(TIn), sizeof(TAcc), &s_ticket, &s_epoch, true,
-                                  ROWSCAN == ROW_PRESCAN ? &s_raw_ticket : nullptr);
+    const tile_pos tp = take_tile(p, g, sizeof(TIn), sizeof(TAcc), &s_ticket, &s_epoch, true);
     const u64 t = tp.t, epoch = tp.epoch, tx = tp.tx, ty = tp.ty;
     u64 *const rec = TRACE ? g.trace + t * LB_TRACE_WORDS : nullptr;
     if (rec && tid == 0) {
@@ -572,40 +570,6 @@ __global__ void __launch_bounds__(ST_THREADS, PSI_ST_MINB(MINB))
     __syncthreads();
     if (rec && tid == 0)
         trace_point(rec, 3, global_ns(), (u64)clock64());
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    /* ahead= (ROW_PRESCAN kernels, an experiment): while warp 0 walks, warp 1
-     * asks L2 for the input rows of the tile g.ahead_tiles tickets on, which
-     * a block is to load about a tile's life from now, so that DRAM has work
-     * during this block's look-backs. Full tiles only. */
-    if constexpr (ROWSCAN == ROW_PRESCAN) {
-        if (g.ahead_tiles && warp == 1 && g.vec_in) {
-            const u64 fut = s_raw_ticket + g.ahead_tiles;
-            if (fut < g.total) {
-                const u64 ft = (g.hints & LB_ORDER_DIAGONAL)
-                                   ? psi_diagonal_tile(fut, (unsigned)g.tiles_x,
-                                                       (unsigned)g.tiles_y)
-                                   : fut;
-                const u64 per_plane = g.tiles_x * g.tiles_y, fplane = ft / per_plane,
-                          frem = ft - fplane * per_plane, fty = frem / g.tiles_x,
-                          ftx = frem - fty * g.tiles_x;
-                const plane_ptrs fb = plane_base(p, (i64)fplane, sizeof(TIn), sizeof(TAcc));
-                if ((i64)(ftx + 1) * TW <= w) {
-#pragma unroll
-                    for (int k = 0; k < TH / 32; k++) {
-                        const i64 yl = (i64)fty * TH + (int)lane + 32 * k;
-                        if (yl < rows) {
-                            const char *src = fb.in + (p.y0 + yl) * p.in_row +
-                                              (i64)ftx * TW * (i64)sizeof(TIn);
-                            asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(src),
-                                         "n"(TW * (int)sizeof(TIn))
-                                         : "memory");
-                        }
-                    }
-                }
-            }
-        }
-    }
-#endif
 
     /* 4: bottom row and right column of L, then the look-backs (bit 2 of hints
      * skips them: a timing experiment only, the table is then wrong). Serial
@@ -853,14 +817,6 @@ static int staged_launch(const psi_cu_plan *p, const lb_choice &c)
     }
     /* The blocks an SM holds, for the stagger: MINB, or fewer with smempad=. */
     const int per_sm = staged_blocks_per_sm(smem, MINB);
-    if (ROWSCAN == ROW_PRESCAN && c.ahead) {
-        psi_device_caps caps;
-        cudaError_t e = psi_current_device_caps(&caps);
-        if (e != cudaSuccess)
-            return (int)e;
-        if (caps.cc_major >= 9)
-            g.ahead_tiles = (u64)c.ahead * (u64)per_sm * (u64)caps.sm_count;
-    }
     lb_choice launch = c; /* tile order: see LB_ORDER_DIAGONAL */
     if (launch.order == LB_ORDER_AUTO)
         launch.order = sizeof(TIn) > 1 || sizeof(TAcc) > 4 ? 1 : 0;
