@@ -105,17 +105,14 @@ def walk_parts(rec, at, ghz, tiles_x):
     """The serial look-back phase in parts (p50 / p90, us), and the vertical
     walk of tiles whose tile above had published before the walk began."""
     ok = rec[:, 12] > 0
-    clk = lambda a, b: (rec[ok, b] - rec[ok, a]) / ghz / 1000.0
-    parts = [("row and column sums", clk(8, 12)), ("vertical walk", clk(12, 11)),
-             ("horizontal walk", clk(11, 13))]
-    after = at[ok, 3] - (at[ok, 2] + clk(8, 13))
-    parts.append(("wait after the walks", after))
+    # clock64 point k of each tile on the ns clock (us), from the sums-done point
+    on_ns = lambda k: at[:, 2] + (rec[:, k] - rec[:, 8]) / ghz / 1000.0
+    vstart, vend, hend = on_ns(12), on_ns(11), on_ns(13)
+    parts = [("row and column sums", vstart - at[:, 2]), ("vertical walk", vend - vstart),
+             ("horizontal walk", hend - vend), ("wait after the walks", at[:, 3] - hend)]
     print("   look-back phase in parts (us, p50 / p90):")
     for name, d in parts:
-        print(f"     {name:22s} {np.median(d):5.2f} / {np.percentile(d, 90):5.2f}")
-    # When each tile's vertical walk began and ended, on the ns clock.
-    vstart = at[:, 2] + (rec[:, 12] - rec[:, 8]) / ghz / 1000.0
-    vend = at[:, 2] + (rec[:, 11] - rec[:, 8]) / ghz / 1000.0
+        print(f"     {name:22s} {np.median(d[ok]):5.2f} / {np.percentile(d[ok], 90):5.2f}")
     t = np.arange(len(rec))
     sel = ok & (t >= tiles_x)
     sel[sel] &= ok[t[sel] - tiles_x]

@@ -176,10 +176,10 @@ __device__ __forceinline__ void scan_two_rows(TAcc a[G][V], TAcc b[G][V], unsign
  * summed over the lanes left. Returns the sum of row (lane >> (5 - log2 R))
  * in every lane. Each row's sum meets its partial sums in the same pairs as
  * warp_sum() does, so floats round the same; R - 1 + 5 - log2 R shuffles
- * instead of 5 R (9 instead of 40 for R = 8). H200, runs 124-126 (8 rows per warp, same process): the
- * sums phase of f32 -> f32 2.1 -> 1.0 us per tile, but the kernel only
- * 0-1% faster (the load phase grew); f32 -> f64 1-2%, u16 -> u32 0.7-1.4%
- * and i32 -> i64 0.6-0.9% faster. */
+ * instead of 5 R (9 instead of 40 for R = 8). H200, runs 124-126 (8 rows
+ * per warp, same process): the sums phase of f32 -> f32 2.1 -> 1.0 us per
+ * tile, but the kernel only 0-1% faster (the load phase grew); f32 -> f64
+ * 1-2%, u16 -> u32 0.7-1.4% and i32 -> i64 0.6-0.9% faster. */
 template <typename T, int R>
 __device__ __forceinline__ T warp_row_sums(T v[R], unsigned lane)
 {
