@@ -342,6 +342,41 @@ static void test_large_u8_paths(void **state)
         }
 }
 
+/* Jobs with fewer samples than their counting table has entries are counted
+ * sample by sample (psi_hist_count_rows_isa()); these are large enough for
+ * the table paths: 16-bit raw tables (65536 entries per channel) and
+ * classified tables of 65536 bins, with channels, row padding, masks and a
+ * range that leaves samples below and above. Each method also runs on 2
+ * threads, whose halves of the rows stay above the threshold. */
+static void test_table_paths(void **state)
+{
+    (void)state;
+    const size_t w = 331, h = 2 * 199; /* 131738 pixels: 2 x 65869 >= 65540 */
+    for (size_t t = 1; t < 6; t++)
+        for (size_t ch = 1; ch <= 3; ch += 2)
+            for (int variant = 0; variant < 3; variant++) {
+                pixsum_type ty = types[t];
+                image im = make_image(ty, w, h, 1, ch, (size_t)variant * pixsum_type_size(ty));
+                image mk = make_image(PIXSUM_U8, w, h, 1, 1, 3);
+                fill_random(&im.v);
+                pixsum_hist_spec spec = {0};
+                if (!(ty == PIXSUM_U16 || ty == PIXSUM_I16) || variant == 1) {
+                    spec.bins = 65536;
+                    spec.lo = -1000.5;
+                    spec.hi = 60000;
+                }
+                if (variant == 2) {
+                    for (size_t y = 0; y < h; y++)
+                        for (size_t x = 0; x < w; x++)
+                            set(&mk.v, x, y, 0, 0, (double)(rnd() % 4 != 0));
+                    spec.mask = &mk.v;
+                }
+                check_all_methods(&im.v, &spec);
+                free(im.buf);
+                free(mk.buf);
+            }
+}
+
 static void test_edge_values(void **state)
 {
     (void)state;
@@ -553,6 +588,7 @@ int main(void)
         cmocka_unit_test(test_bin_counts_and_ranges),
         cmocka_unit_test(test_shapes_channels_strides),
         cmocka_unit_test(test_large_u8_paths),
+        cmocka_unit_test(test_table_paths),
         cmocka_unit_test(test_edge_values),
         cmocka_unit_test(test_masks),
         cmocka_unit_test(test_relative_cumulative),

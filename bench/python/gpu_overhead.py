@@ -2,7 +2,7 @@
 """gpu_overhead.py - host time per call of pixsum's GPU-array functions on
 small images, where the Python glue and the launches, not the GPU, set the
 pace: histogram, box_filter and equalize of a 1024x1024 uint8 CuPy array and
-PyTorch tensor.
+PyTorch tensor, and histogram of a uint16 one (65536 bins).
 
 Prints, per function and library: the host time to enqueue 200 calls
 (nothing waits), the same plus the final synchronisation (per call), and one
@@ -14,6 +14,8 @@ Usage: PYTHONPATH=<build>/python python3 bench/python/gpu_overhead.py [--size 10
 import argparse
 import time
 
+import numpy as np
+
 import pixsum
 
 
@@ -23,18 +25,20 @@ def main():
     ap.add_argument("--calls", type=int, default=200)
     a = ap.parse_args()
     arrays, syncs = [], []
+    rng = np.random.default_rng(1)
+    u8 = rng.integers(0, 256, (a.size, a.size), dtype=np.uint8)
+    u16 = rng.integers(0, 65536, (a.size, a.size), dtype=np.uint16)
     try:
         import torch
-        t = torch.randint(0, 256, (a.size, a.size), dtype=torch.uint8, device="cuda")
-        arrays.append(("torch", t))
+        t16 = torch.from_numpy(u16.view(np.int16)).cuda()
+        arrays.append(("torch", torch.from_numpy(u8).cuda(),
+                       t16.view(torch.uint16) if hasattr(torch, "uint16") else None))
         syncs.append(torch.cuda.synchronize)
     except ImportError:
-        t = None
+        pass
     try:
         import cupy as cp
-        c = cp.asarray(t.cpu().numpy()) if t is not None else \
-            cp.random.randint(0, 256, (a.size, a.size)).astype(cp.uint8)
-        arrays.append(("cupy", c))
+        arrays.append(("cupy", cp.asarray(u8), cp.asarray(u16)))
         syncs.append(cp.cuda.Device().synchronize)
     except ImportError:
         pass
@@ -47,8 +51,13 @@ def main():
     print("| library | function | enqueue us/call | enqueue + final sync us/call | "
           "call + sync us |")
     print("|---|---|---|---|---|")
-    for lib, x in arrays:
-        for fn, args in (("histogram", ()), ("box_filter", (5,)), ("equalize", ())):
+    for lib, x8, x16 in arrays:
+        for name, fn, x, args in (("histogram", "histogram", x8, ()),
+                                  ("box_filter", "box_filter", x8, (5,)),
+                                  ("equalize", "equalize", x8, ()),
+                                  ("histogram u16", "histogram", x16, ())):
+            if x is None:
+                continue
             f = getattr(pixsum, fn)
             for _ in range(20):
                 f(x, *args)
@@ -63,7 +72,7 @@ def main():
                 f(x, *args)
                 sync()
             t3 = time.perf_counter()
-            print(f"| {lib} | {fn} | {(t1 - t0) / a.calls * 1e6:.1f} | "
+            print(f"| {lib} | {name} | {(t1 - t0) / a.calls * 1e6:.1f} | "
                   f"{(t2 - t0) / a.calls * 1e6:.1f} | {(t3 - t2) / 50 * 1e6:.1f} |")
 
 

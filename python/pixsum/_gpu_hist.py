@@ -6,9 +6,9 @@ pixsum._gpu.dispatch). Counting runs in the library's CUDA kernels
 _relative) on the caller's stream, into result arrays allocated with the
 input's own library; the counts equal the CPU's bit for bit.
 
-Bins and ranges are resolved by the CPU library itself, on a two-sample proxy
-image holding the data's extremes, so every default and every refusal is the
-CPU's. Only the data-range default of int32/float32/float64 images (no
+Bins and ranges are resolved by the CPU library itself (pixsum_hist_resolve,
+nothing counted), on a two-sample proxy image holding the data's extremes, so
+every default and every refusal is the CPU's. Only the data-range default of int32/float32/float64 images (no
 `range=` given) needs the data: its minimum and maximum are reduced on the
 device and read back (one synchronisation). uint8/uint16/int16 defaults and
 given ranges need none.
@@ -22,6 +22,8 @@ integer mapping round((cdf[v] - cdf_min) * (L - 1) / (n - cdf_min)) (halves up)
 computed in int64 with the array library, and the table applied by indexing.
 """
 
+import operator
+
 import numpy as np
 
 from . import _core, _gpu
@@ -31,6 +33,7 @@ from ._gpu_box import _check_layout, _gpu_array, _shape_text
 from ._gpu_ops import ops_for
 
 _DATA_RANGE_TYPES = tuple(np.dtype(t) for t in (np.int32, np.float32, np.float64))
+_JOINT_MAX_CELLS = 1 << 26  # pixsum_histogram_joint()'s limit
 
 
 def _hist_args(image, *, bins=None, range=None, mask=None, relative=False, cumulative=False,
@@ -219,8 +222,7 @@ def histogram(image, bins, rng, mask, relative, cumulative, all_samples, channel
         mdesc, sel = _mask(ops, mask, layout, "histogram")
         needs_data = rng is None and g.dtype in _DATA_RANGE_TYPES
         proxy, pmask = _proxy(ops, arr, layout, sel, needs_data)
-        _, pinfo = _core.histogram(proxy, bins=bins, range=rng, mask=pmask, info=True)
-        nbins, lo, hi = pinfo["bins"], pinfo["lo"], pinfo["hi"]
+        nbins, lo, hi = _core._hist_resolve(proxy, bins, rng, pmask)
         nch = layout.channels
         shape = (nch, nbins) if layout.has_channels else (nbins,)
         cdt = _counts_dtype(ops)
@@ -247,7 +249,8 @@ def histogram(image, bins, rng, mask, relative, cumulative, all_samples, channel
         if not want_info:
             return back(res) if back is not None and out is None else res
         t = ops.to_host(totals).view(np.uint64)  # waits for the counting: a synchronisation
-        info = {"bins": nbins, "channels": nch, "lo": lo, "hi": hi, "edges": pinfo["edges"],
+        info = {"bins": nbins, "channels": nch, "lo": lo, "hi": hi,
+                "edges": _core._hist_edges(nbins, lo, hi),
                 "pixels": int(t[0]), "in_range": [int(v) for v in t[1:1 + nch]],
                 "below": [int(v) for v in t[5:5 + nch]],
                 "above": [int(v) for v in t[9:9 + nch]],
@@ -273,11 +276,12 @@ def histogram2d(a, b, bins, rng, mask, method, out, want_info):
         ra, rb = (rng if rng is not None else (None, None))
         pa, pm = _proxy(ops, arr_a, la, sel, ra is None and ga.dtype in _DATA_RANGE_TYPES)
         pb, _ = _proxy(ops, arr_b, lb, None, rb is None and gb.dtype in _DATA_RANGE_TYPES)
-        if pm is None:
-            pm = np.ones(2, np.uint8)
-        _, pinfo = _core.histogram2d(pa, pb, bins=bins, range=rng, mask=pm, info=True)
-        bins_a, bins_b = len(pinfo["edges_a"]) - 1, len(pinfo["edges_b"]) - 1
-        (lo_a, hi_a), (lo_b, hi_b) = pinfo["range_a"], pinfo["range_b"]
+        ba, bb = _joint_bins(bins)
+        bins_a, lo_a, hi_a = _core._hist_resolve(pa, ba, ra, pm, "histogram2d: image a")
+        bins_b, lo_b, hi_b = _core._hist_resolve(pb, bb, rb, None, "histogram2d: image b")
+        if bins_a * bins_b > _JOINT_MAX_CELLS:
+            raise TooLargeError(f"histogram2d: a {bins_a} x {bins_b} joint histogram has more "
+                                "than 2^26 cells")
         cdt = _counts_dtype(ops)
         res, res_g = _result(ops, out, (bins_a, bins_b), cdt,
                              (np.dtype(np.uint64), np.dtype(cdt)), "uint64")
@@ -293,12 +297,26 @@ def histogram2d(a, b, bins, rng, mask, method, out, want_info):
         table = np.ascontiguousarray(ops.to_host(res).view(np.uint64))  # a synchronisation
         p = ops.to_host(pairs).view(np.uint64)
         info = {"range_a": (lo_a, hi_a), "range_b": (lo_b, hi_b),
-                "edges_a": pinfo["edges_a"], "edges_b": pinfo["edges_b"],
+                "edges_a": _core._hist_edges(bins_a, lo_a, hi_a),
+                "edges_b": _core._hist_edges(bins_b, lo_b, hi_b),
                 "pairs": int(p[0]), "excluded": int(p[1])}
         info.update(_core._joint_stats(table))
     if back is not None and out is None:
         res = back(res)
     return res, info
+
+
+def _joint_bins(bins):
+    """histogram2d's bins (None, an int, or a pair; checked by the C entry
+    point before it handed the call here) as (bins_a, bins_b), 256 by default."""
+    if bins is None:
+        return 256, 256
+    try:
+        b = operator.index(bins)
+        return b, b
+    except TypeError:
+        ba, bb = bins
+        return (256 if ba is None else ba), (256 if bb is None else bb)
 
 
 def _as_spatial(layout, spatial):

@@ -104,8 +104,10 @@ PyObject *psb_py_histogram(PyObject *self, PyObject *args, PyObject *kwargs);
 PyObject *psb_py_histogram2d(PyObject *self, PyObject *args, PyObject *kwargs);
 PyObject *psb_py_equalize(PyObject *self, PyObject *args, PyObject *kwargs);
 PyObject *psb_py_joint_stats(PyObject *self, PyObject *args);
+PyObject *psb_py_hist_resolve(PyObject *self, PyObject *args);
+PyObject *psb_py_hist_edges(PyObject *self, PyObject *args);
 extern const char psb_histogram_doc[], psb_histogram2d_doc[], psb_equalize_doc[],
-    psb_joint_stats_doc[];
+    psb_joint_stats_doc[], psb_hist_resolve_doc[], psb_hist_edges_doc[];
 
 #ifdef PSB_HAVE_HIST
 #define PSB_HIST_METHODS                                                                \
@@ -115,7 +117,9 @@ extern const char psb_histogram_doc[], psb_histogram2d_doc[], psb_equalize_doc[]
      METH_VARARGS | METH_KEYWORDS, psb_histogram2d_doc},                                \
     {"equalize", (PyCFunction)(void (*)(void))psb_py_equalize,                          \
      METH_VARARGS | METH_KEYWORDS, psb_equalize_doc},                                   \
-    {"_joint_stats", psb_py_joint_stats, METH_VARARGS, psb_joint_stats_doc},
+    {"_joint_stats", psb_py_joint_stats, METH_VARARGS, psb_joint_stats_doc},           \
+    {"_hist_resolve", psb_py_hist_resolve, METH_VARARGS, psb_hist_resolve_doc},          \
+    {"_hist_edges", psb_py_hist_edges, METH_VARARGS, psb_hist_edges_doc},
 #else
 #define PSB_HIST_METHODS
 #endif

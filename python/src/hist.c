@@ -569,4 +569,64 @@ PyObject *psb_py_joint_stats(PyObject *self, PyObject *args)
                          stats.normalized_mi);
 }
 
+const char psb_hist_resolve_doc[] =
+"_hist_resolve(image, bins, range, mask, what='histogram') -> (bins, lo, hi)\n"
+"--\n\n"
+"The bins and range histogram() would use for this host image (bins: None or\n"
+"an int; range: None or (lo, hi); mask: None or an array of the image's\n"
+"spatial shape), by the library's own rules and refusals, without counting;\n"
+"errors are prefixed with `what`. The GPU path resolves its arguments on a\n"
+"two-sample proxy with it.";
+
+PyObject *psb_py_hist_resolve(PyObject *self, PyObject *args)
+{
+    (void)self;
+    PyObject *image, *bins_obj, *range_obj, *mask_obj;
+    const char *what = "histogram";
+    if (!PyArg_ParseTuple(args, "OOOO|s:_hist_resolve", &image, &bins_obj, &range_obj,
+                          &mask_obj, &what))
+        return NULL;
+    pixsum_hist_spec spec;
+    memset(&spec, 0, sizeof spec);
+    if (!parse_bins(bins_obj, &spec.bins, "bins") ||
+        !parse_range(range_obj, &spec.lo, &spec.hi, "range"))
+        return NULL;
+    PyArrayObject *in = psb_as_array(image, "image");
+    if (!in)
+        return NULL;
+    PyArrayObject *mask = NULL;
+    PyObject *result = NULL;
+    pixsum_view vin, vmask;
+    pixsum_hist_info info;
+    if (!hist_view(in, 0, 0, "image", &vin) || !mask_view(mask_obj, &vin, &mask, &vmask))
+        goto done;
+    if (mask)
+        spec.mask = &vmask;
+    memset(&info, 0, sizeof info);
+    int st = pixsum_hist_resolve(&vin, &spec, &info);
+    if (st != PIXSUM_OK)
+        psb_fail_library(st, what);
+    else
+        result = Py_BuildValue("(ndd)", (Py_ssize_t)info.bins, info.lo, info.hi);
+done:
+    Py_XDECREF(mask);
+    Py_DECREF(in);
+    return result;
+}
+
+const char psb_hist_edges_doc[] =
+"_hist_edges(bins, lo, hi) -> float64 array of bins + 1 edges, as info['edges']";
+
+PyObject *psb_py_hist_edges(PyObject *self, PyObject *args)
+{
+    (void)self;
+    Py_ssize_t bins;
+    double lo, hi;
+    if (!PyArg_ParseTuple(args, "ndd:_hist_edges", &bins, &lo, &hi))
+        return NULL;
+    if (bins < 1)
+        return psb_fail(PIXSUM_ERR_INVALID_ARG, "bins must be >= 1, got %zd", bins);
+    return edges_array((size_t)bins, lo, hi);
+}
+
 #endif /* PSB_HAVE_HIST */

@@ -514,6 +514,53 @@ def test_glue_histogram2d_equals_cpu(numdev, rng):
 
 
 @hist_only
+def test_glue_histogram2d_bins_ranges_and_limits(numdev, rng):
+    """The joint's bins and ranges are resolved per axis (256 bins by default,
+    16-bit types over their whole range), as the CPU's joint does; a table of
+    more than 2^26 cells is refused before anything is allocated."""
+    u16 = random_image(rng, (30, 41), np.uint16)
+    i16 = random_image(rng, (30, 41), np.int16)
+    nan = np.full((30, 41), np.nan, np.float32)
+    for a, b, kw in ((u16, i16, {}), (u16, i16, {"bins": 33}), (i16, u16, {"bins": (None, 7)}),
+                     (nan, u16, {}), (u16, nan, {"bins": (3, 4)}),
+                     (i16, nan, {"range": ((-100, 100), None)})):
+        want, winfo = pixsum.histogram2d(a, b, info=True, **kw)
+        got, ginfo = call("histogram2d", dev(a), dev(b), info=True, **kw)
+        same(got, want)
+        for key in winfo:
+            if key.startswith("edges"):
+                same(ginfo[key], winfo[key])
+            else:
+                assert ginfo[key] == winfo[key], key
+    with pytest.raises(pixsum.TooLargeError, match="2\\^26"):
+        call("histogram2d", dev(u16), dev(i16), bins=(65536, 2048))
+    with pytest.raises(pixsum.InvalidArgumentError, match="histogram2d: image b"):
+        call("histogram2d", dev(u16), dev(i16), bins=(3, (1 << 24) + 1))
+
+
+@hist_only
+def test_hist_resolve_and_edges_match_histogram(rng):
+    """_hist_resolve() and _hist_edges() (the GPU path's bins, range and
+    edges) give exactly what histogram(info=True) reports, refusals included."""
+    img = random_image(rng, (20, 30), np.float32)
+    mask = rng.random((20, 30)) < 0.5
+    for arr, kw in ((img, {}), (img, {"bins": 7}), (img, {"mask": mask}),
+                    (img.astype(np.uint16), {}), (img.astype(np.int16), {"bins": 5}),
+                    (img.astype(np.int32), {"range": (-3, 40.5)}),
+                    (img.astype(np.uint8), {"bins": 1000, "range": (0, 1)})):
+        _, info = pixsum.histogram(arr, info=True, **kw)
+        got = _core._hist_resolve(arr, kw.get("bins"), kw.get("range"), kw.get("mask"))
+        assert got == (info["bins"], info["lo"], info["hi"])
+        same(_core._hist_edges(*got), info["edges"])
+    with pytest.raises(pixsum.InvalidArgumentError, match="^where: "):
+        _core._hist_resolve(img, (1 << 24) + 1, None, None, "where")
+    with pytest.raises(pixsum.BadShapeError, match="mask"):
+        _core._hist_resolve(img, None, None, mask[:-1])
+    with pytest.raises(pixsum.InvalidArgumentError):
+        _core._hist_edges(0, 0.0, 1.0)
+
+
+@hist_only
 @pytest.mark.parametrize("dtype", [np.uint8, np.uint16])
 def test_glue_equalize_equals_cpu(numdev, rng, dtype):
     img = (random_image(rng, (60, 70, 3), dtype) // 5).astype(dtype)

@@ -70,6 +70,11 @@ static int run_omp(const psi_job *job)
     int threads = job->threads;
     if ((size_t)threads > rows)
         threads = (int)rows;
+    /* Each thread past the first costs a table of `need` entries to clear
+     * and merge: no more threads than have that many samples each. */
+    size_t per_table = rows * job->in.width * job->in.channels / need;
+    if ((size_t)threads > per_table)
+        threads = (int)per_table;
     if (threads < 1)
         threads = 1;
     part *parts = calloc((size_t)threads, sizeof *parts);
