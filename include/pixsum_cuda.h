@@ -215,6 +215,40 @@ PIXSUM_API int pixsum_cuda_histogram_joint(pixsum_ctx *ctx, const pixsum_view *a
                                            const pixsum_hist_spec *spec_b, uint64_t *counts,
                                            size_t counts_len, uint64_t *pairs, void *stream);
 
+/* --- Box filter --------------------------------------------------------- */
+
+/* Flags of pixsum_cuda_box_filter(). */
+#define PIXSUM_BOX_VALID 1u /* only windows inside the image (else 'same': centred, clipped) */
+#define PIXSUM_BOX_MEAN 2u  /* each sum divided by its window's pixel count */
+
+/* Every kh x kw window sum (or mean) of an image, from its padded integral
+ * table on the device (`table`: (W + 1) x (H + 1) x C, 1-4 channels, as
+ * pixsum_cuda_integral() writes with padding; u32, u64, i64, f32 or f64;
+ * integer tables may have wrapped, each window's sum is still exact while it
+ * fits the table type) into `out` (device, same channels):
+ *   - 'same' (flags without PIXSUM_BOX_VALID): W x H outputs; the window of
+ *     output (x, y) starts kh / 2 rows above and kw / 2 columns left of the
+ *     pixel and is clipped to the image;
+ *   - PIXSUM_BOX_VALID: (W - kw + 1) x (H - kh + 1) outputs, the window of
+ *     (x, y) starting at (x, y).
+ * The sum of window [y0, y1) x [x0, x1) is (T[y1][x1] - T[y0][x1]) -
+ * (T[y1][x0] - T[y0][x0]) in the table's arithmetic. Outputs u32, u64, i64
+ * take sums, truncated to their width (check that they fit, e.g. with the
+ * table type rule of pixsum_integral_type() for kh x kw windows); f32 and
+ * f64 take sums or, with PIXSUM_BOX_MEAN, (double) sum / (double) pixel count
+ * of the clipped window, each rounded once to the output type. One kernel on
+ * `stream`; no scratch, no synchronisation. Returns PIXSUM_OK,
+ * PIXSUM_ERR_NULL, the codes of pixsum_view_check() for either view,
+ * PIXSUM_ERR_INVALID_ARG (unknown flags, an empty window, memory the GPU
+ * cannot reach), PIXSUM_ERR_BAD_TYPE (table or output type, a mean into an
+ * integer output), PIXSUM_ERR_BAD_SHAPE (3-D views, a table smaller than
+ * 2 x 2, a 'valid' window larger than the image, an output of the wrong
+ * shape or channels), PIXSUM_ERR_TOO_LARGE (output rows of 2^31 values or
+ * more), PIXSUM_ERR_ALIASING (output overlapping the table),
+ * PIXSUM_ERR_UNAVAILABLE (no device), PIXSUM_ERR_CUDA. */
+PIXSUM_API int pixsum_cuda_box_filter(const pixsum_view *table, size_t kh, size_t kw,
+                                      unsigned flags, const pixsum_view *out, void *stream);
+
 /* Number of CUDA devices usable by this process (0 when none). Without a
  * device the functions above return PIXSUM_ERR_UNAVAILABLE. These functions
  * exist only in a library built with CUDA (PIXSUM_HAVE_CUDA). */

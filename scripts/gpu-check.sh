@@ -81,10 +81,11 @@ if has build; then
     cmake --build $BUILD -j "$JOBS" --target pixsum pixsum_static pixsum_cli >>"$OUT/build.log" 2>&1 ||
         { tail -40 "$OUT/build.log"; exit 1; }
     if [ "$TESTING" = ON ]; then
-        cmake --build $BUILD -j "$JOBS" --target test_cuda test_cuda_hist test_cuda_failure test_cuda_tilted >>"$OUT/build.log" 2>&1 ||
+        cmake --build $BUILD -j "$JOBS" --target test_cuda test_cuda_hist test_cuda_failure test_cuda_tilted \
+            test_cuda_box >>"$OUT/build.log" 2>&1 ||
             { tail -40 "$OUT/build.log"; exit 1; }
     else
-        compile_cuda_tests $BUILD "" test_cuda test_cuda_hist test_cuda_failure test_cuda_tilted ||
+        compile_cuda_tests $BUILD "" test_cuda test_cuda_hist test_cuda_failure test_cuda_tilted test_cuda_box ||
             { tail -40 "$OUT/build.log"; exit 1; }
     fi
     grep -E "warning" "$OUT/build.log" | head -20
@@ -97,6 +98,9 @@ if has test; then
     [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
     step "test_cuda_tilted"
     $BUILD/tests/test_cuda_tilted 2>&1 | tee "$OUT/test-tilted.log" | tail -8
+    [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+    step "test_cuda_box"
+    $BUILD/tests/test_cuda_box 2>&1 | tee "$OUT/test-box.log" | tail -8
     [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
     # The other cuda.lookback launch shapes (PIXSUM_CUDA_LB) must be exact too.
     for v in ${LB_VARIANTS:-staged=0 staged=0,pdl=0 staged=0,tw=256 staged=0,tw=128 staged=0,direct=0 staged=0,rows=4,hints=3,direct=0 rows=8,hints=0 staged=1 staged=1,rows=8,hints=0 staged=1,rows=16 staged=1,split=1 staged=1,pdl=2 staged=1,order=0 staged=1,order=1 staged=1,async=0 staged=1,stagger=0 staged=1,pairs=0 staged=1,prescan=0 staged=1,rowtree=0}; do
@@ -165,6 +169,13 @@ if has sanitize; then
         [ $rc -eq 0 ] || status=1
     done
     done
+    step "compute-sanitizer --tool memcheck test_cuda_box (PIXSUM_TEST_QUICK=1)"
+    PIXSUM_TEST_QUICK=1 timeout ${SAN_TIMEOUT:-200} "$CS" --tool memcheck --report-api-errors no \
+        --error-exitcode 3 $BUILD/tests/test_cuda_box >"$OUT/sanitize-memcheck-box.log" 2>&1
+    rc=$?
+    tail -4 "$OUT/sanitize-memcheck-box.log"
+    echo "memcheck (box filter) exit code $rc"
+    [ $rc -eq 0 ] || status=1
 fi
 
 if has bench; then

@@ -12,11 +12,10 @@ array (via pixsum._gpu.dispatch). Nothing is copied to the host:
     n * sum_sq and sum^2 fit in 63 bits (then bit-identical to the CPU's exact
     128-bit result), else with the float64 formula clamped at 0;
   - box_filter computes the padded integral table on the device
-    (pixsum_cuda_integral, wrap mode, the CPU's table type rule), then the row
-    differences D = P[y1] - P[y0] and the column differences D[:, x1] - D[:, x0]
-    as subtractions of slices written in place; only the clipped borders of
-    'same' windows use gathers (their indices planned on the host, uploaded
-    once). Means divide each sum once by its window's pixel count.
+    (pixsum_cuda_integral, wrap mode, the CPU's table type rule), then every
+    window sum (P[y1][x1] - P[y0][x1]) - (P[y1][x0] - P[y0][x0]) in one kernel
+    (pixsum_cuda_box_filter), which also divides means by each window's pixel
+    count: two launches per call.
 
 Boxes may be host sequences/NumPy arrays (checked on the host, then copied to
 the device: a small host-to-device copy of the box list) or GPU integer arrays
@@ -433,111 +432,29 @@ def box_filter(image, size, normalize, mode, dtype, method, out):
         table = _gpu.dispatch("integral", (img,), {"dtype": tt, "padded": True,
                                                    "wrap": tt.kind != "f",
                                                    "method": method or "auto"})
-        res = _window_sums(ops, table, tt, kh, kw, valid, height, width, normalize, out_type,
-                           len(g.shape) == 3)
+        if out is not None and _c_contiguous(out_g):
+            _filter_into(ops, table, out, kh, kw, valid, normalize)
+            return out
+        res = ops.empty(shape, out_type)
+        _filter_into(ops, table, res, kh, kw, valid, normalize)
         if out is not None:
             ops.copy_into(out, res)
             return out
     return back(res) if back is not None else res
 
 
-def _interior(n, k):
-    """[lo, hi): the outputs of a 'same' window of k along an axis of n whose
-    window is not clipped (lo = k // 2; empty when k is larger than n)."""
-    lo = min(k // 2, n)
-    return lo, max(lo, n - (k - k // 2) + 1)
+def _c_contiguous(g):
+    """True if GPU array g is laid out row-major without gaps."""
+    step = g.dtype.itemsize
+    for n, st in zip(reversed(g.shape), reversed(g.strides)):
+        if n > 1 and st != step:
+            return False
+        step *= max(n, 1)
+    return True
 
 
-class _SamePlan:
-    """Host-made geometry of 'same' windows along one axis of n outputs: the
-    unclipped run [lo, hi), the border outputs (those before lo, then those
-    from hi), their clipped table indices, and every window's pixel count."""
-
-    def __init__(self, n, k):
-        pos = np.arange(n, dtype=np.int64) - k // 2
-        first, last = np.clip(pos, 0, n), np.clip(pos + k, 0, n)
-        self.n, self.k = n, k
-        self.lo, self.hi = _interior(n, k)
-        self.border = np.r_[0:self.lo, self.hi:n].astype(np.int64)
-        self.first, self.last = first[self.border], last[self.border]
-        self.counts = (last - first).astype(np.float64)
-
-
-def _upload_plans(ops, plans):
-    """One upload of every plan's border indices and one of its counts (a
-    few hundred bytes): device views border/first/last/counts per plan."""
-    ints = np.concatenate([np.concatenate([p.border, p.first, p.last]) for p in plans])
-    floats = np.concatenate([p.counts for p in plans])
-    di, df = ops.from_host(ints), ops.from_host(floats)
-    at_i = at_f = 0
-    for p in plans:
-        nb = len(p.border)
-        p.d_border = di[at_i:at_i + nb]
-        p.d_first = di[at_i + nb:at_i + 2 * nb]
-        p.d_last = di[at_i + 2 * nb:at_i + 3 * nb]
-        p.d_counts = df[at_f:at_f + p.n]
-        at_i += 3 * nb
-        at_f += p.n
-
-
-def _diff_along(ops, p, axis, plan, k, valid):
-    """Differences of table entries along `axis` (0 or 1): for output o,
-    p[o + k] - p[o] ('valid'), or ('same') p[last(o)] - p[first(o)] with the
-    window clipped to the image. The unclipped run is one subtraction of two
-    slices written in place; the clipped borders take one pair of gathers."""
-    def cut(x, a, b):
-        return x[a:b] if axis == 0 else x[:, a:b]
-
-    if valid:
-        m = plan
-        return cut(p, k, k + m) - cut(p, 0, m)
-    n, lo, hi = plan.n, plan.lo, plan.hi
-    shape = list(p.shape)
-    shape[axis] = n
-    out = ops.empty(shape, ops.np_dtype(p))
-    if hi > lo:
-        ops.subtract_into(cut(p, k, k + hi - lo), cut(p, 0, hi - lo), cut(out, lo, hi))
-    if len(plan.border):
-        b = ops.take(p, plan.d_last, axis) - ops.take(p, plan.d_first, axis)
-        if lo:
-            ops.copy_into(cut(out, 0, lo), cut(b, 0, lo))
-        if n > hi:
-            ops.copy_into(cut(out, hi, n), cut(b, lo, len(plan.border)))
-    return out
-
-
-def _window_sums(ops, table, tt, kh, kw, valid, height, width, normalize, out_type,
-                 channels):
-    """Window sums (or means) from the padded table P: D = P[y1] - P[y0] along
-    the rows, then D[:, x1] - D[:, x0] along the columns, in the table's
-    arithmetic (integer tables modulo their width: exact, so the same sums as
-    the CPU's order; float tables round differently from the CPU's banded
-    tables). Means divide each sum once by its window's pixel count."""
-    p = ops.signed(table)
-    if valid:
-        rows, cols = height - kh + 1, width - kw + 1
-    else:
-        rows, cols = _SamePlan(height, kh), _SamePlan(width, kw)
-        _upload_plans(ops, [rows, cols])
-    d = _diff_along(ops, p, 0, rows, kh, valid)
-    v = _diff_along(ops, d, 1, cols, kw, valid)
-    if not (tt.kind == "f" or normalize or out_type.kind == "f"):
-        return ops.as_int(v, tt, out_type)
-    if not normalize:
-        return ops.astype(ops.f64(v, tt), out_type)
-    f = ops.f64_div(v, tt, float(kh * kw))  # exact count wherever no window is clipped
-    if not valid:
-        # border rows (all columns), then border columns (all rows): divided
-        # by their clipped counts, written back by index
-        for axis, plan, other in ((0, rows, cols), (1, cols, rows)):
-            if not len(plan.border):
-                continue
-            vb = ops.f64(ops.take(v, plan.d_border, axis), tt)
-            if axis == 0:
-                area = plan.d_counts[plan.d_border][:, None] * other.d_counts[None, :]
-            else:
-                area = other.d_counts[:, None] * plan.d_counts[plan.d_border][None, :]
-            if channels:
-                area = area[:, :, None]
-            ops.put_along(f, plan.d_border, axis, vb / area)
-    return ops.astype(f, out_type)
+def _filter_into(ops, table, res, kh, kw, valid, normalize):
+    """One kernel (pixsum_cuda_box_filter) from the padded table to `res`."""
+    t, r = _gpu._Gpu(table, "table"), _gpu._Gpu(res, "out")
+    _core._cuda_box_filter(t.desc(), r.desc(), kh, kw, valid=valid, mean=normalize,
+                           stream=r.stream)

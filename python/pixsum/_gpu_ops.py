@@ -50,13 +50,6 @@ class Ops:
             raise BadTypeError(f"this PyTorch has no {dtype.name} tensors")
         return t
 
-    def np_dtype(self, x):
-        """The NumPy dtype of array x."""
-        if not self.torch:
-            return np.dtype(x.dtype)
-        name = str(x.dtype).replace("torch.", "")
-        return np.dtype("bool" if name == "bool" else name)
-
     def result_dtype(self, dtype):
         """`dtype`, or int64 where PyTorch lacks that unsigned type (the
         documented stand-in of GPU results; counts never reach 2^63)."""
@@ -147,33 +140,6 @@ class Ops:
             return hi * 4294967296.0 + lo  # hi * 2^32 is exact: one rounding
         return x.to(t.float64)
 
-    def f64_div(self, x, dtype, divisor):
-        """f64(x, dtype) / divisor, in one kernel where the library allows."""
-        dtype = np.dtype(dtype)
-        if not self.torch:
-            return self.lib.true_divide(x, divisor, dtype=np.float64) if dtype.kind != "f" \
-                else x.astype(np.float64, copy=False) / divisor
-        # PyTorch multiplies by the reciprocal when dividing by a Python number
-        # (not correctly rounded); a 0-d device tensor gets a true division.
-        d = self.lib.full((), divisor, dtype=self.lib.float64, device=self.dev)
-        return self.f64(x, dtype).div_(d) if dtype != np.float64 else x / d
-
-    def put_along(self, x, idx, axis, values):
-        """x's entries at int64 indices idx along `axis` (0 or 1) = values."""
-        if self.torch:
-            x.index_copy_(axis, idx, values)
-        elif axis == 0:
-            x[idx] = values
-        else:
-            x[:, idx] = values
-
-    def subtract_into(self, a, b, out):
-        """out[...] = a - b without a temporary (out: a view of the result)."""
-        if self.torch:
-            self.lib.sub(a, b, out=out)
-        else:
-            self.lib.subtract(a, b, out=out)
-
     def as_int(self, x, dtype, out_dtype):
         """x (values of NumPy integer dtype `dtype`, possibly a signed() view)
         converted to integer dtype `out_dtype`, for values that fit it."""
@@ -187,12 +153,6 @@ class Ops:
             signed = np.dtype(f"i{out_dtype.itemsize}")
             return x.to(self.dt(signed)).view(self.dt(out_dtype))
         return x.to(self.dt(out_dtype))
-
-    def take(self, x, idx, axis):
-        """x's entries at int64 indices idx along `axis` (a gather)."""
-        if self.torch:
-            return self.lib.index_select(x, axis, idx)
-        return self.lib.take(x, idx, axis=axis)
 
     def where(self, cond, a, b):
         return self.lib.where(cond, a, b)

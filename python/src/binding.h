@@ -157,6 +157,11 @@ PyObject *psb_py_cuda_histogram2d(PyObject *self, PyObject *args, PyObject *kwar
 extern const char psb_cuda_histogram_doc[], psb_cuda_hist_post_doc[],
     psb_cuda_histogram2d_doc[];
 
+/* _core._cuda_box_filter(): pixsum_cuda_box_filter() over raw descriptions,
+ * for pixsum/_gpu_box.py. */
+PyObject *psb_py_cuda_box_filter(PyObject *self, PyObject *args, PyObject *kwargs);
+extern const char psb_cuda_box_filter_doc[];
+
 #define PSB_GPU_METHODS                                                                 \
     {"cuda_device_count", psb_py_cuda_device_count, METH_NOARGS,                        \
      psb_cuda_device_count_doc},                                                        \
@@ -167,6 +172,8 @@ extern const char psb_cuda_histogram_doc[], psb_cuda_hist_post_doc[],
     {"_cuda_hist_post", (PyCFunction)(void (*)(void))psb_py_cuda_hist_post,             \
      METH_VARARGS | METH_KEYWORDS, psb_cuda_hist_post_doc},                             \
     {"_cuda_histogram2d", (PyCFunction)(void (*)(void))psb_py_cuda_histogram2d,         \
-     METH_VARARGS | METH_KEYWORDS, psb_cuda_histogram2d_doc},
+     METH_VARARGS | METH_KEYWORDS, psb_cuda_histogram2d_doc},                           \
+    {"_cuda_box_filter", (PyCFunction)(void (*)(void))psb_py_cuda_box_filter,           \
+     METH_VARARGS | METH_KEYWORDS, psb_cuda_box_filter_doc},
 
 #endif /* PIXSUM_BINDING_H */

@@ -303,6 +303,47 @@ PyObject *psb_py_cuda_histogram(PyObject *self, PyObject *args, PyObject *kwargs
 #endif
 }
 
+const char psb_cuda_box_filter_doc[] =
+"_cuda_box_filter(table, out, kh, kw, *, valid=False, mean=False, stream=0)\n"
+"--\n\n"
+"Internal: pixsum_cuda_box_filter() of device memory: table (the padded\n"
+"integral table) and out are (ptr, dtype name, shape, byte strides) tuples\n"
+"with 2 spatial axes. Enqueues one kernel on `stream` (on the current\n"
+"device) and returns without synchronising. Use pixsum.box_filter() with a\n"
+"GPU array instead.";
+
+PyObject *psb_py_cuda_box_filter(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    (void)self;
+    static char *kwlist[] = {"table", "out", "kh", "kw", "valid", "mean", "stream", NULL};
+    PyObject *table, *out;
+    Py_ssize_t kh, kw;
+    int valid = 0, mean = 0;
+    unsigned long long stream = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOnn|$ppK:_cuda_box_filter", kwlist,
+                                     &table, &out, &kh, &kw, &valid, &mean, &stream))
+        return NULL;
+#ifdef PSB_HAVE_CUDA
+    if (kh < 1 || kw < 1)
+        return psb_fail(PIXSUM_ERR_INVALID_ARG, "window size must be integers >= 1");
+    pixsum_view vt, vo;
+    if (!desc_view(table, 2, "table", &vt) || !desc_view(out, 2, "out", &vo))
+        return NULL;
+    int st;
+    Py_BEGIN_ALLOW_THREADS
+    st = pixsum_cuda_box_filter(&vt, (size_t)kh, (size_t)kw,
+                                (valid ? PIXSUM_BOX_VALID : 0u) | (mean ? PIXSUM_BOX_MEAN : 0u),
+                                &vo, (void *)(uintptr_t)stream);
+    Py_END_ALLOW_THREADS
+    if (st != PIXSUM_OK)
+        return psb_fail_library(st, "box_filter (CUDA)");
+    Py_RETURN_NONE;
+#else
+    (void)table; (void)out; (void)kh; (void)kw; (void)valid; (void)mean; (void)stream;
+    return no_cuda();
+#endif
+}
+
 const char psb_cuda_hist_post_doc[] =
 "_cuda_hist_post(counts, channels, bins, out, *, relative=False, cumulative=False,\n"
 "                of_all_samples=False, totals=0, stream=0)\n"

@@ -278,6 +278,35 @@ class NumpyDevice:
         if pairs:
             _ptr_view(pairs, 2)[:] = [info["pairs"], info["excluded"]]
 
+    def box_filter(self, table, out, kh, kw, *, valid=False, mean=False, stream=0):
+        """pixsum_cuda_box_filter's formula, written again with NumPy: window
+        bounds per output, four corners in the table's (wrapping) arithmetic,
+        means as float64 sum / pixel count rounded once to the output."""
+        self.calls.append(("box_filter", stream))
+        t, o = _view(table), _view(out)
+        h, w = t.shape[0] - 1, t.shape[1] - 1
+
+        def bounds(n_out, k, n):
+            o_ = np.arange(n_out)
+            if valid:
+                return o_, o_ + k
+            first = o_ - k // 2
+            return np.clip(first, 0, n), np.clip(first + k, 0, n)
+
+        y0, y1 = bounds(o.shape[0], kh, h)
+        x0, x1 = bounds(o.shape[1], kw, w)
+        ix = np.ix_ if t.ndim == 2 else (lambda a, b: np.ix_(a, b, np.arange(t.shape[2])))
+        with np.errstate(over="ignore"):
+            s = (t[ix(y1, x1)] - t[ix(y0, x1)]) - (t[ix(y1, x0)] - t[ix(y0, x0)])
+        if o.dtype.kind != "f":
+            o[...] = s.astype(o.dtype)
+            return
+        v = s.astype(np.float64)
+        if mean:
+            n = ((y1 - y0)[:, None] * (x1 - x0)[None, :]).astype(np.float64)
+            v = v / (n if t.ndim == 2 else n[:, :, None])
+        o[...] = v.astype(o.dtype)
+
 
 @pytest.fixture
 def numdev(monkeypatch):
@@ -287,6 +316,7 @@ def numdev(monkeypatch):
     monkeypatch.setattr(_core, "_cuda_histogram", d.histogram, raising=False)
     monkeypatch.setattr(_core, "_cuda_hist_post", d.hist_post, raising=False)
     monkeypatch.setattr(_core, "_cuda_histogram2d", d.histogram2d, raising=False)
+    monkeypatch.setattr(_core, "_cuda_box_filter", d.box_filter, raising=False)
     ops = NumpyOps()
     monkeypatch.setattr(_gpu_box, "ops_for", lambda src: ops)
     monkeypatch.setattr(_gpu_hist, "ops_for", lambda src: ops)
@@ -407,6 +437,10 @@ def test_glue_box_filter_out_strided_float_and_errors(numdev, rng):
     out = dev(np.zeros(want.shape, want.dtype))
     assert call("box_filter", view, (5, 3), normalize=False, out=out) is out
     same(out, want)
+    wide = dev(np.zeros((want.shape[0], 2 * want.shape[1], 2), want.dtype))
+    gaps = wide[:, ::2]  # not C-contiguous: filtered into a temporary, then copied
+    assert call("box_filter", view, (5, 3), normalize=False, out=gaps) is gaps
+    same(gaps, want)
     f = random_image(rng, (30, 41), np.float32)
     np.testing.assert_allclose(np.asarray(call("box_filter", dev(f), 5)),
                                pixsum.box_filter(f, 5), rtol=1e-9, atol=1e-9)
