@@ -433,10 +433,10 @@ def box_filter(image, size, normalize, mode, dtype, method, out):
                                                    "wrap": tt.kind != "f",
                                                    "method": method or "auto"})
         if out is not None and _c_contiguous(out_g):
-            _filter_into(ops, table, out, kh, kw, valid, normalize)
+            _filter_into(table, out, kh, kw, valid, normalize)
             return out
         res = ops.empty(shape, out_type)
-        _filter_into(ops, table, res, kh, kw, valid, normalize)
+        _filter_into(table, res, kh, kw, valid, normalize)
         if out is not None:
             ops.copy_into(out, res)
             return out
@@ -453,7 +453,7 @@ def _c_contiguous(g):
     return True
 
 
-def _filter_into(ops, table, res, kh, kw, valid, normalize):
+def _filter_into(table, res, kh, kw, valid, normalize):
     """One kernel (pixsum_cuda_box_filter) from the padded table to `res`."""
     t, r = _gpu._Gpu(table, "table"), _gpu._Gpu(res, "out")
     _core._cuda_box_filter(t.desc(), r.desc(), kh, kw, valid=valid, mean=normalize,

@@ -8,10 +8,10 @@ input's own library; the counts equal the CPU's bit for bit.
 
 Bins and ranges are resolved by the CPU library itself (pixsum_hist_resolve,
 nothing counted), on a two-sample proxy image holding the data's extremes, so
-every default and every refusal is the CPU's. Only the data-range default of int32/float32/float64 images (no
-`range=` given) needs the data: its minimum and maximum are reduced on the
-device and read back (one synchronisation). uint8/uint16/int16 defaults and
-given ranges need none.
+every default and every refusal is the CPU's. Only the data-range default of
+int32/float32/float64 images (no `range=` given) needs the data: its minimum
+and maximum are reduced on the device and read back (one synchronisation).
+uint8/uint16/int16 defaults and given ranges need none.
 
 Synchronisations, all documented in the docstrings: info=True (the counts of
 below/above/NaN samples, and for histogram2d the table's entropies, are
@@ -29,7 +29,7 @@ import numpy as np
 from . import _core, _gpu
 from ._errors import BadShapeError, BadStrideError, BadTypeError, InvalidArgumentError, \
     TooLargeError, UnknownMethodError, UnsupportedError
-from ._gpu_box import _check_layout, _gpu_array, _shape_text
+from ._gpu_box import _c_contiguous, _check_layout, _gpu_array, _shape_text
 from ._gpu_ops import ops_for
 
 _DATA_RANGE_TYPES = tuple(np.dtype(t) for t in (np.int32, np.float32, np.float64))
@@ -185,14 +185,6 @@ def _counts_dtype(ops):
     return ops.result_dtype(np.uint64)
 
 
-def _contiguous(g):
-    step, want = g.dtype.itemsize, []
-    for s in reversed(g.shape):
-        want.insert(0, step)
-        step *= max(s, 1)
-    return all(st == w for st, w, n in zip(g.strides, want, g.shape) if n > 1)
-
-
 def _result(ops, out, shape, dtype, accepted, kind_text):
     """A new C-contiguous result, or `out` after the CPU's checks."""
     if out is None:
@@ -202,7 +194,7 @@ def _result(ops, out, shape, dtype, accepted, kind_text):
     if g.shape != tuple(shape):
         raise BadShapeError(f"out has shape {_shape_text(g.shape)}, expected "
                             f"{_shape_text(shape)}")
-    if g.dtype not in accepted or not _contiguous(g) or g.readonly:
+    if g.dtype not in accepted or not _c_contiguous(g) or g.readonly:
         raise BadTypeError(f"out must be a writable C-contiguous {kind_text} array")
     return arr, g
 

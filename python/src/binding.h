@@ -117,8 +117,8 @@ extern const char psb_histogram_doc[], psb_histogram2d_doc[], psb_equalize_doc[]
      METH_VARARGS | METH_KEYWORDS, psb_histogram2d_doc},                                \
     {"equalize", (PyCFunction)(void (*)(void))psb_py_equalize,                          \
      METH_VARARGS | METH_KEYWORDS, psb_equalize_doc},                                   \
-    {"_joint_stats", psb_py_joint_stats, METH_VARARGS, psb_joint_stats_doc},           \
-    {"_hist_resolve", psb_py_hist_resolve, METH_VARARGS, psb_hist_resolve_doc},          \
+    {"_joint_stats", psb_py_joint_stats, METH_VARARGS, psb_joint_stats_doc},            \
+    {"_hist_resolve", psb_py_hist_resolve, METH_VARARGS, psb_hist_resolve_doc},         \
     {"_hist_edges", psb_py_hist_edges, METH_VARARGS, psb_hist_edges_doc},
 #else
 #define PSB_HIST_METHODS
