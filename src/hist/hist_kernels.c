@@ -17,7 +17,9 @@
  *    masked out) into a buffer of table offsets - with AVX-512 when available
  *    for floats - and then counted the same way.
  * u8 single-channel images without a mask use the bit-sliced AVX-512 counter
- * when the CPU has it (hist_avx512.c).
+ * when the CPU has it (hist_avx512.c). A row range with fewer samples than
+ * its table has entries skips the tables: each sample goes through the
+ * reference's loop (count_rows_direct()).
  */
 #include "hist.h"
 
