@@ -80,6 +80,30 @@ bool psi_pair_supported(pixsum_type in, pixsum_type out, int squared);
 /* Number of available online CPU cores (>= 1), computed once. */
 int psi_cpu_count(void);
 
+/* ---- per-thread scratch (scratch.c) ----------------------------------- */
+
+/* The buffers a thread keeps between calls, one per use. */
+typedef enum psi_scratch_slot {
+    PSI_SCRATCH_HIST_COUNTS = 0, /* pixsum_histogram()'s counts before they are copied out */
+    PSI_SCRATCH_HIST_WIDE = 1,   /* u64 raw-value or classified totals of a row range */
+    PSI_SCRATCH_HIST_TABLES = 2, /* u32 counting sub-tables */
+    PSI_SCRATCH_SLOTS = 3
+} psi_scratch_slot;
+
+/* Largest request a slot keeps; larger ones are allocated and freed each time. */
+#define PSI_SCRATCH_MAX_BYTES ((size_t)4 << 20)
+
+/* Zeroed memory of `bytes` bytes, owned by the caller until it hands it back
+ * with psi_scratch_give(slot, p). The calling thread's buffer for `slot` when
+ * it is free and the request is at most PSI_SCRATCH_MAX_BYTES (kept, and
+ * grown, between calls; freed when the thread exits), else from calloc.
+ * Returns NULL when memory runs out. */
+void *psi_scratch_take(psi_scratch_slot slot, size_t bytes);
+
+/* Hands back what psi_scratch_take(slot, ...) returned on this thread (NULL
+ * allowed): the slot's buffer is kept, anything else freed. */
+void psi_scratch_give(psi_scratch_slot slot, void *p);
+
 /* ---- jobs and methods ------------------------------------------------- */
 
 /* A validated integral request. Views are inclusive tables of the input's

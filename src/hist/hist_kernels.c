@@ -101,7 +101,8 @@ static int counter_init(counter *k, int tables, size_t stride, uint64_t *acc)
     k->tables = tables;
     k->stride = stride;
     k->acc = acc;
-    uint32_t *all = calloc((size_t)tables * stride, sizeof *all);
+    uint32_t *all =
+        psi_scratch_take(PSI_SCRATCH_HIST_TABLES, (size_t)tables * stride * sizeof *all);
     if (!all)
         return psi_fail(PIXSUM_ERR_NO_MEMORY, "cannot allocate %d x %zu histogram counters",
                         tables, stride);
@@ -112,7 +113,7 @@ static int counter_init(counter *k, int tables, size_t stride, uint64_t *acc)
 
 static void counter_free(counter *k)
 {
-    free(k->t[0]);
+    psi_scratch_give(PSI_SCRATCH_HIST_TABLES, k->t[0]);
 }
 
 /* Counts n consecutive samples of one channel (idx already offset). */
@@ -188,7 +189,7 @@ static int count_small(const pixsum_view *in, const psi_hist_params *p, size_t r
     (void)nan;
     size_t levels = in->type == PIXSUM_U8 ? 256 : 65536, ch = in->channels;
     size_t stride = levels * ch;
-    uint64_t *raw = calloc(stride, sizeof *raw);
+    uint64_t *raw = psi_scratch_take(PSI_SCRATCH_HIST_WIDE, stride * sizeof *raw);
     if (!raw)
         return psi_fail(PIXSUM_ERR_NO_MEMORY, "cannot allocate the raw-value table");
     bool plain = ch == 1 && !p->mask.data;
@@ -207,7 +208,7 @@ static int count_small(const pixsum_view *in, const psi_hist_params *p, size_t r
         int tables = in->type == PIXSUM_U8 ? SUB_TABLES : 1;
         int st = counter_init(&k, tables, stride, raw);
         if (st != PIXSUM_OK) {
-            free(raw);
+            psi_scratch_give(PSI_SCRATCH_HIST_WIDE, raw);
             return st;
         }
         size_t rs = in->width * ch;
@@ -271,7 +272,7 @@ static int count_small(const pixsum_view *in, const psi_hist_params *p, size_t r
                 above[c] += k;
         }
     }
-    free(raw);
+    psi_scratch_give(PSI_SCRATCH_HIST_WIDE, raw);
     return PIXSUM_OK;
 }
 
@@ -309,14 +310,14 @@ static int count_classified(const pixsum_view *in, const psi_hist_params *p, siz
 {
     size_t ch = in->channels, n = in->width * ch;
     size_t slots = p->bins + PSI_HIST_EXTRA, stride = slots * ch;
-    uint64_t *acc = calloc(stride, sizeof *acc);
+    uint64_t *acc = psi_scratch_take(PSI_SCRATCH_HIST_WIDE, stride * sizeof *acc);
     uint32_t *idx = malloc(n * sizeof *idx);
     counter k;
     int tables = p->bins <= 4096 ? SUB_TABLES : 1;
     int st = acc && idx ? counter_init(&k, tables, stride, acc)
                         : psi_fail(PIXSUM_ERR_NO_MEMORY, "cannot allocate histogram scratch");
     if (st != PIXSUM_OK) {
-        free(acc);
+        psi_scratch_give(PSI_SCRATCH_HIST_WIDE, acc);
         free(idx);
         return st;
     }
@@ -351,7 +352,7 @@ static int count_classified(const pixsum_view *in, const psi_hist_params *p, siz
         above[c] += a[p->bins + PSI_HIST_ABOVE];
         nan[c] += a[p->bins + PSI_HIST_NAN];
     }
-    free(acc);
+    psi_scratch_give(PSI_SCRATCH_HIST_WIDE, acc);
     free(idx);
     return PIXSUM_OK;
 }

@@ -250,7 +250,7 @@ int pixsum_histogram(pixsum_ctx *ctx, const pixsum_view *in, const pixsum_hist_s
 
     pixsum_ctx local = psi_default_ctx;
     pixsum_ctx *c = ctx ? ctx : &local;
-    p.counts = calloc(need, sizeof *p.counts);
+    p.counts = psi_scratch_take(PSI_SCRATCH_HIST_COUNTS, need * sizeof *p.counts);
     if (!p.counts)
         return psi_fail(PIXSUM_ERR_NO_MEMORY, "cannot allocate %zu counts", need);
     psi_job job;
@@ -264,7 +264,7 @@ int pixsum_histogram(pixsum_ctx *ctx, const pixsum_view *in, const pixsum_hist_s
     if ((st = psi_choose_method(&job, &m)) == PIXSUM_OK)
         st = m->run(&job);
     if (st != PIXSUM_OK) {
-        free(p.counts);
+        psi_scratch_give(PSI_SCRATCH_HIST_COUNTS, p.counts);
         return st;
     }
     memcpy(counts, p.counts, need * sizeof *counts);
@@ -285,7 +285,7 @@ int pixsum_histogram(pixsum_ctx *ctx, const pixsum_view *in, const pixsum_hist_s
             info->nan[ch] = p.nan[ch];
         }
     }
-    free(p.counts);
+    psi_scratch_give(PSI_SCRATCH_HIST_COUNTS, p.counts);
     return PIXSUM_OK;
 }
 
