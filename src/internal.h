@@ -1,8 +1,8 @@
 /*
  * internal.h - what the library's files share and the public header hides:
  * the context's fields, the validated job handed to a method, the method
- * descriptor every backend registers, the thread-local error detail and the
- * address arithmetic of views.
+ * descriptor every backend registers, the thread-local error detail, the
+ * per-thread scratch buffers and the address arithmetic of views.
  *
  * A backend adds methods by filling one of the psi_methods_* arrays declared
  * below (each ends with an entry whose name is NULL); registry.c joins them.
