@@ -128,7 +128,7 @@ if has leakcheck; then
     # protect_shadow_gap=0 lets the CUDA driver map memory where ASan would
     # otherwise reserve it. tests/lsan-cuda.supp names the CUDA driver and
     # runtime, whose own caches live until exit.
-    step "leakcheck: ASan + UBSan + LSan over test_cuda_failure, test_cuda_tilted, test_cuda_hist, test_cuda"
+    step "leakcheck: ASan + UBSan + LSan over test_cuda_failure, test_cuda_tilted, test_cuda_hist, test_cuda_box, test_cuda"
     AB=build-gpu-asan
     if cmake -S . -B $AB -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPIXSUM_SANITIZE=ON -DPIXSUM_CUDA=ON \
            -DCMAKE_CUDA_ARCHITECTURES=$ARCH -DPIXSUM_PYTHON=OFF -DPIXSUM_GL=OFF -DPIXSUM_MPI=OFF \
@@ -136,8 +136,8 @@ if has leakcheck; then
            -DPIXSUM_WERROR=OFF >"$OUT/leak-build.log" 2>&1 &&
        cmake --build $AB -j "$JOBS" --target pixsum >>"$OUT/leak-build.log" 2>&1 &&
        compile_cuda_tests $AB "-fsanitize=address,undefined -fno-omit-frame-pointer" \
-           test_cuda_failure test_cuda_tilted test_cuda_hist test_cuda; then
-        for t in test_cuda_failure test_cuda_tilted test_cuda_hist test_cuda; do
+           test_cuda_failure test_cuda_tilted test_cuda_hist test_cuda_box test_cuda; then
+        for t in test_cuda_failure test_cuda_tilted test_cuda_hist test_cuda_box test_cuda; do
             PIXSUM_TEST_NO_LARGE=1 PIXSUM_TEST_QUICK=1 \
             ASAN_OPTIONS=protect_shadow_gap=0:detect_leaks=1:allocator_may_return_null=1 \
             LSAN_OPTIONS=suppressions=$PWD/tests/lsan-cuda.supp:print_suppressions=1 \
