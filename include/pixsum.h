@@ -481,6 +481,9 @@ PIXSUM_API int pixsum_hist_relative(const pixsum_hist_info *info, const uint64_t
 
 /* --- Joint histograms ------------------------------------------------- */
 
+/* Largest table pixsum_histogram_joint() accepts: bins_a x bins_b cells. */
+#define PIXSUM_HIST_JOINT_MAX_CELLS ((size_t)1 << 26)
+
 /* What pixsum_histogram_joint() counted. */
 typedef struct pixsum_joint_info {
     size_t bins_a, bins_b;   /* table is bins_a rows x bins_b columns */

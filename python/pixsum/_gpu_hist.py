@@ -33,7 +33,6 @@ from ._gpu_box import _c_contiguous, _check_layout, _gpu_array, _shape_text
 from ._gpu_ops import ops_for
 
 _DATA_RANGE_TYPES = tuple(np.dtype(t) for t in (np.int32, np.float32, np.float64))
-_JOINT_MAX_CELLS = 1 << 26  # pixsum_histogram_joint()'s limit
 
 
 def _hist_args(image, *, bins=None, range=None, mask=None, relative=False, cumulative=False,
@@ -271,7 +270,7 @@ def histogram2d(a, b, bins, rng, mask, method, out, want_info):
         ba, bb = _joint_bins(bins)
         bins_a, lo_a, hi_a = _core._hist_resolve(pa, ba, ra, pm, "histogram2d: image a")
         bins_b, lo_b, hi_b = _core._hist_resolve(pb, bb, rb, None, "histogram2d: image b")
-        if bins_a * bins_b > _JOINT_MAX_CELLS:
+        if bins_a * bins_b > _core._HIST_JOINT_MAX_CELLS:
             raise TooLargeError(f"histogram2d: a {bins_a} x {bins_b} joint histogram has more "
                                 "than 2^26 cells")
         cdt = _counts_dtype(ops)

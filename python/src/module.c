@@ -1304,7 +1304,9 @@ PyMODINIT_FUNC PyInit__core(void)
     if (!m)
         return NULL;
     if (PyModule_AddStringConstant(m, "__version__", pixsum_version()) < 0 ||
-        PyModule_AddIntConstant(m, "HAVE_CUDA", psb_have_cuda()) < 0) {
+        PyModule_AddIntConstant(m, "HAVE_CUDA", psb_have_cuda()) < 0 ||
+        PyModule_AddIntConstant(m, "_HIST_JOINT_MAX_CELLS",
+                                (long)PIXSUM_HIST_JOINT_MAX_CELLS) < 0) {
         Py_DECREF(m);
         return NULL;
     }

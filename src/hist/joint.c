@@ -8,8 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define JOINT_MAX_CELLS ((size_t)1 << 26)
-
 int pixsum_histogram_joint(pixsum_ctx *ctx, const pixsum_view *a, const pixsum_view *b,
                            const pixsum_hist_spec *spec_a, const pixsum_hist_spec *spec_b,
                            uint64_t *counts, size_t counts_len, pixsum_joint_info *info)
@@ -31,7 +29,7 @@ int pixsum_histogram_joint(pixsum_ctx *ctx, const pixsum_view *a, const pixsum_v
     if (a->width != b->width || a->height != b->height || a->depth != b->depth)
         return psi_fail(PIXSUM_ERR_BAD_SHAPE, "image a is %zux%zux%zu, image b %zux%zux%zu",
                         a->width, a->height, a->depth, b->width, b->height, b->depth);
-    if (pa.bins > JOINT_MAX_CELLS / pb.bins)
+    if (pa.bins > PIXSUM_HIST_JOINT_MAX_CELLS / pb.bins)
         return psi_fail(PIXSUM_ERR_TOO_LARGE,
                         "a %zu x %zu joint histogram has more than 2^26 cells", pa.bins,
                         pb.bins);
