@@ -155,6 +155,15 @@ static int parse_range(PyObject *obj, double *lo, double *hi, const char *what)
     return 1;
 }
 
+/* A zeroed spec with histogram()'s bins and range arguments. Returns 1, or 0
+ * with an exception set. */
+static int parse_spec(PyObject *bins_obj, PyObject *range_obj, pixsum_hist_spec *spec)
+{
+    memset(spec, 0, sizeof *spec);
+    return parse_bins(bins_obj, &spec->bins, "bins") &&
+           parse_range(range_obj, &spec->lo, &spec->hi, "range");
+}
+
 /* The bin edges lo + i * (hi - lo) / bins, i = 0..bins, as a float64 array. */
 static PyObject *edges_array(size_t bins, double lo, double hi)
 {
@@ -232,9 +241,7 @@ PyObject *psb_py_histogram(PyObject *self, PyObject *args, PyObject *kwargs)
                                      &want_info))
         return NULL;
     pixsum_hist_spec spec;
-    memset(&spec, 0, sizeof spec);
-    if (!parse_bins(bins_obj, &spec.bins, "bins") ||
-        !parse_range(range_obj, &spec.lo, &spec.hi, "range"))
+    if (!parse_spec(bins_obj, range_obj, &spec))
         return NULL;
     if (psb_is_gpu_array(image))
         return psb_gpu_dispatch("histogram", args, kwargs);
@@ -587,9 +594,7 @@ PyObject *psb_py_hist_resolve(PyObject *self, PyObject *args)
                           &mask_obj, &what))
         return NULL;
     pixsum_hist_spec spec;
-    memset(&spec, 0, sizeof spec);
-    if (!parse_bins(bins_obj, &spec.bins, "bins") ||
-        !parse_range(range_obj, &spec.lo, &spec.hi, "range"))
+    if (!parse_spec(bins_obj, range_obj, &spec))
         return NULL;
     PyArrayObject *in = psb_as_array(image, "image");
     if (!in)

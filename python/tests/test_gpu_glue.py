@@ -523,6 +523,20 @@ def test_glue_histogram_views_out_masks_and_errors(numdev, rng):
         call("histogram", dev(np.arange(10, dtype=np.uint8))[::2])
 
 
+def _same_joint(a, b, kw, dkw):
+    """histogram2d(info=True) of host a, b with kw and of their device copies
+    with dkw: the same table and info; returns the table."""
+    want, winfo = pixsum.histogram2d(a, b, info=True, **kw)
+    got, ginfo = call("histogram2d", dev(a), dev(b), info=True, **dkw)
+    same(got, want)
+    for key in winfo:
+        if key.startswith("edges"):
+            same(ginfo[key], winfo[key])
+        else:
+            assert ginfo[key] == winfo[key], key
+    return want
+
+
 @hist_only
 def test_glue_histogram2d_equals_cpu(numdev, rng):
     a = random_image(rng, (40, 50), np.uint8)
@@ -532,14 +546,7 @@ def test_glue_histogram2d_equals_cpu(numdev, rng):
     for kw in ({}, {"bins": (8, 5), "range": ((0, 256), (-100, 100))}, {"mask": mask},
                {"range": (None, (-50, 50))}):
         dkw = dict(kw, mask=dev(mask)) if "mask" in kw else kw
-        want, winfo = pixsum.histogram2d(a, b, info=True, **kw)
-        got, ginfo = call("histogram2d", dev(a), dev(b), info=True, **dkw)
-        same(got, want)
-        for key in winfo:
-            if key.startswith("edges"):
-                same(ginfo[key], winfo[key])
-            else:
-                assert ginfo[key] == winfo[key], key
+        want = _same_joint(a, b, kw, dkw)
         same(call("histogram2d", dev(a), dev(b), **dkw), want)
     with pytest.raises(pixsum.UnsupportedError, match="host"):
         call("histogram2d", dev(a), b)
@@ -558,14 +565,7 @@ def test_glue_histogram2d_bins_ranges_and_limits(numdev, rng):
     for a, b, kw in ((u16, i16, {}), (u16, i16, {"bins": 33}), (i16, u16, {"bins": (None, 7)}),
                      (nan, u16, {}), (u16, nan, {"bins": (3, 4)}),
                      (i16, nan, {"range": ((-100, 100), None)})):
-        want, winfo = pixsum.histogram2d(a, b, info=True, **kw)
-        got, ginfo = call("histogram2d", dev(a), dev(b), info=True, **kw)
-        same(got, want)
-        for key in winfo:
-            if key.startswith("edges"):
-                same(ginfo[key], winfo[key])
-            else:
-                assert ginfo[key] == winfo[key], key
+        _same_joint(a, b, kw, kw)
     with pytest.raises(pixsum.TooLargeError, match="2\\^26"):
         call("histogram2d", dev(u16), dev(i16), bins=(65536, 2048))
     with pytest.raises(pixsum.InvalidArgumentError, match="histogram2d: image b"):

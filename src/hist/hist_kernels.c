@@ -166,6 +166,12 @@ static void count_u8_run(const uint8_t *s, size_t n, uint32_t *const t[SUB_TABLE
         t0[s[i]]++;
 }
 
+/* Entries per channel of the raw-value table of an 8/16-bit type. */
+static inline size_t raw_levels(pixsum_type t)
+{
+    return t == PIXSUM_U8 ? 256 : 65536;
+}
+
 /* The value a raw-table index stands for: u8/u16 as is; i16 samples are
  * counted by their 16-bit pattern, so index r is the value (int16_t)r. */
 static inline double raw_value(pixsum_type t, size_t r)
@@ -187,7 +193,7 @@ static int count_small(const pixsum_view *in, const psi_hist_params *p, size_t r
                        bool simd)
 {
     (void)nan;
-    size_t levels = in->type == PIXSUM_U8 ? 256 : 65536, ch = in->channels;
+    size_t levels = raw_levels(in->type), ch = in->channels;
     size_t stride = levels * ch;
     uint64_t *raw = psi_scratch_take(PSI_SCRATCH_HIST_WIDE, stride * sizeof *raw);
     if (!raw)
@@ -368,7 +374,7 @@ int psi_hist_count_rows_isa(const pixsum_view *in, const psi_hist_params *p, siz
      * to its bin (bench/python/hist_small.py on the 2-core VM: a u16 64x64
      * image 37 us per call, 157-2000 us through the tables before). */
     size_t samples = (r1 - r0) * in->width * in->channels;
-    size_t entries = (psi_hist_small_type(in->type) ? (in->type == PIXSUM_U8 ? 256u : 65536u)
+    size_t entries = (psi_hist_small_type(in->type) ? raw_levels(in->type)
                                                     : p->bins + PSI_HIST_EXTRA) *
                      in->channels;
     if (samples < entries) {
