@@ -117,3 +117,8 @@ int psi_cpu_count(void)
     }
     return n;
 }
+
+int psi_ctx_threads(const pixsum_ctx *ctx)
+{
+    return ctx && ctx->threads > 0 ? ctx->threads : psi_cpu_count();
+}

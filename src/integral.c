@@ -71,11 +71,6 @@ static void zero_padding(const pixsum_view *t)
     }
 }
 
-static int resolve_threads(const pixsum_ctx *ctx)
-{
-    return ctx->threads > 0 ? ctx->threads : psi_cpu_count();
-}
-
 /* Shared body of pixsum_integral() and pixsum_integral_sq(). */
 static int integral_common(pixsum_ctx *ctx, const pixsum_view *in, const pixsum_view *out,
                            const pixsum_view *out_sq)
@@ -101,7 +96,7 @@ static int integral_common(pixsum_ctx *ctx, const pixsum_view *in, const pixsum_
                     : (in->depth > 1 ? PIXSUM_OP_INTEGRAL_3D : PIXSUM_OP_INTEGRAL);
     job.in = *in;
     job.wrap = c->wrap;
-    job.threads = resolve_threads(c);
+    job.threads = psi_ctx_threads(c);
     job.ctx = c;
     size_t pad = c->padded ? 1 : 0, zpad = in->depth > 1 ? pad : 0;
     if (out)
@@ -165,7 +160,7 @@ int pixsum_integral_tilted(pixsum_ctx *ctx, const pixsum_view *in, const pixsum_
     job.in = *in;
     job.out = *out;
     job.wrap = c->wrap;
-    job.threads = resolve_threads(c);
+    job.threads = psi_ctx_threads(c);
     job.ctx = c;
     const psi_method *m;
     if ((st = psi_choose_method(&job, &m)) != PIXSUM_OK)

@@ -80,6 +80,10 @@ bool psi_pair_supported(pixsum_type in, pixsum_type out, int squared);
 /* Number of available online CPU cores (>= 1), computed once. */
 int psi_cpu_count(void);
 
+/* Threads a call may use: the context's PIXSUM_PARAM_THREADS, or every core
+ * (psi_cpu_count()) when that is 0 or ctx is NULL. */
+int psi_ctx_threads(const pixsum_ctx *ctx);
+
 /* ---- per-thread scratch (scratch.c) ----------------------------------- */
 
 /* The buffers a thread keeps between calls, one per use. */

@@ -8,8 +8,8 @@
  * PIXSUM_CUDA_HIST), images large enough for
  * the 16-bit counters to spill, repeated launches, the caller's stream
  * (captured into a CUDA graph: no synchronisation, no allocation), the
- * cumulative and relative histograms, the joint histogram and the host-memory
- * method cuda.hist. Counts and totals must match bit for bit; relative values
+ * cumulative and relative histograms, the joint histogram, the device
+ * equalisation (against pixsum_equalize) and the host-memory method cuda.hist. Counts and totals must match bit for bit; relative values
  * too (same division).
  *
  * Without a CUDA device (or in a build without CUDA) the program prints
@@ -742,6 +742,126 @@ static void test_stream_capture(void **state)
     }
 }
 
+/* pixsum_cuda_equalize against pixsum_equalize on random u8/u16 images:
+ * shapes 1x1, 1xN, Nx1, odd and 3-D, 1-4 channels, padded and misaligned rows
+ * (the row-by-row kernel) and packed aligned ones (the vector kernel, with a
+ * tail), masks (also one that selects nothing), constant channels (the
+ * identity), in place and into a padded output whose padding must stay
+ * untouched, with and without a context, twice on the same buffers. */
+static void equalize_case(pixsum_type t, size_t w, size_t h, size_t d, size_t ch, size_t pad,
+                          size_t offset, int content, int masked, int in_place)
+{
+    char what[200];
+    snprintf(what, sizeof what, "equalize %s %zux%zux%zu ch%zu pad%zu off%zu %s mask%d inplace%d",
+             pixsum_type_name(t), w, h, d, ch, pad, offset, content_names[content], masked,
+             in_place);
+    img im = make_img(t, w, h, d, ch, pad, offset, content, 0);
+    img mk;
+    memset(&mk, 0, sizeof mk);
+    pixsum_view hmask, dmask;
+    if (masked) {
+        mk = make_mask(w, h, d, 0);
+        if (masked == 2) { /* selects nothing */
+            size_t mb = (size_t)mk.h.row_stride * h * d;
+            memset(mk.hmem, 0, mb);
+            CU_OK(cudaMemset(mk.dmem, 0, mb));
+        }
+        hmask = mk.h;
+        dmask = mk.d;
+    }
+    /* The output: the image itself, or a padded buffer of its own. */
+    img out = in_place ? im : make_img(t, w, h, d, ch, rnd() % 2 ? 0 : rnd_in(1, 9), 0, C_RANDOM, 0);
+    size_t es = pixsum_type_size(t);
+    size_t out_bytes = (size_t)out.h.row_stride * h * d + (in_place ? offset * es : 0);
+    void *want = malloc(out_bytes), *got = malloc(out_bytes);
+    assert_non_null(want);
+    assert_non_null(got);
+    char *out_base = (char *)out.hmem;
+    memcpy(want, out_base, out_bytes);
+    pixsum_view wv = out.h;
+    wv.data = (char *)want + ((char *)out.h.data - out_base);
+    PX_OK(pixsum_equalize(NULL, &im.h, &wv, masked ? &hmask : NULL));
+    pixsum_ctx *ctx = pixsum_ctx_new();
+    for (int rep = 0; rep < (in_place ? 1 : 2); rep++) {
+        PX_OK(pixsum_cuda_equalize(rep ? NULL : ctx, &im.d, &out.d, masked ? &dmask : NULL,
+                                   g_stream));
+        CU_OK(cudaMemcpyAsync(got, out.dmem, out_bytes, cudaMemcpyDeviceToHost, g_stream));
+        CU_OK(cudaStreamSynchronize(g_stream));
+        for (size_t i = 0; i < out_bytes; i++)
+            if (((unsigned char *)got)[i] != ((unsigned char *)want)[i])
+                fail_msg("%s: byte %zu of the output buffer: GPU 0x%02x, CPU 0x%02x", what, i,
+                         ((unsigned char *)got)[i], ((unsigned char *)want)[i]);
+    }
+    pixsum_ctx_free(ctx);
+    free(want);
+    free(got);
+    if (!in_place)
+        free_img(&out);
+    free_img(&im);
+    if (masked)
+        free_img(&mk);
+}
+
+static void test_equalize(void **state)
+{
+    (void)state;
+    /* fixed shapes: the vector kernel with and without a tail, channels 3 */
+    equalize_case(PIXSUM_U8, 1000, 777, 1, 1, 0, 0, C_NATURAL, 0, 0);
+    equalize_case(PIXSUM_U8, 999, 33, 2, 3, 0, 0, C_RANDOM, 1, 0);
+    equalize_case(PIXSUM_U16, 640, 480, 1, 1, 0, 0, C_NATURAL, 0, 1);
+    equalize_case(PIXSUM_U16, 33, 17, 1, 4, 0, 0, C_SKEWED, 2, 0);
+    equalize_case(PIXSUM_U8, 64, 64, 1, 2, 0, 0, C_CONSTANT, 0, 0);
+    equalize_case(PIXSUM_U8, 1, 1, 1, 1, 0, 0, C_RANDOM, 0, 1);
+    /* large enough for the flat kernels' unrolled loop (4 vectors per thread
+     * per step of a full grid) on devices of up to ~150 SMs */
+    equalize_case(PIXSUM_U8, 5000, 4000, 1, 1, 0, 0, C_NATURAL, 0, 0);
+    equalize_case(PIXSUM_U16, 3000, 2000, 1, 1, 0, 0, C_RANDOM, 1, 0);
+    for (int i = 0; i < (g_quick ? 10 : 60); i++) {
+        pixsum_type t = rnd() % 2 ? PIXSUM_U8 : PIXSUM_U16;
+        size_t w, h;
+        switch (rnd() % 5) {
+        case 0: w = 1, h = 1; break;
+        case 1: w = rnd_in(1, 3000), h = 1; break;
+        case 2: w = 1, h = rnd_in(1, 700); break;
+        default: w = rnd_in(1, 400), h = rnd_in(1, 300); break;
+        }
+        size_t d = rnd() % 5 == 0 ? rnd_in(2, 3) : 1, ch = rnd_in(1, 4);
+        size_t pad = rnd() % 2 ? 0 : rnd_in(1, 40), off = rnd() % 4 == 0 ? rnd_in(1, 7) : 0;
+        int content = (int)(rnd() % C_COUNT);
+        int masked = rnd() % 4 == 0 ? (int)rnd_in(1, 2) : 0;
+        equalize_case(t, w, h, d, ch, pad, off, content, masked, rnd() % 3 == 0);
+    }
+    /* refusals */
+    uint8_t *dm;
+    CU_OK(cudaMalloc((void **)&dm, 4096));
+    pixsum_view a = pixsum_view_2d(dm, PIXSUM_U8, 32, 32, 1, 0);
+    pixsum_view b = pixsum_view_2d(dm + 2048, PIXSUM_U8, 32, 32, 1, 0);
+    pixsum_view half = pixsum_view_2d(dm + 16, PIXSUM_U8, 32, 32, 1, 0);
+    pixsum_view f = pixsum_view_2d(dm, PIXSUM_F32, 16, 16, 1, 0);
+    pixsum_view w16 = pixsum_view_2d(dm + 2048, PIXSUM_U16, 32, 32, 1, 0);
+    pixsum_view small = pixsum_view_2d(dm + 2048, PIXSUM_U8, 31, 32, 1, 0);
+    pixsum_view mask_bad = pixsum_view_2d(dm + 3072, PIXSUM_U8, 16, 16, 1, 0);
+    uint8_t host[1024];
+    pixsum_view hv = pixsum_view_2d(host, PIXSUM_U8, 32, 32, 1, 0);
+    assert_int_equal(pixsum_cuda_equalize(NULL, NULL, &b, NULL, NULL), PIXSUM_ERR_NULL);
+    assert_int_equal(pixsum_cuda_equalize(NULL, &a, NULL, NULL, NULL), PIXSUM_ERR_NULL);
+    assert_int_equal(pixsum_cuda_equalize(NULL, &f, &f, NULL, NULL), PIXSUM_ERR_BAD_TYPE);
+    assert_int_equal(pixsum_cuda_equalize(NULL, &a, &w16, NULL, NULL), PIXSUM_ERR_BAD_TYPE);
+    assert_int_equal(pixsum_cuda_equalize(NULL, &a, &small, NULL, NULL), PIXSUM_ERR_BAD_SHAPE);
+    assert_int_equal(pixsum_cuda_equalize(NULL, &a, &half, NULL, NULL), PIXSUM_ERR_ALIASING);
+    assert_int_equal(pixsum_cuda_equalize(NULL, &a, &b, &mask_bad, NULL), PIXSUM_ERR_BAD_SHAPE);
+    /* host memory: refused, except where the device reads pageable memory */
+    memset(host, 7, sizeof host);
+    int st = pixsum_cuda_equalize(NULL, &hv, &b, NULL, NULL);
+    if (st != PIXSUM_OK)
+        assert_int_equal(st, PIXSUM_ERR_INVALID_ARG);
+    st = pixsum_cuda_equalize(NULL, &a, &hv, NULL, NULL);
+    if (st != PIXSUM_OK)
+        assert_int_equal(st, PIXSUM_ERR_INVALID_ARG);
+    CU_OK(cudaDeviceSynchronize());
+    cudaFree(dm);
+}
+
 int main(void)
 {
     if (pixsum_cuda_device_count() == 0) {
@@ -766,6 +886,7 @@ int main(void)
         cmocka_unit_test(test_cumulative_relative),
         cmocka_unit_test(test_joint),
         cmocka_unit_test(test_stream_capture),
+        cmocka_unit_test(test_equalize),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     cudaStreamDestroy(g_stream);

@@ -254,6 +254,64 @@ static void test_equalize(void **state)
         free(img);
         free(out);
     }
+    /* images large enough for the mapping to be split over threads (at least
+     * 256 KiB per thread), padded rows, 1 and 3 channels, in place: every
+     * thread count gives the reference's output */
+    for (int k = 0; k < 3; k++) {
+        int is16 = k == 2;
+        size_t w = k == 0 ? 1201 : 611, h = 701, ch = k == 1 ? 3 : 1, pad = 13;
+        size_t es = is16 ? 2 : 1, row = (w * ch + pad) * es, n = w * h * ch;
+        size_t levels = is16 ? 65536 : 256;
+        uint16_t *src = malloc(n * sizeof *src), *want = malloc(n * sizeof *want);
+        uint16_t *chan = malloc(w * h * sizeof *chan), *cw = malloc(w * h * sizeof *cw);
+        unsigned char *img = malloc(row * h), *out = malloc(row * h);
+        for (size_t y = 0; y < h; y++)
+            for (size_t i = 0; i < w * ch; i++) {
+                uint16_t v = (uint16_t)(is16 ? (rnd() % 500) * (rnd() % 100) : rnd() % 200);
+                src[y * w * ch + i] = v;
+                if (is16)
+                    memcpy(img + y * row + i * 2, &v, 2);
+                else
+                    img[y * row + i] = (uint8_t)v;
+            }
+        for (size_t c = 0; c < ch; c++) {
+            for (size_t i = 0; i < w * h; i++)
+                chan[i] = src[i * ch + c];
+            equalize_reference(chan, w * h, levels, NULL, cw);
+            for (size_t i = 0; i < w * h; i++)
+                want[i * ch + c] = cw[i];
+        }
+        pixsum_type t = is16 ? PIXSUM_U16 : PIXSUM_U8;
+        pixsum_view vi = pixsum_view_2d(img, t, w, h, ch, (ptrdiff_t)row);
+        pixsum_view vo = pixsum_view_2d(out, t, w, h, ch, (ptrdiff_t)row);
+        for (int threads = 1; threads <= 3; threads++) {
+            pixsum_ctx *ctx = pixsum_ctx_new();
+            assert_int_equal(pixsum_ctx_set(ctx, PIXSUM_PARAM_THREADS, threads), PIXSUM_OK);
+            memset(out, 0, row * h);
+            assert_int_equal(pixsum_equalize(ctx, &vi, &vo, NULL), PIXSUM_OK);
+            for (size_t y = 0; y < h; y++)
+                for (size_t i = 0; i < w * ch; i++) {
+                    uint16_t g = 0;
+                    if (is16)
+                        memcpy(&g, out + y * row + i * 2, 2);
+                    else
+                        g = out[y * row + i];
+                    if (g != want[y * w * ch + i])
+                        fail_msg("large case %d, %d threads, row %zu sample %zu: got %u want %u",
+                                 k, threads, y, i, g, want[y * w * ch + i]);
+                }
+            pixsum_ctx_free(ctx);
+        }
+        assert_int_equal(pixsum_equalize(NULL, &vi, &vi, NULL), PIXSUM_OK); /* in place */
+        for (size_t y = 0; y < h; y++)
+            assert_memory_equal(img + y * row, out + y * row, w * ch * es);
+        free(src);
+        free(want);
+        free(chan);
+        free(cw);
+        free(img);
+        free(out);
+    }
     /* the full range is used: a two-valued u8 image maps to 0 and 255 */
     uint8_t two[4] = {10, 10, 20, 20}, o[4];
     pixsum_view v2 = pixsum_view_2d(two, PIXSUM_U8, 4, 1, 1, 0);

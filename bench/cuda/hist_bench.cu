@@ -23,7 +23,8 @@
  * larger than 2x L2), so the cache never holds the next call's data. The
  * counts of pixsum and CUB are compared once per case.
  * Output: a readable table and CSV rows (prefix "csv,").
- * usage: hist_bench [reps] [all|main|u8]   (u8: the two u8 cases alone)
+ * usage: hist_bench [reps] [all|main|u8|equalize]   (u8: the two u8 cases alone;
+ * equalize: pixsum_cuda_equalize() against its floor, see run_equalize())
  * HIST_U8_VARIANTS: the u8 variants to time (space-separated PIXSUM_CUDA_HIST
  * strings); HIST_BENCH_QUEUED=1: every batch enqueued behind a 0.5 ms hold
  */
@@ -132,6 +133,24 @@ __global__ void read_floor(const uint4 *p, long long n, unsigned *sink)
     }
     if ((acc.x ^ acc.y ^ acc.z ^ acc.w) == 0x9E3779B9u) /* practically never */
         sink[0] = 1;
+}
+
+/* The bytes of an equalisation's second pass: read n vectors, write n. */
+template <int U> __global__ void copy_floor(const uint4 *p, uint4 *q, long long n)
+{
+    long long stride = (long long)gridDim.x * blockDim.x;
+    long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+    for (; i + (U - 1) * stride < n; i += U * stride) {
+        uint4 v[U];
+#pragma unroll
+        for (int k = 0; k < U; k++)
+            v[k] = __ldcs(p + i + k * stride);
+#pragma unroll
+        for (int k = 0; k < U; k++)
+            __stcs(q + i + k * stride, v[k]);
+    }
+    for (; i < n; i += stride)
+        __stcs(q + i, __ldcs(p + i));
 }
 
 /* ---- timing ------------------------------------------------------------------------ */
@@ -352,6 +371,106 @@ static void run_case(const Case &c, int content, pixsum_ctx *ctx, unsigned *sink
     cudaFree(cub_counts);
 }
 
+/* Equalisation: pixsum_cuda_equalize() (histogram, cumulative sums, tables,
+ * mapping into a separate output) against its floor, the read floor of the
+ * image (the histogram's pass) plus a copy of it (the mapping's pass), both
+ * timed here, and two of its parts alone (the histogram, the cumulative
+ * sums in place and into another array); the output of buffer 0 is compared with pixsum_equalize() on the
+ * host. */
+static void run_equalize(pixsum_type type, size_t side, size_t channels, int content,
+                         pixsum_ctx *ctx, unsigned *sink)
+{
+    size_t es = pixsum_type_size(type), w = side, h = side, n = w * h * channels;
+    size_t bytes = n * es;
+    int nbuf = bytes >= g_l2 ? 2 : (int)((4 * g_l2 + bytes - 1) / bytes);
+    std::vector<void *> in(nbuf), out(nbuf);
+    for (int i = 0; i < nbuf; i++) {
+        CK(cudaMalloc(&in[i], bytes));
+        CK(cudaMalloc(&out[i], bytes));
+        if (es == 1)
+            fill<unsigned char><<<g_sms * 8, 256, 0, g_stream>>>(
+                (unsigned char *)in[i], (long long)(w * channels), (long long)n, content, 29u + i,
+                256);
+        else
+            fill<unsigned short><<<g_sms * 8, 256, 0, g_stream>>>(
+                (unsigned short *)in[i], (long long)(w * channels), (long long)n, content,
+                29u + i, 65536);
+        CK(cudaGetLastError());
+    }
+    CK(cudaStreamSynchronize(g_stream));
+    std::vector<pixsum_view> vin(nbuf), vout(nbuf);
+    for (int i = 0; i < nbuf; i++) {
+        vin[i] = pixsum_view_2d(in[i], type, w, h, channels, 0);
+        vout[i] = pixsum_view_2d(out[i], type, w, h, channels, 0);
+    }
+    int batch = nbuf < 8 ? 8 : nbuf;
+    long long nvec = (long long)(bytes / 16);
+    double read_ms = 1e30, copy_ms = 1e30;
+    read_ms = std::min(read_ms, time_ms(batch, [&](int i) {
+        read_floor<4, false><<<g_sms * 8, 256, 0, g_stream>>>((const uint4 *)in[i % nbuf], nvec,
+                                                              sink);
+    }));
+    read_ms = std::min(read_ms, time_ms(batch, [&](int i) {
+        read_floor<2, false><<<g_sms * 2, 1024, 0, g_stream>>>((const uint4 *)in[i % nbuf], nvec,
+                                                               sink);
+    }));
+    copy_ms = std::min(copy_ms, time_ms(batch, [&](int i) {
+        copy_floor<4><<<g_sms * 8, 256, 0, g_stream>>>((const uint4 *)in[i % nbuf],
+                                                       (uint4 *)out[i % nbuf], nvec);
+    }));
+    copy_ms = std::min(copy_ms, time_ms(batch, [&](int i) {
+        copy_floor<2><<<g_sms * 2, 1024, 0, g_stream>>>((const uint4 *)in[i % nbuf],
+                                                        (uint4 *)out[i % nbuf], nvec);
+    }));
+    double px_ms = time_ms(batch, [&](int i) {
+        PK(pixsum_cuda_equalize(ctx, &vin[i % nbuf], &vout[i % nbuf], NULL, g_stream));
+    });
+    /* its parts that are public entry points: the histogram, the cumulative sums */
+    size_t levels = es == 1 ? 256 : 65536;
+    uint64_t *counts, *cdf;
+    CK(cudaMalloc(&counts, levels * channels * 8));
+    CK(cudaMalloc(&cdf, levels * channels * 8));
+    double hist_ms = time_ms(batch, [&](int i) {
+        PK(pixsum_cuda_histogram(ctx, &vin[i % nbuf], NULL, counts, levels * channels, NULL,
+                                 g_stream));
+    });
+    double cum_ms = time_ms(batch, [&](int) {
+        PK(pixsum_cuda_hist_cumulative(counts, channels, levels, counts, g_stream));
+    });
+    double cum_apart_ms = time_ms(batch, [&](int) {
+        PK(pixsum_cuda_hist_cumulative(counts, channels, levels, cdf, g_stream));
+    });
+    cudaFree(counts);
+    cudaFree(cdf);
+    /* the first buffer against the CPU */
+    PK(pixsum_cuda_equalize(ctx, &vin[0], &vout[0], NULL, g_stream));
+    std::vector<unsigned char> host_in(bytes), got(bytes), want(bytes);
+    CK(cudaMemcpyAsync(host_in.data(), in[0], bytes, cudaMemcpyDeviceToHost, g_stream));
+    CK(cudaMemcpyAsync(got.data(), out[0], bytes, cudaMemcpyDeviceToHost, g_stream));
+    CK(cudaStreamSynchronize(g_stream));
+    pixsum_view hin = pixsum_view_2d(host_in.data(), type, w, h, channels, 0);
+    pixsum_view hout = pixsum_view_2d(want.data(), type, w, h, channels, 0);
+    PK(pixsum_equalize(NULL, &hin, &hout, NULL));
+    const char *check = got == want ? "same" : "DIFFER";
+    double fl = read_ms + copy_ms;
+    char name[64];
+    snprintf(name, sizeof name, "equalize %s %zux%zu%s", pixsum_type_name(type), w, h,
+             channels > 1 ? " xch" : "");
+    printf("%-28s %-9s read %.4f + copy %.4f = floor %.4f ms | pixsum %.4f ms = %.2f of floor "
+           "| output vs CPU %s | alone: histogram %.4f, cumulative in place %.4f, into "
+           "another array %.4f\n",
+           name, content_name[content], read_ms, copy_ms, fl, px_ms, fl / px_ms, check, hist_ms,
+           cum_ms, cum_apart_ms);
+    printf("csv,equalize,%s,%zu,%zu,%zu,%s,%.5f,%.5f,%.5f,%.5f,%.5f,%.5f\n",
+           pixsum_type_name(type), w, h, channels, content_name[content], read_ms, copy_ms, px_ms,
+           hist_ms, cum_ms, cum_apart_ms);
+    fflush(stdout);
+    for (int i = 0; i < nbuf; i++) {
+        cudaFree(in[i]);
+        cudaFree(out[i]);
+    }
+}
+
 /* Host memory: pixsum_histogram() of a u8 8192^2 image in pageable host memory
  * with method cuda.hist (copy in, count, copy out) against the CPU's auto
  * method; wall-clock medians of 5 calls. */
@@ -421,6 +540,17 @@ int main(int argc, char **argv)
         cases.push_back({PIXSUM_U16, 8192, 1, 256, 0, 65536, false});
         cases.push_back({PIXSUM_F32, 8192, 1, 1000, 0, 65536, false});
         cases.push_back({PIXSUM_F32, 8192, 1, 65536, 0, 65536, false});
+    }
+    if (what == "equalize") {
+        cases.clear();
+        const struct {
+            pixsum_type t;
+            size_t side, ch;
+        } eq[] = {{PIXSUM_U8, 1024, 1}, {PIXSUM_U8, 8192, 1}, {PIXSUM_U8, 16384, 1},
+                  {PIXSUM_U8, 4096, 3}, {PIXSUM_U16, 8192, 1}};
+        for (const auto &e : eq)
+            for (int content : {NOISE, NATURAL, CONSTANT})
+                run_equalize(e.t, e.side, e.ch, content, ctx, sink);
     }
     for (const Case &c : cases) {
         for (int content = 0; content < CONTENTS; content++) {

@@ -3,8 +3,10 @@
 process, same data, on the GPU machine: integral vs torch.cumsum / CuPy cumsum
 (two passes each); histogram (u8 256 bins, u16 65536 bins, f32 1000 bins at
 4096^2 and 8192^2) vs torch.bincount / torch.histc and cupy.bincount /
-cupy.histogram; box_filter vs a cumsum-based box filter of each library (and
-torch avg_pool2d for window means).
+cupy.histogram; equalize (u8) vs the same exact mapping written with each
+library's bincount, cumsum and a gather (and torchvision's equalize, where
+installed: PIL's formula, timing only); box_filter vs a cumsum-based box filter
+of each library (and torch avg_pool2d for window means).
 
 Each row times the same operation with CUDA events on the current stream:
 `--warmup` runs, then `--repeat` timed runs; median and best in ms. Results
@@ -52,7 +54,7 @@ def main():
     ap.add_argument("--hist-sizes", default="4096,8192",
                     help="comma-separated image sides of the histogram rows")
     ap.add_argument("--window", type=int, default=15, help="box_filter window side")
-    ap.add_argument("--only", choices=["integral", "hist", "box"], default=None)
+    ap.add_argument("--only", choices=["integral", "hist", "equalize", "box"], default=None)
     a = ap.parse_args()
     n = a.size
     if not pixsum.HAVE_CUDA or pixsum.cuda_device_count() == 0:
@@ -63,6 +65,8 @@ def main():
     rows = []
     if a.only in (None, "hist"):
         rows += hist_rows(a, [int(v) for v in a.hist_sizes.split(",") if v])
+    if a.only in (None, "equalize"):
+        rows += eq_rows(a, n)
     if a.only in (None, "box"):
         rows += box_rows(a, n)
     if a.only not in (None, "integral"):
@@ -250,6 +254,87 @@ def hist_rows(a, sizes):
                            a.repeat)),
             ]
             del c8, c16, cf
+    return rows
+
+
+def _eq_by_ops(x, flat, cumsum, bincount, where, clamp_min, take, arange):
+    """pixsum_equalize's mapping of a u8 image written with array operations:
+    histogram, cdf, cdf_min without a synchronisation, the rounded integer
+    table, the identity for one value, then one gather."""
+    cdf = cumsum(bincount(flat, 256))
+    n = cdf[-1]
+    cmin = where(cdf > 0, cdf, n).min()
+    d = n - cmin
+    lut = where(cdf > cmin, ((cdf - cmin) * 510 + d) // clamp_min(2 * d, 2), 0)
+    lut = where(d == 0, arange(256), lut)
+    return take(lut, x)
+
+
+def eq_rows(a, n):
+    """equalize rows: pixsum.equalize (u8) against the exact mapping written
+    with each library's own operations (checked equal), and torchvision's
+    equalize (another rounding: timing only) where it is installed."""
+    rows = []
+    rng = np.random.default_rng(7)
+    host = (rng.random((n, n), dtype=np.float32) ** 2 * 255).astype(np.uint8)
+    want = pixsum.equalize(host)
+    op = f"equalize u8 {n}x{n}"
+    try:
+        import torch
+    except ImportError:
+        torch = None
+    if torch is not None:
+        ev, sync = _torch_events()
+        x = torch.from_numpy(host).cuda()
+
+        def torch_eq():
+            return _eq_by_ops(
+                x, x.reshape(-1), lambda h: h.cumsum(0),
+                lambda f, m: torch.bincount(f, minlength=m), torch.where,
+                lambda v, lo: torch.clamp(v, min=lo),
+                lambda lut, img: lut.to(torch.uint8)[img.to(torch.int64)],
+                lambda m: torch.arange(m, device=x.device))
+
+        assert np.array_equal(pixsum.equalize(x).cpu().numpy(), want), "pixsum torch equalize"
+        assert np.array_equal(torch_eq().cpu().numpy(), want), "torch equalize"
+        rows += [
+            (op, "pixsum.equalize(torch u8)",
+             time_cuda(lambda: pixsum.equalize(x), sync, ev, a.warmup, a.repeat)),
+            (op, "torch bincount + cumsum + int64 table + gather",
+             time_cuda(torch_eq, sync, ev, a.warmup, a.repeat)),
+        ]
+        try:
+            from torchvision.transforms.v2 import functional as tvf
+            rows.append((op, "torchvision equalize (other rounding)",
+                         time_cuda(lambda: tvf.equalize(x[None]), sync, ev, a.warmup,
+                                   a.repeat)))
+        except ImportError:
+            pass
+        del x
+    try:
+        import cupy as cp
+    except ImportError:
+        cp = None
+    if cp is not None:
+        ev, sync = _cupy_events()
+        x = cp.asarray(host)
+
+        def cupy_eq():
+            return _eq_by_ops(
+                x, x.ravel(), lambda h: h.cumsum(),
+                lambda f, m: cp.bincount(f, minlength=m), cp.where,
+                lambda v, lo: cp.maximum(v, lo),
+                lambda lut, img: lut.astype(cp.uint8)[img], lambda m: cp.arange(m))
+
+        assert np.array_equal(cp.asnumpy(pixsum.equalize(x)), want), "pixsum cupy equalize"
+        assert np.array_equal(cp.asnumpy(cupy_eq()), want), "cupy equalize"
+        rows += [
+            (op, "pixsum.equalize(cupy u8)",
+             time_cuda(lambda: pixsum.equalize(x), sync, ev, a.warmup, a.repeat)),
+            (op, "cupy bincount + cumsum + int64 table + gather",
+             time_cuda(cupy_eq, sync, ev, a.warmup, a.repeat)),
+        ]
+        del x
     return rows
 
 

@@ -17,9 +17,9 @@ Synchronisations, all documented in the docstrings: info=True (the counts of
 below/above/NaN samples, and for histogram2d the table's entropies, are
 returned as Python numbers), GPU boxes aside, and the data-range default above.
 
-equalize: device histogram + cumulative histogram, then the library's exact
-integer mapping round((cdf[v] - cdf_min) * (L - 1) / (n - cdf_min)) (halves up)
-computed in int64 with the array library, and the table applied by indexing.
+equalize: pixsum_cuda_equalize() (histogram, cumulative sums, each channel's
+table, mapping: four kernels on the stream, the CPU's values bit for bit), into
+a new array of the input's library or into out= (which may be the image).
 """
 
 import operator
@@ -33,6 +33,7 @@ from ._gpu_box import _c_contiguous, _check_layout, _gpu_array, _shape_text
 from ._gpu_ops import ops_for
 
 _DATA_RANGE_TYPES = tuple(np.dtype(t) for t in (np.int32, np.float32, np.float64))
+_SCAN_TILE = 8192  # values per block of the device scan (hist_post.cu)
 
 
 def _hist_args(image, *, bins=None, range=None, mask=None, relative=False, cumulative=False,
@@ -104,10 +105,11 @@ class _Layout:
         self.spatial_shape = s[:-1] if self.has_channels else s
 
 
-def _mask(ops, mask_obj, layout, name):
+def _mask(ops, mask_obj, layout, name, selection=True):
     """(descriptor, bool device array of the image's spatial shape) of a GPU
     mask, with the CPU's rules (bool or uint8, the image's depth x height x
-    width, columns contiguous), or (None, None)."""
+    width, columns contiguous), or (None, None). selection=False: the bool
+    array is not made (None in its place)."""
     if mask_obj is None:
         return None, None
     arr, _ = _gpu.adopt(mask_obj)
@@ -139,7 +141,7 @@ def _mask(ops, mask_obj, layout, name):
         desc = (g.ptr, "u8", (d, h, w), (ss, rs, 1))
     else:
         desc = (g.ptr, "u8", (h, w), (rs, 1))
-    sel = arr.reshape(layout.spatial_shape) != 0
+    sel = arr.reshape(layout.spatial_shape) != 0 if selection else None
     return desc, sel
 
 
@@ -220,11 +222,16 @@ def histogram(image, bins, rng, mask, relative, cumulative, all_samples, channel
         if relative:
             res, res_g = _result(ops, out, shape, np.float64, (np.dtype(np.float64),),
                                  "float64")
-            counts = ops.empty((nch * nbins,), np.int64)
-            counts_ptr = _gpu._Gpu(counts, "counts").ptr
         else:
             res, res_g = _result(ops, out, shape, cdt,
                                  (np.dtype(np.uint64), np.dtype(cdt)), "uint64")
+        # Relative histograms, and cumulative ones of more bins than one tile of
+        # the device scan (8192), count into a buffer of their own: a scan into
+        # another array runs a block per tile, one in place a block per channel.
+        if relative or (cumulative and nbins > _SCAN_TILE):
+            counts = ops.empty((nch * nbins,), np.int64)
+            counts_ptr = _gpu._Gpu(counts, "counts").ptr
+        else:
             counts_ptr = res_g.ptr
         totals = ops.empty((17,), np.int64) if (relative or want_info) else None
         totals_ptr = _gpu._Gpu(totals, "totals").ptr if totals is not None else 0
@@ -236,7 +243,7 @@ def histogram(image, bins, rng, mask, relative, cumulative, all_samples, channel
                                   cumulative=cumulative, of_all_samples=all_samples,
                                   totals=totals_ptr, stream=g.stream)
         elif cumulative:
-            _core._cuda_hist_post(counts_ptr, nch, nbins, counts_ptr, stream=g.stream)
+            _core._cuda_hist_post(counts_ptr, nch, nbins, res_g.ptr, stream=g.stream)
         if not want_info:
             return back(res) if back is not None and out is None else res
         t = ops.to_host(totals).view(np.uint64)  # waits for the counting: a synchronisation
@@ -326,19 +333,13 @@ def _as_spatial(layout, spatial):
 def equalize(image, mask, channels, method, out):
     """pixsum.equalize() of a GPU image (see the module docstring)."""
     _check_method("equalize", method)
-    arr, g, back = _gpu_array(image, "image", "equalize")
+    _, g, back = _gpu_array(image, "image", "equalize")
     ops = ops_for(g)
     layout = _Layout(g, channels, "image")
     if g.dtype not in (np.dtype(np.uint8), np.dtype(np.uint16)):
         raise BadTypeError(f"equalize: image must be uint8 or uint16, not {g.dtype}")
-    levels = 256 if g.dtype == np.uint8 else 65536
-    d, h, w = layout.dims
-    if d * h * w >= ((1 << 63) - 1) // (2 * levels - 1):
-        raise TooLargeError("equalize: the image has too many pixels for the 64-bit "
-                            "equalisation arithmetic")
-    out_g = None
     if out is not None:
-        out, out_g, _ = _gpu_array(out, "out", "equalize")
+        res, out_g, _ = _gpu_array(out, "out", "equalize")
         if out_g.shape != g.shape:
             raise BadShapeError(f"out has shape {_shape_text(out_g.shape)}, expected "
                                 f"{_shape_text(g.shape)}")
@@ -346,46 +347,14 @@ def equalize(image, mask, channels, method, out):
             raise BadTypeError(f"out has dtype {out_g.dtype} but dtype={g.dtype} was asked")
         if out_g.readonly:
             raise InvalidArgumentError("out is read-only")
-    nch = layout.channels
-    with _stream_scope(ops, g):
-        mdesc, _ = _mask(ops, mask, layout, "equalize")
-        cdf = ops.empty((nch, levels), np.int64)
-        ptr = _gpu._Gpu(cdf, "counts").ptr
-        _core._cuda_histogram(layout.spatial, layout.desc, ptr, nch * levels, bins=levels,
-                              lo=0.0, hi=float(levels), mask=mdesc, stream=g.stream,
-                              device=g.device)
-        _core._cuda_hist_post(ptr, nch, levels, ptr, stream=g.stream)
-        lut = _equalize_table(ops, cdf, levels, g.dtype)
-        res = _apply_table(ops, arr, lut, levels, nch, layout.has_channels, g.dtype)
-        if out is not None:
-            ops.copy_into(out, res)
-            return out
-    return back(res) if back is not None else res
-
-
-def _equalize_table(ops, cdf, levels, dtype):
-    """The per-channel mapping of pixsum_equalize(), in int64: 0 up to cdf_min,
-    then round((cdf - cdf_min) * (L - 1) / (n - cdf_min)) with halves rounded
-    up, clamped to L - 1; the identity for a channel of one value."""
-    n = cdf[:, -1:]
-    cmin = ops.row_min(ops.where(cdf > 0, cdf, n))  # first non-zero: the cdf only grows
-    dn = n - cmin
-    q = ((cdf - cmin) * (2 * (levels - 1)) + dn) // ops.clip_lo(2 * dn, 2)
-    lut = ops.where0(cdf > cmin, ops.clip_hi(q, levels - 1))
-    return ops.where(dn == 0, ops.arange(0, levels)[None, :], lut)  # one value: unchanged
-
-
-def _apply_table(ops, arr, lut, levels, nch, has_channels, dtype):
-    """out[..., c] = lut[c, image[..., c]] by one gather."""
-    if ops.torch:
-        t = ops.lib
-        idx = arr.view(t.int16).to(t.int64) & 0xFFFF if dtype == np.uint16 else arr.to(t.int64)
     else:
-        idx = arr.astype(np.int64)
-    if has_channels and nch > 1:
-        idx = idx + ops.arange(0, nch) * levels
-    flat = lut.reshape(-1)
-    if ops.torch and dtype == np.uint16:
-        # gather int16 bits (PyTorch's uint16 has few kernels), view as uint16
-        return flat.to(ops.lib.int16)[idx].view(ops.lib.uint16)
-    return ops.astype(flat, dtype)[idx]
+        res = ops.empty(g.shape, g.dtype)
+        out_g = _gpu._Gpu(res, "out")
+    out_layout = _Layout(out_g, channels, "out")
+    with _stream_scope(ops, g):
+        mdesc, _ = _mask(ops, mask, layout, "equalize", selection=False)
+        _core._cuda_equalize(layout.spatial, layout.desc, out_layout.desc, mask=mdesc,
+                             stream=g.stream, device=g.device)
+    if out is not None:
+        return out
+    return back(res) if back is not None else res

@@ -169,23 +169,11 @@ class Ops:
             return self.lib.clamp(x, min=lo)
         return self.lib.maximum(x, lo)
 
-    def clip_hi(self, x, hi):
-        """min(x, hi) elementwise for an integer array x and a Python int hi."""
-        if self.torch:
-            return self.lib.clamp(x, max=hi)
-        return self.lib.minimum(x, hi)
-
     def fill_where_not(self, x, cond, value):
         """x where cond holds, else the Python number `value` (x's dtype)."""
         if self.torch:
             return x.masked_fill(~cond, value)
         return self.lib.where(cond, x, x.dtype.type(value))
-
-    def row_min(self, x):
-        """Minimum of each row of a 2-D array, as a column (shape (rows, 1))."""
-        if self.torch:
-            return x.amin(dim=1, keepdim=True)
-        return x.min(axis=1, keepdims=True)
 
     def isfinite(self, x):
         return self.lib.isfinite(x)

@@ -148,14 +148,15 @@ extern const char psb_cuda_integral_doc[];
 PyObject *psb_py_cuda_device_count(PyObject *self, PyObject *unused);
 extern const char psb_cuda_device_count_doc[];
 
-/* _core._cuda_histogram(), _cuda_hist_post(), _cuda_histogram2d(): the device
- * histogram entry points of pixsum_cuda.h over raw descriptions, for
- * pixsum/_gpu_hist.py. */
+/* _core._cuda_histogram(), _cuda_hist_post(), _cuda_histogram2d(),
+ * _cuda_equalize(): the device histogram entry points of pixsum_cuda.h over
+ * raw descriptions, for pixsum/_gpu_hist.py. */
 PyObject *psb_py_cuda_histogram(PyObject *self, PyObject *args, PyObject *kwargs);
 PyObject *psb_py_cuda_hist_post(PyObject *self, PyObject *args, PyObject *kwargs);
 PyObject *psb_py_cuda_histogram2d(PyObject *self, PyObject *args, PyObject *kwargs);
+PyObject *psb_py_cuda_equalize(PyObject *self, PyObject *args, PyObject *kwargs);
 extern const char psb_cuda_histogram_doc[], psb_cuda_hist_post_doc[],
-    psb_cuda_histogram2d_doc[];
+    psb_cuda_histogram2d_doc[], psb_cuda_equalize_doc[];
 
 /* _core._cuda_box_filter(): pixsum_cuda_box_filter() over raw descriptions,
  * for pixsum/_gpu_box.py. */
@@ -173,6 +174,8 @@ extern const char psb_cuda_box_filter_doc[];
      METH_VARARGS | METH_KEYWORDS, psb_cuda_hist_post_doc},                             \
     {"_cuda_histogram2d", (PyCFunction)(void (*)(void))psb_py_cuda_histogram2d,         \
      METH_VARARGS | METH_KEYWORDS, psb_cuda_histogram2d_doc},                           \
+    {"_cuda_equalize", (PyCFunction)(void (*)(void))psb_py_cuda_equalize,               \
+     METH_VARARGS | METH_KEYWORDS, psb_cuda_equalize_doc},                              \
     {"_cuda_box_filter", (PyCFunction)(void (*)(void))psb_py_cuda_box_filter,           \
      METH_VARARGS | METH_KEYWORDS, psb_cuda_box_filter_doc},
 

@@ -303,6 +303,50 @@ PyObject *psb_py_cuda_histogram(PyObject *self, PyObject *args, PyObject *kwargs
 #endif
 }
 
+const char psb_cuda_equalize_doc[] =
+"_cuda_equalize(spatial, image, out, *, mask=None, stream=0, device=0)\n"
+"--\n\n"
+"Internal: pixsum_cuda_equalize() of device memory. image, out and mask are\n"
+"(ptr, dtype name, shape, byte strides) tuples (out may describe the image\n"
+"itself). Enqueues on `stream` and returns without synchronising. Use\n"
+"pixsum.equalize() with a GPU array instead.";
+
+PyObject *psb_py_cuda_equalize(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    (void)self;
+    static char *kwlist[] = {"spatial", "image", "out", "mask", "stream", "device", NULL};
+    int spatial, device = 0;
+    PyObject *image, *out, *mask = Py_None;
+    unsigned long long stream = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "iOO|$OKi:_cuda_equalize", kwlist, &spatial,
+                                     &image, &out, &mask, &stream, &device))
+        return NULL;
+#ifdef PSB_HAVE_CUDA
+    if (spatial != 2 && spatial != 3)
+        return psb_fail(PIXSUM_ERR_INVALID_ARG, "spatial must be 2 or 3");
+    pixsum_view vin, vout, vmask;
+    if (!desc_view(image, spatial, "image", &vin) || !desc_view(out, spatial, "out", &vout) ||
+        (mask != Py_None && !desc_view(mask, spatial, "mask", &vmask)))
+        return NULL;
+    pixsum_ctx *ctx = gpu_context(stream, device);
+    if (!ctx)
+        return NULL;
+    int st = pixsum_ctx_set(ctx, PIXSUM_PARAM_CUDA_DEVICE, device);
+    if (st != PIXSUM_OK)
+        return psb_fail_library(st, "context");
+    Py_BEGIN_ALLOW_THREADS
+    st = pixsum_cuda_equalize(ctx, &vin, &vout, mask != Py_None ? &vmask : NULL,
+                              (void *)(uintptr_t)stream);
+    Py_END_ALLOW_THREADS
+    if (st != PIXSUM_OK)
+        return psb_fail_library(st, "equalize (CUDA)");
+    Py_RETURN_NONE;
+#else
+    (void)spatial; (void)image; (void)out; (void)mask; (void)stream; (void)device;
+    return no_cuda();
+#endif
+}
+
 const char psb_cuda_box_filter_doc[] =
 "_cuda_box_filter(table, out, kh, kw, *, valid=False, mean=False, stream=0)\n"
 "--\n\n"

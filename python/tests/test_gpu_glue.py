@@ -278,6 +278,12 @@ class NumpyDevice:
         if pairs:
             _ptr_view(pairs, 2)[:] = [info["pairs"], info["excluded"]]
 
+    def equalize(self, spatial, image, out, *, mask=None, stream=0, device=0):
+        self.calls.append(("equalize", stream))
+        img = _view(image)
+        pixsum.equalize(img, mask=_view(mask) if mask is not None else None,
+                        channels=img.ndim == spatial + 1 or img.ndim == 2, out=_view(out))
+
     def box_filter(self, table, out, kh, kw, *, valid=False, mean=False, stream=0):
         """pixsum_cuda_box_filter's formula, written again with NumPy: window
         bounds per output, four corners in the table's (wrapping) arithmetic,
@@ -317,6 +323,7 @@ def numdev(monkeypatch):
     monkeypatch.setattr(_core, "_cuda_hist_post", d.hist_post, raising=False)
     monkeypatch.setattr(_core, "_cuda_histogram2d", d.histogram2d, raising=False)
     monkeypatch.setattr(_core, "_cuda_box_filter", d.box_filter, raising=False)
+    monkeypatch.setattr(_core, "_cuda_equalize", d.equalize, raising=False)
     ops = NumpyOps()
     monkeypatch.setattr(_gpu_box, "ops_for", lambda src: ops)
     monkeypatch.setattr(_gpu_hist, "ops_for", lambda src: ops)

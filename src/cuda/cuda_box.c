@@ -9,6 +9,7 @@
 
 #include "cuda_box.h"
 #include "cuda_memcheck.h"
+#include "cuda_status.h"
 
 #include <cuda_runtime_api.h>
 
@@ -79,8 +80,7 @@ int pixsum_cuda_box_filter(const pixsum_view *table, size_t kh, size_t kw, unsig
     int device = 0;
     cudaError_t e = cudaGetDevice(&device);
     if (e != cudaSuccess)
-        return psi_fail(PIXSUM_ERR_CUDA, "cudaGetDevice: %s (%s)", cudaGetErrorString(e),
-                        cudaGetErrorName(e));
+        return psi_cuda_fail(e, "cudaGetDevice");
     if ((st = psi_cuda_check_view(table, "table", device)) != PIXSUM_OK ||
         (st = psi_cuda_check_view(out, "output", device)) != PIXSUM_OK)
         return st;
@@ -98,10 +98,5 @@ int pixsum_cuda_box_filter(const pixsum_view *table, size_t kh, size_t kw, unsig
     j.valid = valid;
     j.mean = mean;
     e = (cudaError_t)psi_cu_box_filter(&j, stream);
-    if (e != cudaSuccess) {
-        cudaGetLastError(); /* clear a non-sticky error */
-        return psi_fail(PIXSUM_ERR_CUDA, "box filter: %s (%s)", cudaGetErrorString(e),
-                        cudaGetErrorName(e));
-    }
-    return PIXSUM_OK;
+    return e == cudaSuccess ? PIXSUM_OK : psi_cuda_fail(e, "box filter");
 }

@@ -1,7 +1,8 @@
 /*
  * cuda_hist.h - what the host side of the CUDA histograms (cuda_hist_host.c,
- * C) hands to the kernel launchers (hist_count.cu, hist_post.cu, CUDA C), and
- * the per-context state slot that cuda_host.c keeps for it.
+ * C) hands to the kernel launchers (hist_count.cu, hist_post.cu and
+ * hist_equalize.cu, CUDA C), and the per-context state slot that cuda_host.c
+ * keeps for it.
  *
  * A count request (psi_ch_plan) is one validated image on the device with its
  * resolved bins. The launcher picks one of three counting schemes, a fourth on
@@ -127,6 +128,22 @@ int psi_ch_cumulative(const unsigned long long *in, unsigned long long *out, lon
 int psi_ch_relative(const unsigned long long *in, double *out, long long channels,
                     long long bins, const unsigned long long *totals, int cumulative,
                     int of_all, void *stream);
+
+/* Equalisation (hist_equalize.cu): lut[c * levels + v] (u16) = the mapping
+ * of pixsum_equalize() for channel c, from its cumulative histogram cdf
+ * (channels x levels u64, levels a power of two 256 .. 65536; fewer than
+ * 2^46 samples per channel). */
+int psi_ch_equalize_table(const unsigned long long *cdf, unsigned short *lut, long long channels,
+                          long long levels, void *stream);
+
+/* Every sample of `in` (no mask) mapped into `out` (same shape and type; byte
+ * strides out_row, out_slice; out may be in with the same strides): u8 from
+ * `counts`, the raw histogram (channels x 256 u64; the tables are built in
+ * the kernel), u16 through `lut` of psi_ch_equalize_table(). sm_count sizes
+ * the grid. */
+int psi_ch_equalize_apply(const psi_ch_image *in, void *out, long long out_row,
+                          long long out_slice, const unsigned long long *counts,
+                          const unsigned short *lut, int sm_count, void *stream);
 
 /* The histogram state slot cuda_host.c keeps in each context's CUDA state
  * (the hist code owns `state` and frees it with `release`). */

@@ -1,7 +1,7 @@
 /*
  * cuda_hist_host.c - the host side of the CUDA histograms: the device-pointer
  * entry points of pixsum_cuda.h (pixsum_cuda_histogram, _hist_reserve,
- * _hist_cumulative, _hist_relative, _histogram_joint), their validation
+ * _hist_cumulative, _hist_relative, _histogram_joint, _equalize), their validation
  * (shared with the CPU through psi_hist_prepare(), so bins and ranges resolve
  * identically), the per-context histogram scratch, and the registered method
  * "cuda.hist" that serves pixsum_histogram() on host memory (image and mask
@@ -21,6 +21,8 @@
 #include "pixsum_cuda.h"
 
 #include "cuda_hist.h"
+#include "cuda_memcheck.h"
+#include "cuda_status.h"
 
 #include <cuda_runtime_api.h>
 #include <stdlib.h>
@@ -34,21 +36,9 @@ typedef struct hist_state {
     size_t ws_bytes;
     void *d_in, *d_mask, *d_out; /* host-memory path: packed copies, counts */
     size_t d_in_bytes, d_mask_bytes, d_out_bytes;
+    void *d_eq; /* equalisation: counts and cumulative counts (u64), tables (u16) */
+    size_t d_eq_bytes;
 } hist_state;
-
-static int hist_cuda_fail(cudaError_t e, const char *what)
-{
-    cudaGetLastError(); /* clear a non-sticky error */
-    return psi_fail(PIXSUM_ERR_CUDA, "%s: %s (%s)", what, cudaGetErrorString(e),
-                    cudaGetErrorName(e));
-}
-
-#define HC_TRY(call, what)                      \
-    do {                                        \
-        cudaError_t e_ = (call);                \
-        if (e_ != cudaSuccess)                  \
-            return hist_cuda_fail(e_, what);    \
-    } while (0)
 
 static void hist_state_release(void *p)
 {
@@ -59,6 +49,7 @@ static void hist_state_release(void *p)
     cudaFree(h->d_in);
     cudaFree(h->d_mask);
     cudaFree(h->d_out);
+    cudaFree(h->d_eq);
     free(h);
 }
 
@@ -88,11 +79,11 @@ static int state_for(pixsum_ctx *c, hist_state **out)
         slot->release = hist_state_release;
     }
     hist_state *h = slot->state;
-    HC_TRY(cudaSetDevice(h->device), "cudaSetDevice");
+    PSI_CUDA_TRY(cudaSetDevice(h->device), "cudaSetDevice");
     if (!h->sm_count) {
         int n = 0;
-        HC_TRY(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, h->device),
-               "cudaDeviceGetAttribute");
+        PSI_CUDA_TRY(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, h->device),
+                     "cudaDeviceGetAttribute");
         h->sm_count = n > 0 ? n : 1;
     }
     *out = h;
@@ -106,16 +97,16 @@ static int grow_buf(void **p, size_t *have, size_t want, const char *what, int z
     if (*p && *have >= want)
         return PIXSUM_OK;
     if (*p) {
-        HC_TRY(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+        PSI_CUDA_TRY(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
         cudaFree(*p);
         *p = NULL;
         *have = 0;
     }
-    HC_TRY(cudaMalloc(p, want ? want : 1), what);
+    PSI_CUDA_TRY(cudaMalloc(p, want ? want : 1), what);
     *have = want;
     if (zero) {
-        HC_TRY(cudaMemset(*p, 0, want ? want : 1), "cudaMemset (scratch)");
-        HC_TRY(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+        PSI_CUDA_TRY(cudaMemset(*p, 0, want ? want : 1), "cudaMemset (scratch)");
+        PSI_CUDA_TRY(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
     }
     return PIXSUM_OK;
 }
@@ -272,7 +263,7 @@ static int launch_count(hist_state *h, psi_ch_plan *plan, pixsum_cuda_hist_total
                         plan->b.bins);
     }
     if (e)
-        return hist_cuda_fail((cudaError_t)e, "cuda.hist");
+        return psi_cuda_fail((cudaError_t)e, "cuda.hist");
     return PIXSUM_OK;
 }
 
@@ -286,7 +277,7 @@ static void *ctx_stream(const pixsum_ctx *c, void *stream)
 /* Runs fn with the caller's context, or with a local one whose scratch is
  * released after the work (ctx NULL). */
 typedef struct hist_call {
-    const pixsum_view *in, *b;
+    const pixsum_view *in, *b, *out;
     const pixsum_hist_spec *spec, *spec_b;
     uint64_t *counts;
     size_t counts_len;
@@ -338,7 +329,7 @@ static int run_joint(pixsum_ctx *c, const hist_call *k)
     if (a->width != b->width || a->height != b->height || a->depth != b->depth)
         return psi_fail(PIXSUM_ERR_BAD_SHAPE, "image a is %zux%zux%zu, image b %zux%zux%zu",
                         a->width, a->height, a->depth, b->width, b->height, b->depth);
-    if (pa.bins > ((size_t)1 << 26) / pb.bins)
+    if (pa.bins > PIXSUM_HIST_JOINT_MAX_CELLS / pb.bins)
         return psi_fail(PIXSUM_ERR_TOO_LARGE,
                         "a %zu x %zu joint histogram has more than 2^26 cells", pa.bins,
                         pb.bins);
@@ -364,8 +355,66 @@ static int run_joint(pixsum_ctx *c, const hist_call *k)
     int e = psi_ch_joint_launch(&ia, &ba, &ib, &bb, (unsigned long long *)k->counts, pairs, h->ws,
                                 h->sm_count, ctx_stream(c, k->stream));
     if (e)
-        return hist_cuda_fail((cudaError_t)e, "cuda.hist (joint)");
+        return psi_cuda_fail((cudaError_t)e, "cuda.hist (joint)");
     return PIXSUM_OK;
+}
+
+/* Equalisation: the image's histogram with one bin per level, then every
+ * sample mapped (u8: the mapping kernel builds the tables from the counts;
+ * u16: the cumulative sums and the tables first, four launches in all). */
+static int run_equalize(pixsum_ctx *c, const hist_call *k)
+{
+    int st = psi_equalize_check(k->in, k->out);
+    if (st != PIXSUM_OK)
+        return st;
+    const pixsum_view *in = k->in, *out = k->out;
+    const size_t levels = in->type == PIXSUM_U8 ? 256 : 65536, ch = in->channels;
+    if (in->width * in->height * in->depth >= ((size_t)1 << 46))
+        return psi_fail(PIXSUM_ERR_TOO_LARGE, "equalisation on the device takes fewer than "
+                        "2^46 pixels");
+    psi_hist_params p;
+    if ((st = resolve_device(in, k->spec, levels, &p)) != PIXSUM_OK)
+        return st;
+    if (!aligned_view(out))
+        return psi_fail(PIXSUM_ERR_UNSUPPORTED,
+                        "the CUDA equalisation needs output samples aligned to their size");
+    if ((st = need_device(c)) != PIXSUM_OK)
+        return st;
+    hist_state *h;
+    if ((st = state_for(c, &h)) != PIXSUM_OK)
+        return st;
+    if ((st = psi_cuda_check_view(in, "input", h->device)) != PIXSUM_OK ||
+        (st = psi_cuda_check_view(out, "output", h->device)) != PIXSUM_OK ||
+        (p.mask.data && (st = psi_cuda_check_view(&p.mask, "mask", h->device)) != PIXSUM_OK))
+        return st;
+    const size_t cells = levels * ch;
+    if ((st = grow(&h->d_eq, &h->d_eq_bytes, cells * (8 + 8 + 2), "cudaMalloc (equalisation)")) !=
+        PIXSUM_OK)
+        return st;
+    /* the counts; for u16 the cumulative counts (apart from the counts, so
+     * that every tile of the scan gets a block of its own) and the tables */
+    uint64_t *counts = h->d_eq, *cdf = counts + cells;
+    unsigned short *lut = (unsigned short *)(cdf + cells);
+    void *stream = ctx_stream(c, k->stream);
+    psi_ch_plan plan;
+    make_plan(h, in, &p, counts, stream, &plan);
+    if ((st = launch_count(h, &plan, NULL)) != PIXSUM_OK)
+        return st;
+    int e = 0;
+    if (in->type == PIXSUM_U16) {
+        e = psi_ch_cumulative((const unsigned long long *)counts, (unsigned long long *)cdf,
+                              (long long)ch, (long long)levels, stream);
+        if (!e)
+            e = psi_ch_equalize_table((const unsigned long long *)cdf, lut, (long long)ch,
+                                      (long long)levels, stream);
+    }
+    if (!e) {
+        psi_ch_image im;
+        to_image(in, NULL, &im);
+        e = psi_ch_equalize_apply(&im, out->data, out->row_stride, out->slice_stride,
+                                  (const unsigned long long *)counts, lut, h->sm_count, stream);
+    }
+    return e ? psi_cuda_fail((cudaError_t)e, "equalisation") : PIXSUM_OK;
 }
 
 static int with_ctx(pixsum_ctx *ctx, const hist_call *k, int (*fn)(pixsum_ctx *, const hist_call *))
@@ -431,6 +480,22 @@ int pixsum_cuda_histogram_joint(pixsum_ctx *ctx, const pixsum_view *a, const pix
     return with_ctx(ctx, &k, run_joint);
 }
 
+int pixsum_cuda_equalize(pixsum_ctx *ctx, const pixsum_view *in, const pixsum_view *out,
+                         const pixsum_view *mask, void *stream)
+{
+    psi_clear_error();
+    pixsum_hist_spec spec;
+    memset(&spec, 0, sizeof spec);
+    spec.mask = mask;
+    hist_call k;
+    memset(&k, 0, sizeof k);
+    k.in = in;
+    k.out = out;
+    k.spec = &spec;
+    k.stream = stream;
+    return with_ctx(ctx, &k, run_equalize);
+}
+
 static int check_rows(const void *counts, const void *out, size_t channels, size_t bins)
 {
     if (!counts || !out)
@@ -454,7 +519,7 @@ int pixsum_cuda_hist_cumulative(const uint64_t *counts, size_t channels, size_t 
     int e = psi_ch_cumulative((const unsigned long long *)counts, (unsigned long long *)out,
                               (long long)channels, (long long)bins, stream);
     if (e)
-        return hist_cuda_fail((cudaError_t)e, "cumulative histogram");
+        return psi_cuda_fail((cudaError_t)e, "cumulative histogram");
     return PIXSUM_OK;
 }
 
@@ -475,7 +540,7 @@ int pixsum_cuda_hist_relative(const uint64_t *counts, size_t channels, size_t bi
                             (flags & PIXSUM_HIST_CUMULATIVE) != 0,
                             (flags & PIXSUM_HIST_OF_ALL_SAMPLES) != 0, stream);
     if (e)
-        return hist_cuda_fail((cudaError_t)e, "relative histogram");
+        return psi_cuda_fail((cudaError_t)e, "relative histogram");
     return PIXSUM_OK;
 }
 
@@ -503,14 +568,14 @@ static int pack_to_device(const pixsum_view *v, void *dst, cudaStream_t s)
         char *d = (char *)dst + z * row * v->height;
         const char *src = psi_row(v, 0, z);
         if (v->row_stride > 0) {
-            HC_TRY(cudaMemcpy2DAsync(d, row, src, (size_t)v->row_stride, row, v->height,
-                                     cudaMemcpyDefault, s),
-                   "cudaMemcpy2DAsync (image to device)");
+            PSI_CUDA_TRY(cudaMemcpy2DAsync(d, row, src, (size_t)v->row_stride, row, v->height,
+                                           cudaMemcpyDefault, s),
+                         "cudaMemcpy2DAsync (image to device)");
             continue;
         }
         for (size_t y = 0; y < v->height; y++)
-            HC_TRY(cudaMemcpyAsync(d + y * row, psi_row(v, y, z), row, cudaMemcpyDefault, s),
-                   "cudaMemcpyAsync (image to device)");
+            PSI_CUDA_TRY(cudaMemcpyAsync(d + y * row, psi_row(v, y, z), row, cudaMemcpyDefault, s),
+                         "cudaMemcpyAsync (image to device)");
     }
     return PIXSUM_OK;
 }
@@ -566,7 +631,7 @@ int psi_cuda_hist_run(const psi_job *job)
         e = cudaStreamSynchronize(s);
     if (e != cudaSuccess) {
         free(host);
-        return hist_cuda_fail(e, "cuda.hist (counts to host)");
+        return psi_cuda_fail(e, "cuda.hist (counts to host)");
     }
     for (size_t i = 0; i < ncounts; i++)
         p->counts[i] += host[i];

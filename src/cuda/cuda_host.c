@@ -15,6 +15,7 @@
 #include "cuda_hist.h"
 #include "cuda_memcheck.h"
 #include "cuda_plan.h"
+#include "cuda_status.h"
 #include "cuda_tilted.h"
 
 #include <cuda_runtime_api.h>
@@ -48,20 +49,6 @@ typedef struct psi_cuda_state {
                                    whose look-back flags it would overwrite) */
     size_t tilted_ws_bytes;
 } psi_cuda_state;
-
-static int cuda_fail(cudaError_t e, const char *what)
-{
-    cudaGetLastError(); /* clear a non-sticky error */
-    return psi_fail(PIXSUM_ERR_CUDA, "%s: %s (%s)", what, cudaGetErrorString(e),
-                    cudaGetErrorName(e));
-}
-
-#define CU_TRY(call, what)                       \
-    do {                                         \
-        cudaError_t e_ = (call);                 \
-        if (e_ != cudaSuccess)                   \
-            return cuda_fail(e_, what);          \
-    } while (0)
 
 static void state_free(psi_cuda_state *s)
 {
@@ -162,19 +149,19 @@ static int reserve_ws(psi_cuda_state *s, size_t bytes)
 {
     if (s->ws_bytes >= bytes && s->ws)
         return PIXSUM_OK;
-    CU_TRY(cudaSetDevice(s->device), "cudaSetDevice");
+    PSI_CUDA_TRY(cudaSetDevice(s->device), "cudaSetDevice");
     if (s->ws) {
-        CU_TRY(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+        PSI_CUDA_TRY(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
         cudaFree(s->ws);
         s->ws = NULL;
         s->ws_bytes = 0;
     }
     void *p = NULL;
-    CU_TRY(cudaMalloc(&p, bytes), "cudaMalloc (workspace)");
+    PSI_CUDA_TRY(cudaMalloc(&p, bytes), "cudaMalloc (workspace)");
     cudaError_t e = cudaMemset(p, 0, bytes);
     if (e != cudaSuccess) {
         cudaFree(p);
-        return cuda_fail(e, "cudaMemset (workspace)");
+        return psi_cuda_fail(e, "cudaMemset (workspace)");
     }
     s->ws = p;
     s->ws_bytes = bytes;
@@ -418,13 +405,13 @@ static int zero_border(const pixsum_view *t, int volume, cudaStream_t s)
     for (size_t z = 0; z < t->depth; z++) {
         char *base = (char *)t->data + (ptrdiff_t)z * t->slice_stride;
         if (volume && z == 0) {
-            CU_TRY(cudaMemset2DAsync(base, (size_t)t->row_stride, 0, t->width * px, t->height, s),
-                   "cudaMemset2DAsync");
+            PSI_CUDA_TRY(cudaMemset2DAsync(base, (size_t)t->row_stride, 0, t->width * px, t->height, s),
+                         "cudaMemset2DAsync");
             continue;
         }
-        CU_TRY(cudaMemsetAsync(base, 0, t->width * px, s), "cudaMemsetAsync");
-        CU_TRY(cudaMemset2DAsync(base, (size_t)t->row_stride, 0, px, t->height, s),
-               "cudaMemset2DAsync");
+        PSI_CUDA_TRY(cudaMemsetAsync(base, 0, t->width * px, s), "cudaMemsetAsync");
+        PSI_CUDA_TRY(cudaMemset2DAsync(base, (size_t)t->row_stride, 0, px, t->height, s),
+                     "cudaMemset2DAsync");
     }
     return PIXSUM_OK;
 }
@@ -476,7 +463,7 @@ static int launch_plans(psi_cu_method m, psi_cu_plan *plans, int n, void *ws, si
         plans[i].stream = stream;
         int e = psi_cu_launch(m, &plans[i]);
         if (e)
-            return cuda_fail((cudaError_t)e, method_names[m]);
+            return psi_cuda_fail((cudaError_t)e, method_names[m]);
     }
     return PIXSUM_OK;
 }
@@ -592,7 +579,7 @@ static int device_entry(pixsum_ctx *ctx, const pixsum_view *in, const pixsum_vie
     int prev = -1;
     cudaGetDevice(&prev);
     if (prev != s->device)
-        CU_TRY(cudaSetDevice(s->device), "cudaSetDevice");
+        PSI_CUDA_TRY(cudaSetDevice(s->device), "cudaSetDevice");
     st = run_device(c, s, &r, ctx_method(c), NULL, 0, ctx_stream(c, stream));
     if (prev >= 0 && prev != s->device)
         cudaSetDevice(prev);
@@ -692,7 +679,7 @@ int pixsum_cuda_integral_tilted(pixsum_ctx *ctx, const pixsum_view *in, const pi
         what = "tilted integral";
         e = (cudaError_t)psi_cu_tilted(&plan);
     }
-    st = e == cudaSuccess ? PIXSUM_OK : cuda_fail(e, what);
+    st = e == cudaSuccess ? PIXSUM_OK : psi_cuda_fail(e, what);
     if (!ctx) { /* no context to keep the scratch in: wait for the work, then free it */
         cudaStreamSynchronize(ctx_stream(c, stream));
         ctx_release(c); /* frees s */
@@ -754,7 +741,7 @@ static int grow_device(void **p, size_t *have, size_t want, const char *what)
     cudaFree(*p);
     *p = NULL;
     *have = 0;
-    CU_TRY(cudaMalloc(p, want), what);
+    PSI_CUDA_TRY(cudaMalloc(p, want), what);
     *have = want;
     return PIXSUM_OK;
 }
@@ -762,18 +749,18 @@ static int grow_device(void **p, size_t *have, size_t want, const char *what)
 static int ensure_staging(psi_cuda_state *s)
 {
     if (!s->have_streams) {
-        CU_TRY(cudaStreamCreateWithFlags(&s->s_h2d, cudaStreamNonBlocking), "cudaStreamCreate");
-        CU_TRY(cudaStreamCreateWithFlags(&s->s_kernel, cudaStreamNonBlocking), "cudaStreamCreate");
-        CU_TRY(cudaStreamCreateWithFlags(&s->s_d2h, cudaStreamNonBlocking), "cudaStreamCreate");
+        PSI_CUDA_TRY(cudaStreamCreateWithFlags(&s->s_h2d, cudaStreamNonBlocking), "cudaStreamCreate");
+        PSI_CUDA_TRY(cudaStreamCreateWithFlags(&s->s_kernel, cudaStreamNonBlocking), "cudaStreamCreate");
+        PSI_CUDA_TRY(cudaStreamCreateWithFlags(&s->s_d2h, cudaStreamNonBlocking), "cudaStreamCreate");
         for (int i = 0; i < PSI_CU_SLOTS; i++)
             for (int j = 0; j < 6; j++)
-                CU_TRY(cudaEventCreate(&s->ev[i][j]), "cudaEventCreate");
+                PSI_CUDA_TRY(cudaEventCreate(&s->ev[i][j]), "cudaEventCreate");
         s->have_streams = 1;
     }
     if (!s->pin_in[0]) {
         for (int i = 0; i < PSI_CU_SLOTS; i++) {
-            CU_TRY(cudaMallocHost(&s->pin_in[i], PSI_CU_CHUNK_BYTES), "cudaMallocHost");
-            CU_TRY(cudaMallocHost(&s->pin_out[i], 2 * PSI_CU_CHUNK_BYTES), "cudaMallocHost");
+            PSI_CUDA_TRY(cudaMallocHost(&s->pin_in[i], PSI_CU_CHUNK_BYTES), "cudaMallocHost");
+            PSI_CUDA_TRY(cudaMallocHost(&s->pin_out[i], 2 * PSI_CU_CHUNK_BYTES), "cudaMallocHost");
         }
         s->pin_bytes = PSI_CU_CHUNK_BYTES;
     }
@@ -816,7 +803,7 @@ static double event_ms(cudaEvent_t a, cudaEvent_t b)
 static int finish_chunk(psi_cuda_state *s, const stage_job *j, int slot, size_t g0, size_t g1,
                         int strip_mode)
 {
-    CU_TRY(cudaEventSynchronize(s->ev[slot][5]), "cudaEventSynchronize");
+    PSI_CUDA_TRY(cudaEventSynchronize(s->ev[slot][5]), "cudaEventSynchronize");
     const char *src = s->pin_out[slot];
     for (int t = 0; t < j->nout; t++) {
         for (size_t g = g0; g < g1; g++) {
@@ -841,7 +828,7 @@ static int run_host(const psi_job *job, psi_cu_method m)
     psi_cuda_state *s = state_of(c);
     if (!s)
         return psi_fail(PIXSUM_ERR_NO_MEMORY, "cannot allocate the CUDA state");
-    CU_TRY(cudaSetDevice(s->device), "cudaSetDevice");
+    PSI_CUDA_TRY(cudaSetDevice(s->device), "cudaSetDevice");
     double t0 = now_ms();
     if ((st = ensure_staging(s)) != PIXSUM_OK)
         return st;
@@ -907,7 +894,7 @@ static int run_host(const psi_job *job, psi_cu_method m)
             int slot = (int)(k % PSI_CU_SLOTS);
             size_t g0 = k * chunk, g1 = g0 + chunk < j.rows_total ? g0 + chunk : j.rows_total;
             /* The slot's input buffer is free once its previous copy ended. */
-            CU_TRY(cudaEventSynchronize(s->ev[slot][1]), "cudaEventSynchronize");
+            PSI_CUDA_TRY(cudaEventSynchronize(s->ev[slot][1]), "cudaEventSynchronize");
             if (!strips && k >= PSI_CU_SLOTS)
                 s->last_ms[0] += event_ms(s->ev[slot][0], s->ev[slot][1]);
             char *dst = s->pin_in[slot];
@@ -915,15 +902,15 @@ static int run_host(const psi_job *job, psi_cu_method m)
                 memcpy(dst, host_row(in, g), j.in_row_bytes);
                 dst += j.in_row_bytes;
             }
-            CU_TRY(cudaEventRecord(s->ev[slot][0], s->s_h2d), "cudaEventRecord");
-            CU_TRY(cudaMemcpyAsync((char *)s->d_in + g0 * j.in_row_bytes, s->pin_in[slot],
-                                   (g1 - g0) * j.in_row_bytes, cudaMemcpyHostToDevice,
-                                   s->s_h2d),
-                   "cudaMemcpyAsync (to device)");
-            CU_TRY(cudaEventRecord(s->ev[slot][1], s->s_h2d), "cudaEventRecord");
+            PSI_CUDA_TRY(cudaEventRecord(s->ev[slot][0], s->s_h2d), "cudaEventRecord");
+            PSI_CUDA_TRY(cudaMemcpyAsync((char *)s->d_in + g0 * j.in_row_bytes, s->pin_in[slot],
+                                         (g1 - g0) * j.in_row_bytes, cudaMemcpyHostToDevice,
+                                         s->s_h2d),
+                         "cudaMemcpyAsync (to device)");
+            PSI_CUDA_TRY(cudaEventRecord(s->ev[slot][1], s->s_h2d), "cudaEventRecord");
             if (strips || k + 1 == nchunks) {
-                CU_TRY(cudaStreamWaitEvent(s->s_kernel, s->ev[slot][1], 0), "cudaStreamWaitEvent");
-                CU_TRY(cudaEventRecord(s->ev[slot][2], s->s_kernel), "cudaEventRecord");
+                PSI_CUDA_TRY(cudaStreamWaitEvent(s->s_kernel, s->ev[slot][1], 0), "cudaStreamWaitEvent");
+                PSI_CUDA_TRY(cudaEventRecord(s->ev[slot][2], s->s_kernel), "cudaEventRecord");
                 for (int t = 0; t < j.nout; t++) {
                     if (strips) {
                         plans[t].y0 = (long long)g0;
@@ -933,21 +920,21 @@ static int run_host(const psi_job *job, psi_cu_method m)
                         PIXSUM_OK)
                         return st;
                 }
-                CU_TRY(cudaEventRecord(s->ev[slot][3], s->s_kernel), "cudaEventRecord");
+                PSI_CUDA_TRY(cudaEventRecord(s->ev[slot][3], s->s_kernel), "cudaEventRecord");
             }
             if (strips) {
                 /* Copy this strip back once computed. */
-                CU_TRY(cudaStreamWaitEvent(s->s_d2h, s->ev[slot][3], 0), "cudaStreamWaitEvent");
-                CU_TRY(cudaEventRecord(s->ev[slot][4], s->s_d2h), "cudaEventRecord");
+                PSI_CUDA_TRY(cudaStreamWaitEvent(s->s_d2h, s->ev[slot][3], 0), "cudaStreamWaitEvent");
+                PSI_CUDA_TRY(cudaEventRecord(s->ev[slot][4], s->s_d2h), "cudaEventRecord");
                 char *pdst = s->pin_out[slot];
                 for (int t = 0; t < j.nout; t++) {
                     size_t b = (g1 - g0) * j.out_row_bytes[t];
-                    CU_TRY(cudaMemcpyAsync(pdst, (char *)s->d_out[t] + g0 * j.out_row_bytes[t],
-                                           b, cudaMemcpyDeviceToHost, s->s_d2h),
-                           "cudaMemcpyAsync (to host)");
+                    PSI_CUDA_TRY(cudaMemcpyAsync(pdst, (char *)s->d_out[t] + g0 * j.out_row_bytes[t],
+                                                 b, cudaMemcpyDeviceToHost, s->s_d2h),
+                                 "cudaMemcpyAsync (to host)");
                     pdst += b;
                 }
-                CU_TRY(cudaEventRecord(s->ev[slot][5], s->s_d2h), "cudaEventRecord");
+                PSI_CUDA_TRY(cudaEventRecord(s->ev[slot][5], s->s_d2h), "cudaEventRecord");
             }
         }
         /* Finish the previous strip while this one is in flight. */
@@ -961,8 +948,8 @@ static int run_host(const psi_job *job, psi_cu_method m)
     if (!strips) {
         /* Whole-table copies back, chunk by chunk, double-buffered. */
         const int last = (int)((nchunks - 1) % PSI_CU_SLOTS);
-        CU_TRY(cudaStreamWaitEvent(s->s_d2h, s->ev[last][3], 0), "cudaStreamWaitEvent");
-        CU_TRY(cudaEventSynchronize(s->ev[last][3]), "cudaEventSynchronize");
+        PSI_CUDA_TRY(cudaStreamWaitEvent(s->s_d2h, s->ev[last][3], 0), "cudaStreamWaitEvent");
+        PSI_CUDA_TRY(cudaEventSynchronize(s->ev[last][3]), "cudaEventSynchronize");
         s->last_ms[1] = event_ms(s->ev[last][2], s->ev[last][3]);
         for (size_t k = nchunks > PSI_CU_SLOTS ? nchunks - PSI_CU_SLOTS : 0; k < nchunks; k++)
             s->last_ms[0] += event_ms(s->ev[k % PSI_CU_SLOTS][0], s->ev[k % PSI_CU_SLOTS][1]);
@@ -970,16 +957,16 @@ static int run_host(const psi_job *job, psi_cu_method m)
             if (k < nchunks) {
                 int slot = (int)(k % PSI_CU_SLOTS);
                 size_t g0 = k * chunk, g1 = g0 + chunk < j.rows_total ? g0 + chunk : j.rows_total;
-                CU_TRY(cudaEventRecord(s->ev[slot][4], s->s_d2h), "cudaEventRecord");
+                PSI_CUDA_TRY(cudaEventRecord(s->ev[slot][4], s->s_d2h), "cudaEventRecord");
                 char *pdst = s->pin_out[slot];
                 for (int t = 0; t < j.nout; t++) {
                     size_t b = (g1 - g0) * j.out_row_bytes[t];
-                    CU_TRY(cudaMemcpyAsync(pdst, (char *)s->d_out[t] + g0 * j.out_row_bytes[t],
-                                           b, cudaMemcpyDeviceToHost, s->s_d2h),
-                           "cudaMemcpyAsync (to host)");
+                    PSI_CUDA_TRY(cudaMemcpyAsync(pdst, (char *)s->d_out[t] + g0 * j.out_row_bytes[t],
+                                                 b, cudaMemcpyDeviceToHost, s->s_d2h),
+                                 "cudaMemcpyAsync (to host)");
                     pdst += b;
                 }
-                CU_TRY(cudaEventRecord(s->ev[slot][5], s->s_d2h), "cudaEventRecord");
+                PSI_CUDA_TRY(cudaEventRecord(s->ev[slot][5], s->s_d2h), "cudaEventRecord");
             }
             if (k > 0) {
                 size_t p = k - 1;
@@ -989,8 +976,8 @@ static int run_host(const psi_job *job, psi_cu_method m)
             }
         }
     }
-    CU_TRY(cudaStreamSynchronize(s->s_d2h), "cudaStreamSynchronize");
-    CU_TRY(cudaGetLastError(), "CUDA");
+    PSI_CUDA_TRY(cudaStreamSynchronize(s->s_d2h), "cudaStreamSynchronize");
+    PSI_CUDA_TRY(cudaGetLastError(), "CUDA");
     s->last_ms[3] = now_ms() - t0;
     s->have_last = 1;
     return PIXSUM_OK;
@@ -1051,11 +1038,11 @@ static int run_method(const psi_job *job, psi_cu_method m)
         r.have_sq = 1;
         r.out_sq = r.full_sq = job->out_sq;
     }
-    CU_TRY(cudaSetDevice(s->device), "cudaSetDevice");
+    PSI_CUDA_TRY(cudaSetDevice(s->device), "cudaSetDevice");
     cudaStream_t stream = (cudaStream_t)job->ctx->cuda_stream;
     if ((st = run_device(job->ctx, s, &r, m, NULL, 0, stream)) != PIXSUM_OK)
         return st;
-    CU_TRY(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+    PSI_CUDA_TRY(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
     return PIXSUM_OK;
 }
 

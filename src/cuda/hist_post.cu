@@ -5,8 +5,12 @@
  * the joint histogram of two images (both classes by the bin formula of
  * pixsum.h, a pair counted where both are bins).
  *
- * One block per channel scans its row of bins in tiles of 1024 x 8 values
- * with a carry; u64 values, so exact. The joint kernel keeps the table in
+ * Scans go in tiles of 1024 x 8 values; u64 values, so exact. When the
+ * output does not overlap the input, each tile has a block of its own, which
+ * sums the tiles before it itself (a row of 65536 bins: 8 blocks in
+ * parallel instead of 8 tiles one after another, 0.075 -> 0.022 ms on an
+ * H200, docs/benchmarks.md); in place, one block per channel walks its tiles
+ * with a carry. The joint kernel keeps the table in
  * shared memory (u32, fewer than 2^31 pixels per block) when it fits, else
  * adds into the caller's u64 table with global atomics.
  */
@@ -85,12 +89,12 @@ __global__ void __launch_bounds__(kScanThreads)
     post_kernel(const unsigned long long *in, unsigned long long *out_u64, double *out_f64,
                 long long bins, const unsigned long long *totals, int cumulative, int of_all)
 {
-    const long long base = (long long)blockIdx.x * bins;
+    const long long base = (long long)blockIdx.y * bins;
     double n = 0;
     if (out_f64) {
         unsigned long long nk;
         if (totals) {
-            nk = of_all ? totals[PSI_CH_T_PIXELS] : totals[PSI_CH_T_IN_RANGE + blockIdx.x];
+            nk = of_all ? totals[PSI_CH_T_PIXELS] : totals[PSI_CH_T_IN_RANGE + blockIdx.y];
         } else {
             unsigned long long s = 0;
             for (long long i = threadIdx.x; i < bins; i += blockDim.x)
@@ -101,7 +105,18 @@ __global__ void __launch_bounds__(kScanThreads)
     }
     unsigned long long carry = 0;
     const long long tile = (long long)kScanThreads * kScanPer;
-    for (long long t0 = 0; t0 < bins; t0 += tile) {
+    long long first = 0, last = bins;
+    if (gridDim.x > 1) { /* one tile per block: the sum of the tiles before it */
+        first = (long long)blockIdx.x * tile;
+        last = first + tile < bins ? first + tile : bins;
+        if (cumulative) {
+            unsigned long long s = 0;
+            for (long long i = threadIdx.x; i < first; i += blockDim.x)
+                s += in[base + i];
+            carry = block_sum(s);
+        }
+    }
+    for (long long t0 = first; t0 < last; t0 += tile) {
         long long i0 = t0 + (long long)threadIdx.x * kScanPer;
         unsigned long long v[kScanPer], s = 0;
 #pragma unroll
@@ -242,6 +257,16 @@ Img make_img(const psi_ch_image *im)
     return r;
 }
 
+/* The grid of a post_kernel launch: a block per tile unless out (of
+ * channels x bins values of 8 bytes) overlaps in, then a block per channel. */
+dim3 post_grid(const void *in, const void *out, long long channels, long long bins)
+{
+    const long long tile = (long long)kScanThreads * kScanPer;
+    const uintptr_t a = (uintptr_t)in, b = (uintptr_t)out, bytes = (uintptr_t)(channels * bins * 8);
+    const bool overlap = a < b + bytes && b < a + bytes;
+    return dim3(overlap ? 1u : (unsigned)((bins + tile - 1) / tile), (unsigned)channels);
+}
+
 } // namespace
 
 extern "C" int psi_ch_cumulative(const unsigned long long *in, unsigned long long *out,
@@ -249,7 +274,7 @@ extern "C" int psi_ch_cumulative(const unsigned long long *in, unsigned long lon
 {
     if (channels <= 0 || bins <= 0)
         return 0;
-    post_kernel<<<(unsigned)channels, kScanThreads, 0, (cudaStream_t)stream>>>(
+    post_kernel<<<post_grid(in, out, channels, bins), kScanThreads, 0, (cudaStream_t)stream>>>(
         in, out, nullptr, bins, nullptr, 1, 0);
     return (int)cudaGetLastError();
 }
@@ -260,7 +285,7 @@ extern "C" int psi_ch_relative(const unsigned long long *in, double *out, long l
 {
     if (channels <= 0 || bins <= 0)
         return 0;
-    post_kernel<<<(unsigned)channels, kScanThreads, 0, (cudaStream_t)stream>>>(
+    post_kernel<<<post_grid(in, out, channels, bins), kScanThreads, 0, (cudaStream_t)stream>>>(
         in, nullptr, out, bins, totals, cumulative, of_all);
     return (int)cudaGetLastError();
 }

@@ -87,6 +87,10 @@ bool psi_hist_avx512_available(void);
  * Requires psi_hist_avx512_available(). */
 void psi_hist_u8_bitsliced(const uint8_t *data, size_t n, uint64_t *raw);
 
+/* dst[i] = lut[src[i]] for n bytes (dst may be src) with VPERMI2B.
+ * Requires psi_hist_avx512_available(). */
+void psi_hist_map_u8_avx512(const uint8_t *src, uint8_t *dst, size_t n, const uint8_t lut[256]);
+
 /* Classifies n f32 (is_f64 false) or f64 samples into table offsets:
  * out[i] = class of sample i (bin or bins + PSI_HIST_*), identical to
  * psi_hist_bin(). Requires psi_hist_avx512_available(). */

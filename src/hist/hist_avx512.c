@@ -18,6 +18,10 @@
  * Buckets are padded to whole blocks with a known value whose count is taken
  * off again.
  *
+ * u8 table lookups (equalisation): 64 pixels at a time, each 128-entry half
+ * of the 256-byte table by one VPERMI2B, the half picked by the index's top
+ * bit.
+ *
  * Float classification: 8 samples at a time are compared with lo and hi
  * (NaN unordered), and (v - lo) * scale is computed with the same two IEEE
  * double operations as psi_hist_bin(), so the bins are identical.
@@ -300,5 +304,27 @@ void psi_hist_classify_avx512(const void *data, bool is_f64, size_t n,
     for (; i < n; i++) {
         double v = is_f64 ? ((const double *)data)[i] : (double)((const float *)data)[i];
         out[i] = (uint32_t)psi_hist_bin(p, v);
+    }
+}
+
+BS_TARGET void psi_hist_map_u8_avx512(const uint8_t *src, uint8_t *dst, size_t n,
+                                      const uint8_t lut[256])
+{
+    const __m512i t0 = _mm512_loadu_si512(lut), t1 = _mm512_loadu_si512(lut + 64);
+    const __m512i t2 = _mm512_loadu_si512(lut + 128), t3 = _mm512_loadu_si512(lut + 192);
+    size_t i = 0;
+    for (; i + 64 <= n; i += 64) {
+        __m512i v = _mm512_loadu_si512(src + i);
+        __m512i lo = _mm512_permutex2var_epi8(t0, v, t1); /* bit 6 picks t0 / t1 */
+        __m512i hi = _mm512_permutex2var_epi8(t2, v, t3);
+        _mm512_storeu_si512(dst + i, _mm512_mask_blend_epi8(_mm512_movepi8_mask(v), lo, hi));
+    }
+    if (i < n) {
+        __mmask64 m = (1ull << (n - i)) - 1; /* n - i < 64 */
+        __m512i v = _mm512_maskz_loadu_epi8(m, src + i);
+        __m512i lo = _mm512_permutex2var_epi8(t0, v, t1);
+        __m512i hi = _mm512_permutex2var_epi8(t2, v, t3);
+        _mm512_mask_storeu_epi8(dst + i, m,
+                                _mm512_mask_blend_epi8(_mm512_movepi8_mask(v), lo, hi));
     }
 }

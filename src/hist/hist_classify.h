@@ -26,4 +26,11 @@ void psi_classify_row(const psi_classifier *k, const void *row, size_t n, uint32
 int psi_hist_prepare(const pixsum_view *in, const pixsum_hist_spec *spec,
                      size_t default_bins_small, psi_hist_params *p);
 
+/* The views of an equalisation (pixsum_equalize, pixsum_cuda_equalize; in
+ * apply.c): both valid, in u8 or u16, out of the same type and shape, and out
+ * either exactly in (same memory and strides) or not overlapping it. Returns
+ * PIXSUM_OK, PIXSUM_ERR_NULL, PIXSUM_ERR_BAD_TYPE, PIXSUM_ERR_BAD_SHAPE, the
+ * codes of pixsum_view_check() or PIXSUM_ERR_ALIASING. */
+int psi_equalize_check(const pixsum_view *in, const pixsum_view *out);
+
 #endif /* PIXSUM_HIST_CLASSIFY_H */

@@ -404,6 +404,11 @@ void psi_hist_u8_bitsliced(const uint8_t *data, size_t n, uint64_t *raw)
     for (size_t i = 0; i < n; i++)
         raw[data[i]]++;
 }
+void psi_hist_map_u8_avx512(const uint8_t *src, uint8_t *dst, size_t n, const uint8_t lut[256])
+{
+    for (size_t i = 0; i < n; i++)
+        dst[i] = lut[src[i]];
+}
 void psi_hist_classify_avx512(const void *data, bool is_f64, size_t n,
                               const psi_hist_params *p, uint32_t *out)
 {

@@ -257,7 +257,7 @@ int pixsum_histogram(pixsum_ctx *ctx, const pixsum_view *in, const pixsum_hist_s
     memset(&job, 0, sizeof job);
     job.op = PIXSUM_OP_HISTOGRAM;
     job.in = *in;
-    job.threads = c->threads > 0 ? c->threads : psi_cpu_count();
+    job.threads = psi_ctx_threads(c);
     job.ctx = c;
     job.extra = &p;
     const psi_method *m;
