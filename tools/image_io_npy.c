@@ -152,7 +152,12 @@ int pxio_npy_open(pxio_reader *r, const pxio_options *opt, char *err, size_t err
                   "corrupt .npy header (needs 'descr', 'fortran_order' and 'shape')");
         goto out;
     }
-    /* dtype: byte order, kind, size, e.g. <u2 */
+    /* dtype: byte order, kind, size, e.g. <u2 (a header cut short after the
+     * opening quote must not be read past its end) */
+    if (descr[1] == '\0' || descr[2] == '\0') {
+        pxio_fail(err, errlen, r->path, "corrupt .npy header (the dtype is cut short)");
+        goto out;
+    }
     char order = descr[1], kind = descr[2];
     char *end;
     long bytes = strtol(descr + 3, &end, 10);
