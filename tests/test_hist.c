@@ -193,8 +193,7 @@ static void check_all_methods(const pixsum_view *v, const pixsum_hist_spec *spec
         if (!method_usable(methods[m]))
             continue;
         int avx = strcmp(methods[m], "hist.avx512") == 0;
-        if (avx && !(v->type == PIXSUM_F32 || v->type == PIXSUM_F64 ||
-                     (v->type == PIXSUM_U8 && v->channels == 1 && !(spec && spec->mask))))
+        if (avx && !(v->type == PIXSUM_F32 || v->type == PIXSUM_F64 || v->type == PIXSUM_U8))
             continue; /* the method declines such jobs (tested below) */
         assert_int_equal(pixsum_ctx_set_method(ctx, methods[m]), PIXSUM_OK);
         for (int threads = 1; threads <= 2; threads++) {
@@ -340,6 +339,45 @@ static void test_large_u8_paths(void **state)
             check_all_methods(&im.v, &spec);
             free(im.buf);
         }
+}
+
+/* u8 images with 2-4 channels or a mask, large enough for the AVX-512 plane
+ * gathering (from 4096 pixels; planes counted every 32768 pixels, so 300x200
+ * flushes them mid-row): packed and padded rows, widths that leave a tail of
+ * a 16- or 64-pixel step, random, constant and per-channel constant content
+ * (uniform 512-byte blocks in every plane), masks random, all-zero and
+ * all-set. */
+static void test_large_u8_channels(void **state)
+{
+    (void)state;
+    const size_t sizes[][2] = {{300, 200}, {4099, 3}, {70, 117}, {1, 5000}};
+    for (size_t s = 0; s < 4; s++)
+        for (size_t ch = 1; ch <= 4; ch++)
+            for (int content = 0; content < 3; content++) {
+                size_t w = sizes[s][0], h = sizes[s][1];
+                image im = make_image(PIXSUM_U8, w, h, 1, ch, (s + ch) % 2 ? 0 : 3);
+                for (size_t y = 0; y < h; y++)
+                    for (size_t x = 0; x < w; x++)
+                        for (size_t c = 0; c < ch; c++)
+                            set(&im.v, x, y, 0, c,
+                                content == 0 ? (double)(rnd() & 0xff)
+                                : content == 1 ? 200.0 : (double)(17 * c + 1));
+                if (ch > 1)
+                    check_all_methods(&im.v, NULL);
+                image mk = make_image(PIXSUM_U8, w, h, 1, 1, s % 2 ? 0 : 7);
+                pixsum_hist_spec spec = {0};
+                spec.mask = &mk.v;
+                for (int masking = 0; masking < 3; masking++) {
+                    for (size_t y = 0; y < h; y++)
+                        for (size_t x = 0; x < w; x++)
+                            set(&mk.v, x, y, 0, 0,
+                                masking == 0 ? (double)(rnd() % 2 ? rnd() % 255 + 1 : 0)
+                                : masking == 1 ? 0.0 : 255.0);
+                    check_all_methods(&im.v, &spec);
+                }
+                free(mk.buf);
+                free(im.buf);
+            }
 }
 
 /* Jobs with fewer samples than their counting table has entries are counted
@@ -559,10 +597,14 @@ static void test_bad_calls(void **state)
     assert_int_equal(pixsum_ctx_set_method(ctx, "serial.2wh"), PIXSUM_OK);
     assert_int_equal(pixsum_histogram(ctx, &im.v, NULL, h, 256, NULL), PIXSUM_ERR_UNSUPPORTED);
     if (method_usable("hist.avx512")) {
-        image c2 = make_image(PIXSUM_U8, 4, 4, 1, 2, 0);
+        image c2 = make_image(PIXSUM_U16, 4, 4, 1, 2, 0);
         uint64_t h2[512];
         assert_int_equal(pixsum_ctx_set_method(ctx, "hist.avx512"), PIXSUM_OK);
-        assert_int_equal(pixsum_histogram(ctx, &c2.v, NULL, h2, 512, NULL),
+        pixsum_hist_spec s256 = {0};
+        s256.bins = 256;
+        s256.lo = 0;
+        s256.hi = 65536;
+        assert_int_equal(pixsum_histogram(ctx, &c2.v, &s256, h2, 512, NULL),
                          PIXSUM_ERR_UNSUPPORTED);
         free(c2.buf);
     }
@@ -588,6 +630,7 @@ int main(void)
         cmocka_unit_test(test_bin_counts_and_ranges),
         cmocka_unit_test(test_shapes_channels_strides),
         cmocka_unit_test(test_large_u8_paths),
+        cmocka_unit_test(test_large_u8_channels),
         cmocka_unit_test(test_table_paths),
         cmocka_unit_test(test_edge_values),
         cmocka_unit_test(test_masks),

@@ -87,6 +87,15 @@ bool psi_hist_avx512_available(void);
  * Requires psi_hist_avx512_available(). */
 void psi_hist_u8_bitsliced(const uint8_t *data, size_t n, uint64_t *raw);
 
+/* Counts the u8 pixels of rows [r0, r1) of `in` (1-4 interleaved channels)
+ * whose mask byte is non-zero (mask may be NULL; with one channel, it must
+ * not be) into raw[256 c + v] (adds): the pixels are gathered per channel
+ * (VPERMB, VPCOMPRESSB for masks), then counted by the bit-sliced kernel.
+ * Returns false, having counted nothing, when its scratch cannot be
+ * allocated. Requires psi_hist_avx512_available(). */
+bool psi_hist_u8_rows_avx512(const pixsum_view *in, const pixsum_view *mask, size_t r0,
+                             size_t r1, uint64_t *raw);
+
 /* dst[i] = lut[src[i]] for n bytes (dst may be src) with VPERMI2B.
  * Requires psi_hist_avx512_available(). */
 void psi_hist_map_u8_avx512(const uint8_t *src, uint8_t *dst, size_t n, const uint8_t lut[256]);

@@ -207,21 +207,22 @@ BS_TARGET static void count_bucket(uint8_t *buf, size_t len, int bucket, __m512i
  * compress and store instructions per 64 pixels. */
 #define BS_TARGET2 __attribute__((target("avx512f,avx512bw,avx512vl,avx512vpopcntdq,gfni,avx512vbmi,avx512vbmi2")))
 
-BS_TARGET2 void psi_hist_u8_bitsliced(const uint8_t *data, size_t n, uint64_t *raw)
+/* Bytes of the bucket buffers one bit-sliced counter needs (4 buckets of
+ * PART_BYTES, each with a vector of slack and block padding, plus alignment). */
+#define BUCKET_MEM (4 * (PART_BYTES + 1024) + 64)
+
+/* The 4 bucket buffers inside `mem` (BUCKET_MEM bytes), 64-byte aligned. */
+static void bucket_buffers(uint8_t *mem, uint8_t *buf[4])
 {
-    uint8_t *mem = malloc(4 * (PART_BYTES + 1024) + 64);
-    if (!mem) { /* no scratch: count plainly (correct, slower) */
-        for (size_t i = 0; i < n; i++)
-            raw[data[i]]++;
-        return;
-    }
-    uint8_t *buf[4];
     for (int j = 0; j < 4; j++)
         buf[j] = (uint8_t *)(((uintptr_t)mem + 63) & ~(uintptr_t)63) + (size_t)j * (PART_BYTES + 1024);
-    __m512i acc[4][64];
-    for (int j = 0; j < 4; j++)
-        for (int i = 0; i < 64; i++)
-            acc[j][i] = _mm512_setzero_si512();
+}
+
+/* Counts n u8 values into the accumulators acc (whole blocks) and raw (uniform
+ * blocks, the tail); buf: the 4 bucket buffers. */
+BS_TARGET2 static void bs_feed(const uint8_t *data, size_t n, uint8_t *const buf[4],
+                               __m512i acc[4][64], uint64_t *raw)
+{
     const __m512i c64 = _mm512_set1_epi8(64), c128 = _mm512_set1_epi8((char)128);
     const __m512i c192 = _mm512_set1_epi8((char)192);
     size_t blocks = n / 512, b = 0;
@@ -264,12 +265,144 @@ BS_TARGET2 void psi_hist_u8_bitsliced(const uint8_t *data, size_t n, uint64_t *r
             if (len[j])
                 count_bucket(buf[j], len[j], j, acc[j], raw);
     }
+    for (size_t i = blocks * 512; i < n; i++)
+        raw[data[i]]++;
+}
+
+/* Adds the accumulators into raw[256]. */
+BS_TARGET static void bs_fold(__m512i acc[4][64], uint64_t *raw)
+{
     for (int j = 0; j < 4; j++)
         for (int i = 0; i < 64; i++)
             raw[j * 64 + i] += (uint64_t)_mm512_reduce_add_epi64(acc[j][i]);
-    for (size_t i = blocks * 512; i < n; i++)
-        raw[data[i]]++;
+}
+
+BS_TARGET2 void psi_hist_u8_bitsliced(const uint8_t *data, size_t n, uint64_t *raw)
+{
+    uint8_t *mem = malloc(BUCKET_MEM);
+    if (!mem) { /* no scratch: count plainly (correct, slower) */
+        for (size_t i = 0; i < n; i++)
+            raw[data[i]]++;
+        return;
+    }
+    uint8_t *buf[4];
+    bucket_buffers(mem, buf);
+    __m512i acc[4][64];
+    for (int j = 0; j < 4; j++)
+        for (int i = 0; i < 64; i++)
+            acc[j][i] = _mm512_setzero_si512();
+    bs_feed(data, n, buf, acc, raw);
+    bs_fold(acc, raw);
     free(mem);
+}
+
+/* ---- interleaved channels and masks: planes, then the bit-sliced counter ---- */
+
+/* Pixels gathered per plane before the planes are counted (32 KiB a plane:
+ * all four stay in L2 while they are counted). */
+#define PLANE_PIXELS 32768
+
+/* The multi-channel / masked counter's state: per channel a plane of gathered
+ * samples and its bit-sliced accumulators, the bucket buffers they share. */
+typedef struct planes {
+    size_t ch, n;      /* channels; pixels now held in each plane */
+    uint8_t *plane[4]; /* PLANE_PIXELS + 64 bytes each */
+    uint8_t *buf[4];   /* bucket buffers of bs_feed() */
+    __m512i (*acc)[4][64];
+    uint64_t *raw;     /* raw[256 c + v] */
+} planes;
+
+/* Counts what the planes hold and empties them. */
+BS_TARGET2 static void planes_flush(planes *pl)
+{
+    for (size_t c = 0; c < pl->ch; c++)
+        bs_feed(pl->plane[c], pl->n, pl->buf, pl->acc[c], pl->raw + 256 * c);
+    pl->n = 0;
+}
+
+/* VPERMB indices that group 16 interleaved pixels of `ch` (2-4) channels by
+ * channel: byte 16 c + i of the result is byte ch i + c of the source. */
+BS_TARGET static __m512i deinterleave_index(size_t ch)
+{
+    uint8_t idx[64] = {0};
+    for (size_t c = 0; c < ch; c++)
+        for (size_t i = 0; i < 16; i++)
+            idx[16 * c + i] = (uint8_t)(ch * i + c);
+    return _mm512_loadu_si512((const void *)idx);
+}
+
+/* Gathers `pixels` pixels at src into the planes, dropping those whose mask
+ * byte is 0 (m may be NULL), counting the planes whenever they fill up. */
+BS_TARGET2 static void planes_add(planes *pl, const uint8_t *src, const uint8_t *m,
+                                  size_t pixels, __m512i perm)
+{
+    size_t ch = pl->ch, x = 0;
+    while (x < pixels) {
+        if (pl->n + 64 > PLANE_PIXELS)
+            planes_flush(pl);
+        if (ch == 1) { /* masked (an unmasked channel never comes here) */
+            size_t take = pixels - x < 64 ? pixels - x : 64;
+            __mmask64 lm = take == 64 ? ~(__mmask64)0 : ((__mmask64)1 << take) - 1;
+            __m512i v = _mm512_maskz_loadu_epi8(lm, src + x);
+            __m512i mv = _mm512_maskz_loadu_epi8(lm, m + x);
+            __mmask64 k = _mm512_test_epi8_mask(mv, mv);
+            _mm512_storeu_si512((void *)(pl->plane[0] + pl->n), _mm512_maskz_compress_epi8(k, v));
+            pl->n += (size_t)_mm_popcnt_u64(k);
+            x += take;
+            continue;
+        }
+        size_t take = pixels - x < 16 ? pixels - x : 16;
+        size_t bytes = take * ch;
+        __mmask64 lm = bytes == 64 ? ~(__mmask64)0 : ((__mmask64)1 << bytes) - 1;
+        __m512i v = _mm512_permutexvar_epi8(perm, _mm512_maskz_loadu_epi8(lm, src + x * ch));
+        __m128i lane[4] = {_mm512_castsi512_si128(v), _mm512_extracti32x4_epi32(v, 1),
+                           _mm512_extracti32x4_epi32(v, 2), _mm512_extracti32x4_epi32(v, 3)};
+        __mmask16 k = (__mmask16)(((uint32_t)1 << take) - 1);
+        if (m) {
+            __m128i mv = _mm_maskz_loadu_epi8(k, m + x);
+            k = _mm_test_epi8_mask(mv, mv);
+            for (size_t c = 0; c < ch; c++)
+                lane[c] = _mm_maskz_compress_epi8(k, lane[c]);
+        }
+        for (size_t c = 0; c < ch; c++)
+            _mm_storeu_si128((__m128i *)(void *)(pl->plane[c] + pl->n), lane[c]);
+        pl->n += (size_t)_mm_popcnt_u32(k);
+        x += take;
+    }
+}
+
+BS_TARGET2 bool psi_hist_u8_rows_avx512(const pixsum_view *in, const pixsum_view *mask,
+                                        size_t r0, size_t r1, uint64_t *raw)
+{
+    size_t ch = in->channels;
+    size_t plane_bytes = PLANE_PIXELS + 64;
+    size_t acc_bytes = ch * sizeof(__m512i[4][64]);
+    uint8_t *mem = malloc(64 + acc_bytes + BUCKET_MEM + ch * plane_bytes);
+    if (!mem)
+        return false;
+    planes pl = {.ch = ch, .n = 0, .raw = raw};
+    uint8_t *base = (uint8_t *)(((uintptr_t)mem + 63) & ~(uintptr_t)63);
+    pl.acc = (__m512i(*)[4][64])(void *)base;
+    memset(base, 0, acc_bytes);
+    bucket_buffers(base + acc_bytes, pl.buf);
+    for (size_t c = 0; c < ch; c++)
+        pl.plane[c] = base + acc_bytes + BUCKET_MEM + c * plane_bytes;
+    __m512i perm = deinterleave_index(ch > 1 ? ch : 2);
+    size_t row_bytes = in->width * ch;
+    bool packed = !mask && in->row_stride == (ptrdiff_t)row_bytes &&
+                  (in->depth == 1 || in->slice_stride == (ptrdiff_t)(row_bytes * in->height));
+    if (packed) {
+        planes_add(&pl, psi_hist_row(in, r0), NULL, (r1 - r0) * in->width, perm);
+    } else {
+        for (size_t r = r0; r < r1; r++)
+            planes_add(&pl, psi_hist_row(in, r), mask ? psi_hist_row(mask, r) : NULL,
+                       in->width, perm);
+    }
+    planes_flush(&pl);
+    for (size_t c = 0; c < ch; c++)
+        bs_fold(pl.acc[c], raw + 256 * c);
+    free(mem);
+    return true;
 }
 
 void psi_hist_classify_avx512(const void *data, bool is_f64, size_t n,

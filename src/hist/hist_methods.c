@@ -4,9 +4,10 @@
  *   hist.sub     portable C: raw-value tables / classified rows counted into
  *                several u32 sub-tables merged at the end (no slowdown on
  *                constant images);
- *   hist.avx512  hist.sub with the AVX-512 kernels: u8 counted without a
- *                per-pixel store (uniform blocks, buckets, bit-sliced
- *                popcounts; see hist_avx512.c), vector bins for f32/f64;
+ *   hist.avx512  hist.sub with the AVX-512 kernels: u8 (any channels, masks)
+ *                counted without a per-pixel store (channel planes, uniform
+ *                blocks, buckets, bit-sliced popcounts; see hist_avx512.c),
+ *                vector bins for f32/f64;
  *   hist.omp     OpenMP threads over row ranges, each with its own tables (the
  *                best single-thread kernel), merged in thread order, so the
  *                result is deterministic and identical to the other methods.
@@ -49,10 +50,8 @@ static bool avx512_available(void)
 /* The AVX-512 method only claims the jobs its kernels speed up. */
 static bool avx512_supports(const psi_job *job)
 {
-    const psi_hist_params *p = job->extra;
-    if (job->in.type == PIXSUM_F32 || job->in.type == PIXSUM_F64)
-        return true;
-    return job->in.type == PIXSUM_U8 && job->in.channels == 1 && !p->mask.data;
+    return job->in.type == PIXSUM_F32 || job->in.type == PIXSUM_F64 ||
+           job->in.type == PIXSUM_U8;
 }
 
 #ifdef PIXSUM_HAVE_OPENMP
