@@ -10,4 +10,9 @@
  * job->in. Returns PIXSUM_OK or PIXSUM_ERR_NO_MEMORY. */
 int psi_tilted_reference(const psi_job *job);
 
+/* The same table, computed with typed rows for u8/u16 -> u32/u64/i64 and
+ * f32/f64 -> f64 (the reference for other pairs); bit-identical results.
+ * Returns PIXSUM_OK or PIXSUM_ERR_NO_MEMORY. */
+int psi_tilted_fast(const psi_job *job);
+
 #endif
