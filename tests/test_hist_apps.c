@@ -99,6 +99,129 @@ static void test_joint_against_naive(void **state)
     }
 }
 
+/* A sample of any input type as a double (test-side loader). */
+static double load_any(pixsum_type t, const void *row, size_t x)
+{
+    switch (t) {
+    case PIXSUM_U8: return ((const uint8_t *)row)[x];
+    case PIXSUM_U16: return ((const uint16_t *)row)[x];
+    case PIXSUM_I16: return ((const int16_t *)row)[x];
+    case PIXSUM_I32: return ((const int32_t *)row)[x];
+    case PIXSUM_F32: return ((const float *)row)[x];
+    default: return ((const double *)row)[x];
+    }
+}
+
+/* A w x h image of type t with `pad` samples after each row, filled with
+ * `content` (0 random over the type's range plus specials, 1 constant, 2 a
+ * smooth ramp with flat runs). */
+static pixsum_view joint_image(pixsum_type t, size_t w, size_t h, size_t pad, int content)
+{
+    size_t es = pixsum_type_size(t), row = (w + pad) * es;
+    char *buf = calloc(row * h + 1, 1);
+    assert_non_null(buf);
+    for (size_t y = 0; y < h; y++)
+        for (size_t x = 0; x < w; x++) {
+            double v = content == 1 ? 77.0 : content == 2 ? (double)((x / 9 + y / 5) % 300)
+                                                          : (double)(rnd() % 70000) - 2000.0;
+            if (content == 0 && rnd() % 50 == 0)
+                v = (t == PIXSUM_F32 || t == PIXSUM_F64) ? (rnd() % 2 ? NAN : -INFINITY)
+                                                         : 1e12;
+            void *p = buf + y * row + x * es;
+            switch (t) {
+            case PIXSUM_U8: *(uint8_t *)p = (uint8_t)((long long)fmin(fmax(v, 0), 1e9) & 255); break;
+            case PIXSUM_U16: *(uint16_t *)p = (uint16_t)((long long)fmin(fmax(v, 0), 1e9) & 65535); break;
+            case PIXSUM_I16: *(int16_t *)p = (int16_t)(v > 32767 ? 32767 : v < -32768 ? -32768 : v); break;
+            case PIXSUM_I32: *(int32_t *)p = (int32_t)(v > 2e9 ? INT32_MAX : v); break;
+            case PIXSUM_F32: *(float *)p = (float)v; break;
+            default: *(double *)p = v; break;
+            }
+        }
+    return pixsum_view_2d(buf, t, w, h, 1, (ptrdiff_t)row);
+}
+
+/* The joint table of every type pair family (8/16-bit pairs through the
+ * offset tables, the others classified, mixed), against a direct count:
+ * shapes 1x1, 1xN, Nx1, odd widths, padded rows, masks on a, b or both,
+ * ranges that exclude samples, random / constant / ramp content, 1-3 threads,
+ * and one image large enough for the threads to split it. */
+static void test_joint_paths(void **state)
+{
+    (void)state;
+    const pixsum_type types[] = {PIXSUM_U8, PIXSUM_U16, PIXSUM_I16, PIXSUM_I32, PIXSUM_F32,
+                                 PIXSUM_F64};
+    pixsum_ctx *ctx = pixsum_ctx_new();
+    assert_non_null(ctx);
+    for (int iter = 0; iter < 60; iter++) {
+        pixsum_type ta = types[iter % 6], tb = types[(iter / 6 + iter) % 6];
+        if (iter % 5 == 0)
+            tb = ta == PIXSUM_U8 ? PIXSUM_U16 : PIXSUM_U8;
+        size_t shape = (size_t)iter % 6;
+        size_t w = shape == 0 ? 1 : shape == 1 ? 1 : rnd_between(1, 333);
+        size_t h = shape == 0 ? 1 : shape == 2 ? 1 : rnd_between(1, 40);
+        if (iter == 59)
+            w = 1031, h = 600; /* > 512 Ki pixels: split over the threads */
+        int content = iter % 3;
+        pixsum_view a = joint_image(ta, w, h, (size_t)(iter % 2) * 3, content);
+        pixsum_view b = joint_image(tb, w, h, (size_t)(iter % 3) * 2, (content + iter / 3) % 3);
+        pixsum_view ma = joint_image(PIXSUM_U8, w, h, 1, 0);
+        pixsum_view mb = joint_image(PIXSUM_U8, w, h, 0, 0);
+        pixsum_hist_spec sa = {0}, sb = {0};
+        sa.bins = rnd_between(1, 300);
+        sa.lo = -100;
+        sa.hi = (double)rnd_between(50, 70000);
+        sb.bins = iter % 4 == 0 ? 256 : rnd_between(1, 300);
+        sb.lo = iter % 4 == 0 ? 0 : 10;
+        sb.hi = iter % 4 == 0 ? 256 : 60000;
+        sa.mask = iter % 4 == 1 || iter % 4 == 3 ? &ma : NULL;
+        sb.mask = iter % 4 >= 2 ? &mb : NULL;
+        size_t cells = sa.bins * sb.bins;
+        uint64_t *want = calloc(cells, sizeof *want), *got = malloc((cells + 1) * sizeof *got);
+        uint64_t pairs = 0, excluded = 0;
+        for (size_t y = 0; y < h; y++)
+            for (size_t x = 0; x < w; x++) {
+                if ((sa.mask && !((const uint8_t *)ma.data)[y * (size_t)ma.row_stride + x]) ||
+                    (sb.mask && !((const uint8_t *)mb.data)[y * (size_t)mb.row_stride + x]))
+                    continue;
+                double va = load_any(ta, (const char *)a.data + y * (size_t)a.row_stride, x);
+                double vb = load_any(tb, (const char *)b.data + y * (size_t)b.row_stride, x);
+                size_t ia = bin_of(va, sa.bins, sa.lo, sa.hi), ib = bin_of(vb, sb.bins, sb.lo, sb.hi);
+                if (ia == SIZE_MAX || ib == SIZE_MAX) {
+                    excluded++;
+                    continue;
+                }
+                want[ia * sb.bins + ib]++;
+                pairs++;
+            }
+        for (int threads = 1; threads <= 3; threads++) {
+            assert_int_equal(pixsum_ctx_set(ctx, PIXSUM_PARAM_THREADS, threads), PIXSUM_OK);
+            pixsum_joint_info info;
+            got[cells] = 0xabcdef;
+            int st = pixsum_histogram_joint(threads == 3 ? NULL : ctx, &a, &b, &sa, &sb, got,
+                                            cells, &info);
+            if (st != PIXSUM_OK)
+                fail_msg("%s x %s: %s", pixsum_type_name(ta), pixsum_type_name(tb),
+                         pixsum_last_error());
+            assert_int_equal(got[cells], 0xabcdef);
+            for (size_t i = 0; i < cells; i++)
+                if (got[i] != want[i])
+                    fail_msg("%s x %s %zux%zu, %zu x %zu bins, masks %d%d, %d threads: cell %zu "
+                             "got %llu want %llu", pixsum_type_name(ta), pixsum_type_name(tb),
+                             w, h, sa.bins, sb.bins, sa.mask != NULL, sb.mask != NULL, threads,
+                             i, (unsigned long long)got[i], (unsigned long long)want[i]);
+            assert_int_equal(info.pairs, pairs);
+            assert_int_equal(info.excluded, excluded);
+        }
+        free(want);
+        free(got);
+        free(a.data);
+        free(b.data);
+        free(ma.data);
+        free(mb.data);
+    }
+    pixsum_ctx_free(ctx);
+}
+
 static void test_joint_information(void **state)
 {
     (void)state;
@@ -527,6 +650,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_joint_against_naive),
+        cmocka_unit_test(test_joint_paths),
         cmocka_unit_test(test_joint_information),
         cmocka_unit_test(test_joint_refusals),
         cmocka_unit_test(test_equalize),
