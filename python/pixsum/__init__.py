@@ -8,8 +8,8 @@ A zero-copy NumPy interface to the pixsum C library:
     True
 
 Functions: integral, integral_sq, integral_tilted, integral3d, box_sum, box_mean,
-box_var, box_filter, histogram, histogram2d, equalize, methods, integral_dtype,
-version, cuda_device_count. Each has a docstring (help(pixsum.integral)).
+box_var, box_filter, histogram, histogram2d, equalize, otsu, threshold_otsu,
+methods, integral_dtype, version, cuda_device_count. Each has a docstring (help(pixsum.integral)).
 
 Arrays are read and written in place: any row or slice stride (crops, flips,
 every other row) works without a copy, and out= arrays are filled in place.
@@ -34,7 +34,7 @@ from ._core import (integral, integral_sq, integral_tilted, integral3d, box_sum,
                     cuda_device_count)
 
 try:  # the histogram functions need section 8 of the C library
-    from ._core import histogram, histogram2d, equalize
+    from ._core import histogram, histogram2d, equalize, otsu, threshold_otsu
 except ImportError:  # pragma: no cover - a library built before histograms
     pass
 
@@ -43,7 +43,8 @@ HAVE_CUDA = bool(_core.HAVE_CUDA)
 
 __all__ = [
     "integral", "integral_sq", "integral_tilted", "integral3d", "box_sum", "box_mean",
-    "box_var", "box_filter", "histogram", "histogram2d", "equalize", "methods",
+    "box_var", "box_filter", "histogram", "histogram2d", "equalize", "otsu",
+    "threshold_otsu", "methods",
     "integral_dtype", "version", "cuda_device_count", "HAVE_CUDA",
     "Error", "NullError", "InvalidArgumentError", "BadShapeError", "BadStrideError",
     "BadTypeError", "OverflowError", "AliasingError", "UnknownMethodError",

@@ -33,7 +33,7 @@ from ._errors import BadShapeError, BadTypeError, InvalidArgumentError, Unavaila
 
 _GPU_FUNCTIONS = ("integral", "integral_sq", "integral3d", "integral_tilted")
 _BOX_FUNCTIONS = ("box_sum", "box_mean", "box_var", "box_filter")
-_HIST_FUNCTIONS = ("histogram", "histogram2d", "equalize")
+_HIST_FUNCTIONS = ("histogram", "histogram2d", "equalize", "threshold_otsu")
 _ALL_GPU_FUNCTIONS = _GPU_FUNCTIONS + _BOX_FUNCTIONS + _HIST_FUNCTIONS
 
 # pixsum type names of NumPy dtypes (native order)

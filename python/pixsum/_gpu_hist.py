@@ -1,4 +1,4 @@
-"""pixsum._gpu_hist - histogram, histogram2d and equalize of GPU arrays.
+"""pixsum._gpu_hist - histogram, histogram2d, equalize and threshold_otsu of GPU arrays.
 
 The C extension hands these calls here when the image is a GPU array (via
 pixsum._gpu.dispatch). Counting runs in the library's CUDA kernels
@@ -52,12 +52,19 @@ def _eq_args(image, *, mask=None, channels=True, method="auto", threads=0, out=N
     return image, mask, bool(channels), method, out
 
 
+def _otsu_args(image, *, bins=None, range=None, mask=None, method="auto", threads=0,
+               info=False):
+    return image, bins, range, mask, method, bool(info)
+
+
 def dispatch(name, args, kwargs):
     """Runs pixsum.<name> for GPU arrays; called by pixsum._gpu.dispatch()."""
     if name == "histogram":
         return histogram(*_hist_args(*args, **kwargs))
     if name == "histogram2d":
         return histogram2d(*_joint_args(*args, **kwargs))
+    if name == "threshold_otsu":
+        return threshold_otsu(*_otsu_args(*args, **kwargs))
     return equalize(*_eq_args(*args, **kwargs))
 
 
@@ -256,6 +263,24 @@ def histogram(image, bins, rng, mask, relative, cumulative, all_samples, channel
     if back is not None and out is None:
         res = back(res)
     return res, info
+
+
+def threshold_otsu(image, bins, rng, mask, method, want_info):
+    """pixsum.threshold_otsu() of a GPU image: histogram() on the device (one
+    channel: a 3-D array is a volume, as on the CPU), its counts copied to the
+    host (a synchronisation), then the library's Otsu search; the threshold is
+    the histogram's edge t + 1, the value the CPU computes."""
+    arr, g, _ = _gpu_array(image, "image", "threshold_otsu")
+    ops = ops_for(g)
+    counts, info = histogram(arr, bins, rng, mask, False, False, False, False, method, None,
+                             True)
+    with _stream_scope(ops, g):
+        host = ops.to_host(counts)
+    t = _core.otsu(np.ascontiguousarray(host).view(np.uint64))
+    threshold = float(info["edges"][t + 1])
+    if not want_info:
+        return threshold
+    return threshold, {"bin": t, "bins": info["bins"], "lo": info["lo"], "hi": info["hi"]}
 
 
 def _joint_layout(obj, what):

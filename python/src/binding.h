@@ -106,8 +106,11 @@ PyObject *psb_py_equalize(PyObject *self, PyObject *args, PyObject *kwargs);
 PyObject *psb_py_joint_stats(PyObject *self, PyObject *args);
 PyObject *psb_py_hist_resolve(PyObject *self, PyObject *args);
 PyObject *psb_py_hist_edges(PyObject *self, PyObject *args);
+PyObject *psb_py_otsu(PyObject *self, PyObject *args);
+PyObject *psb_py_threshold_otsu(PyObject *self, PyObject *args, PyObject *kwargs);
 extern const char psb_histogram_doc[], psb_histogram2d_doc[], psb_equalize_doc[],
-    psb_joint_stats_doc[], psb_hist_resolve_doc[], psb_hist_edges_doc[];
+    psb_joint_stats_doc[], psb_hist_resolve_doc[], psb_hist_edges_doc[], psb_otsu_doc[],
+    psb_threshold_otsu_doc[];
 
 #ifdef PSB_HAVE_HIST
 #define PSB_HIST_METHODS                                                                \
@@ -119,7 +122,10 @@ extern const char psb_histogram_doc[], psb_histogram2d_doc[], psb_equalize_doc[]
      METH_VARARGS | METH_KEYWORDS, psb_equalize_doc},                                   \
     {"_joint_stats", psb_py_joint_stats, METH_VARARGS, psb_joint_stats_doc},            \
     {"_hist_resolve", psb_py_hist_resolve, METH_VARARGS, psb_hist_resolve_doc},         \
-    {"_hist_edges", psb_py_hist_edges, METH_VARARGS, psb_hist_edges_doc},
+    {"_hist_edges", psb_py_hist_edges, METH_VARARGS, psb_hist_edges_doc},              \
+    {"otsu", psb_py_otsu, METH_VARARGS, psb_otsu_doc},                                  \
+    {"threshold_otsu", (PyCFunction)(void (*)(void))psb_py_threshold_otsu,              \
+     METH_VARARGS | METH_KEYWORDS, psb_threshold_otsu_doc},
 #else
 #define PSB_HIST_METHODS
 #endif

@@ -544,6 +544,145 @@ done:
     return result;
 }
 
+const char psb_otsu_doc[] =
+"otsu(counts) -> int\n"
+"--\n\n"
+"Otsu's threshold bin of one histogram: the bin t maximising the between-class\n"
+"variance of the classes bins 0..t and t+1..bins-1 (the smallest t on ties).\n"
+"counts: a 1-D array of non-negative integer counts (e.g. from histogram(),\n"
+"copied to the host first for a GPU array). Raises InvalidArgumentError when\n"
+"there are fewer than 2 bins or fewer than two non-empty bins.";
+
+PyObject *psb_py_otsu(PyObject *self, PyObject *args)
+{
+    (void)self;
+    PyObject *obj;
+    if (!PyArg_ParseTuple(args, "O:otsu", &obj))
+        return NULL;
+    if (psb_is_gpu_array(obj))
+        return psb_fail(PIXSUM_ERR_UNSUPPORTED,
+                        "otsu: counts is a GPU array; copy it to the host first (a few "
+                        "hundred values), or call threshold_otsu() on the image");
+    PyArrayObject *raw = (PyArrayObject *)PyArray_FROMANY(obj, NPY_NOTYPE, 0, 0,
+                                                          NPY_ARRAY_IN_ARRAY);
+    if (!raw)
+        return NULL;
+    if (PyArray_NDIM(raw) != 1) {
+        int nd = PyArray_NDIM(raw);
+        Py_DECREF(raw);
+        return psb_fail(PIXSUM_ERR_BAD_SHAPE, "otsu: counts must be a 1-D array, not %d-D", nd);
+    }
+    if (!PyArray_ISINTEGER(raw) && !PyArray_ISBOOL(raw)) {
+        Py_DECREF(raw);
+        return psb_fail(PIXSUM_ERR_BAD_TYPE, "otsu: counts must hold integers");
+    }
+    /* signed counts through int64 (negative ones refused), others through
+     * uint64; the library reads both as u64 */
+    int is_signed = PyArray_ISSIGNED(raw);
+    PyArrayObject *c = (PyArrayObject *)PyArray_FROMANY(
+        (PyObject *)raw, is_signed ? NPY_INT64 : NPY_UINT64, 1, 1,
+        NPY_ARRAY_IN_ARRAY | NPY_ARRAY_FORCECAST);
+    Py_DECREF(raw);
+    if (!c)
+        return NULL;
+    if (is_signed) {
+        const int64_t *v = PyArray_DATA(c);
+        for (npy_intp i = 0; i < PyArray_DIM(c, 0); i++)
+            if (v[i] < 0) {
+                Py_DECREF(c);
+                return psb_fail(PIXSUM_ERR_INVALID_ARG,
+                                "otsu: counts must not be negative (counts[%zd] = %lld)",
+                                (Py_ssize_t)i, (long long)v[i]);
+            }
+    }
+    size_t t = 0;
+    int st = pixsum_otsu(PyArray_DATA(c), (size_t)PyArray_DIM(c, 0), &t);
+    Py_DECREF(c);
+    if (st != PIXSUM_OK)
+        return psb_fail_library(st, "otsu");
+    return PyLong_FromSize_t(t);
+}
+
+const char psb_threshold_otsu_doc[] =
+"threshold_otsu(image, *, bins=None, range=None, mask=None, method='auto', threads=0,\n"
+"               info=False)\n"
+"--\n\n"
+"Otsu's threshold of a one-channel image: histogram() with these bins, range\n"
+"and mask, then otsu() of the counts. Returns the upper edge e of the lower\n"
+"class's last bin t, lo + (t + 1) * (hi - lo) / bins: the lower class is\n"
+"image < e, the foreground image >= e.\n\n"
+"image: (N,), (H, W) or (D, H, W) (a 3-D array is a volume).\n"
+"For uint8 images with the default 256 bins e = t + 1, and e - 1 is the value\n"
+"cv2.threshold(..., THRESH_OTSU) and skimage.filters.threshold_otsu return\n"
+"(they keep image > e - 1), up to their tie rules.\n"
+"info: also return a dict with the bin t and the bins and range used.\n"
+"Raises InvalidArgumentError when fewer than two bins are non-empty (no\n"
+"threshold exists, e.g. a constant image).\n\n"
+"GPU arrays: the histogram is counted on the device; its counts are copied to\n"
+"the host for the search (a synchronisation).";
+
+PyObject *psb_py_threshold_otsu(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    (void)self;
+    static char *kwlist[] = {"image", "bins", "range", "mask", "method", "threads", "info",
+                             NULL};
+    PyObject *image, *bins_obj = NULL, *range_obj = NULL, *mask_obj = NULL;
+    int want_info = 0;
+    psb_opts o = {NULL, 0, 0, 0};
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$OOOznp:threshold_otsu", kwlist, &image,
+                                     &bins_obj, &range_obj, &mask_obj, &o.method, &o.threads,
+                                     &want_info))
+        return NULL;
+    pixsum_hist_spec spec;
+    if (!parse_spec(bins_obj, range_obj, &spec))
+        return NULL;
+    if (psb_is_gpu_array(image))
+        return psb_gpu_dispatch("threshold_otsu", args, kwargs);
+    PyArrayObject *in = psb_as_array(image, "image");
+    if (!in)
+        return NULL;
+    PyArrayObject *mask = NULL;
+    pixsum_ctx *ctx = NULL;
+    PyObject *result = NULL;
+    pixsum_view vin, vmask;
+    if (!hist_view(in, 0, 0, "image", &vin) || !mask_view(mask_obj, &vin, &mask, &vmask))
+        goto done;
+    if (mask)
+        spec.mask = &vmask;
+    if (!(ctx = psb_make_ctx(&o)))
+        goto done;
+    pixsum_hist_info info;
+    memset(&info, 0, sizeof info);
+    double threshold = 0;
+    size_t t = 0;
+    int st;
+    Py_BEGIN_ALLOW_THREADS
+    /* resolve first so that info reports the range the threshold used; the
+     * resolved range is then passed on, so data is not scanned twice */
+    st = pixsum_hist_resolve(&vin, &spec, &info);
+    if (st == PIXSUM_OK) {
+        spec.bins = info.bins;
+        spec.lo = info.lo;
+        spec.hi = info.hi;
+        st = pixsum_otsu_threshold(ctx, &vin, &spec, &threshold, &t);
+    }
+    Py_END_ALLOW_THREADS
+    if (st != PIXSUM_OK) {
+        psb_fail_library(st, "threshold_otsu");
+        goto done;
+    }
+    if (want_info)
+        result = Py_BuildValue("(d{s:n,s:n,s:d,s:d})", threshold, "bin", (Py_ssize_t)t, "bins",
+                               (Py_ssize_t)info.bins, "lo", info.lo, "hi", info.hi);
+    else
+        result = PyFloat_FromDouble(threshold);
+done:
+    pixsum_ctx_free(ctx);
+    Py_XDECREF(mask);
+    Py_DECREF(in);
+    return result;
+}
+
 const char psb_joint_stats_doc[] =
 "_joint_stats(counts)\n"
 "--\n\n"

@@ -624,6 +624,27 @@ def test_glue_equalize_equals_cpu(numdev, rng, dtype):
         call("equalize", dev(img), out=dev(img[:-1]))
 
 
+@hist_only
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint16, np.float32])
+def test_glue_threshold_otsu_equals_cpu(numdev, rng, dtype):
+    img = random_image(rng, (50, 64), dtype)
+    img[:25] //= 3
+    mask = rng.random((50, 64)) < 0.5
+    for kw in ({}, {"bins": 40}, {"bins": 12, "range": (0, 200)}, {"mask": mask}):
+        dkw = dict(kw, mask=dev(mask)) if "mask" in kw else kw
+        want = pixsum.threshold_otsu(img, info=True, **kw)
+        assert call("threshold_otsu", dev(img), info=True, **dkw) == want
+        assert call("threshold_otsu", dev(img), **dkw) == want[0]
+    vol = random_image(rng, (3, 20, 30), dtype)
+    assert call("threshold_otsu", dev(vol)) == pixsum.threshold_otsu(vol)
+    with pytest.raises(pixsum.InvalidArgumentError):
+        call("threshold_otsu", dev(np.full((6, 7), 5, dtype)))
+    with pytest.raises(pixsum.UnsupportedError):
+        call("threshold_otsu", dev(img), method="hist.sub")
+    with pytest.raises(pixsum.UnsupportedError):
+        pixsum.otsu(HostAsGpu(np.array([1, 2, 3], np.uint64)))
+
+
 def test_tilted(device, rng):
     """integral_tilted of a GPU array: the padded (H+1) x (W+1) table, the CPU's
     dtype rule, out= and strided views handed to the device entry point."""

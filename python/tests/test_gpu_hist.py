@@ -220,6 +220,25 @@ def test_equalize(lib, rng, dtype, shape):
         same(lib, pixsum.equalize(view), pixsum.equalize(img[::2]))
 
 
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint16, np.float32])
+@pytest.mark.parametrize("shape", [(1, 2), (123, 457), (5, 40, 60)])
+def test_threshold_otsu(lib, rng, dtype, shape):
+    img = random_image(rng, shape, dtype)
+    d = lib.dev(img)
+    mask = rng.random(shape) < 0.5
+    for kw, dkw in (({}, {}), ({"bins": 33}, {"bins": 33}),
+                    ({"mask": mask}, {"mask": lib.dev(mask)})):
+        try:  # tiny images may have one value only: both sides must refuse
+            want = pixsum.threshold_otsu(img, info=True, **kw)
+        except pixsum.InvalidArgumentError:
+            with pytest.raises(pixsum.InvalidArgumentError):
+                pixsum.threshold_otsu(d, info=True, **dkw)
+            continue
+        assert pixsum.threshold_otsu(d, info=True, **dkw) == want
+    with pytest.raises(pixsum.InvalidArgumentError):
+        pixsum.threshold_otsu(lib.dev(np.full(shape, 3, dtype)))
+
+
 def boxes_for(rng, h, w, n):
     y, x = rng.integers(0, h, n), rng.integers(0, w, n)
     return np.stack([x, y, rng.integers(1, w - x + 1), rng.integers(1, h - y + 1)], axis=1)

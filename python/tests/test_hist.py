@@ -1,7 +1,8 @@
-"""histogram / histogram2d / equalize against NumPy references (np.bincount,
+"""histogram / histogram2d / equalize / otsu against NumPy references (np.bincount,
 np.histogram, np.histogram2d and the documented formulas): every input dtype,
 channels, masks, NaN and out-of-range samples, relative and cumulative forms,
-strided views, out=, and every histogram method."""
+strided views, out=, and every histogram method; Otsu against a brute-force
+search, OpenCV and scikit-image."""
 
 import numpy as np
 import pytest
@@ -190,3 +191,98 @@ def test_equalize(rng, dtype, levels):
     np.testing.assert_array_equal(pixsum.equalize(flat), flat)
     with pytest.raises(pixsum.BadTypeError):
         pixsum.equalize(img.astype(np.float32))
+
+
+def ref_otsu(counts):
+    """Brute-force Otsu: the smallest t maximising w0 w1 (mu0 - mu1)^2, in
+    exact integer arithmetic (bin indices as class values): with class sizes
+    n0, n1 and sums s0, s1 that is (s0 n1 - s1 n0)^2 / (n0 n1), compared as
+    cross products."""
+    c = [int(v) for v in counts]
+    n, s = sum(c), sum(i * v for i, v in enumerate(c))
+    best_num, best_den, best_t = -1, 1, None
+    n0 = s0 = 0
+    for t in range(len(c) - 1):
+        n0 += c[t]
+        s0 += t * c[t]
+        n1, s1 = n - n0, s - s0
+        if n0 == 0 or n1 == 0:
+            continue
+        num, den = (s0 * n1 - s1 * n0) ** 2, n0 * n1
+        if num * best_den > best_num * den:
+            best_num, best_den, best_t = num, den, t
+    return best_t
+
+
+@pytest.mark.parametrize("bins", [2, 3, 17, 256])
+def test_otsu_counts_against_brute_force(rng, bins):
+    for _ in range(5):
+        counts = rng.integers(0, 50, bins) * (rng.random(bins) < 0.7)
+        counts[rng.integers(0, bins, 2)] += 1  # at least one value, usually two bins
+        if np.count_nonzero(counts) < 2:
+            with pytest.raises(pixsum.InvalidArgumentError):
+                pixsum.otsu(counts)
+            continue
+        assert pixsum.otsu(counts) == ref_otsu(counts)
+        assert pixsum.otsu(counts.astype(np.uint16)) == ref_otsu(counts)
+        assert pixsum.otsu(list(counts)) == ref_otsu(counts)
+
+
+def test_otsu_counts_refusals():
+    with pytest.raises(pixsum.InvalidArgumentError):
+        pixsum.otsu(np.array([3, -1, 4]))
+    with pytest.raises(pixsum.InvalidArgumentError):
+        pixsum.otsu(np.array([5]))
+    with pytest.raises(pixsum.InvalidArgumentError):
+        pixsum.otsu(np.array([0, 7, 0]))
+    with pytest.raises(pixsum.BadTypeError):
+        pixsum.otsu(np.array([1.0, 2.0]))
+    with pytest.raises(pixsum.BadShapeError):
+        pixsum.otsu(np.ones((2, 2), np.uint64))
+
+
+def bimodal(rng, shape, dtype, lo, hi):
+    n = int(np.prod(shape))
+    v = np.where(rng.random(n) < 0.4, rng.normal(lo, (hi - lo) / 8, n),
+                 rng.normal(hi, (hi - lo) / 6, n))
+    info = np.iinfo(dtype) if np.dtype(dtype).kind in "ui" else None
+    if info is not None:
+        v = np.clip(np.rint(v), info.min, info.max)
+    return v.astype(dtype).reshape(shape)
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint16, np.int16, np.float32])
+@pytest.mark.parametrize("shape", [(1, 2), (3, 1), (61, 83), (4, 30, 20)])
+def test_threshold_otsu_is_the_edge_after_the_otsu_bin(rng, dtype, shape):
+    img = bimodal(rng, shape, dtype, 60, 180)
+    mask = rng.random(shape) < 0.8
+    for kw in ({}, {"bins": 64}, {"bins": 10, "range": (0, 250)}, {"mask": mask}):
+        counts, hinfo = pixsum.histogram(img, channels=False, info=True, **kw)
+        if np.count_nonzero(counts) < 2:
+            with pytest.raises(pixsum.InvalidArgumentError):
+                pixsum.threshold_otsu(img, **kw)
+            continue
+        t = ref_otsu(counts)
+        e, info = pixsum.threshold_otsu(img, info=True, **kw)
+        assert info == {"bin": t, "bins": hinfo["bins"], "lo": hinfo["lo"], "hi": hinfo["hi"]}
+        assert e == hinfo["edges"][t + 1]
+        assert pixsum.threshold_otsu(img, threads=2, **kw) == e
+
+
+def test_threshold_otsu_against_opencv_and_skimage(rng):
+    img = bimodal(rng, (240, 320), np.uint8, 70, 170)
+    e = pixsum.threshold_otsu(img)
+    cv2 = pytest.importorskip("cv2")
+    ret, _ = cv2.threshold(img, 0, 255, cv2.THRESH_BINARY + cv2.THRESH_OTSU)
+    assert e - 1 == ret
+    filters = pytest.importorskip("skimage.filters")
+    assert e - 1 == filters.threshold_otsu(img)
+
+
+def test_threshold_otsu_refusals(rng):
+    with pytest.raises(pixsum.InvalidArgumentError):
+        pixsum.threshold_otsu(np.full((4, 4), 7, np.uint8))  # one value: no threshold
+    with pytest.raises(pixsum.BadShapeError):
+        pixsum.threshold_otsu(np.zeros((2, 3, 4, 5), np.uint8))
+    with pytest.raises(pixsum.BadShapeError):
+        pixsum.threshold_otsu(random_image(rng, (5, 6), np.uint8), mask=np.ones((6, 5), bool))
