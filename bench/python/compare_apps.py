@@ -7,9 +7,11 @@ squared table, the u8 256-bin histogram, the valid box mean). This script
 covers the rest of the public Python API with an obvious peer:
 
   - histogram of a 3-channel u8 image (cv2.calcHist per channel, np.bincount)
+  - histogram of u8 under a random mask (cv2.calcHist with the mask, bincount)
   - histogram of u16 with 65536 bins (np.bincount, cv2.calcHist)
   - histogram of f32 with 256 bins over a range (np.histogram, cv2.calcHist)
-  - histogram2d of two u8 images, 256 x 256 (np.histogram2d, cv2.calcHist)
+  - histogram2d of two u8 images, 256 x 256 (np.histogram2d, cv2.calcHist), on
+    random pairs and on a constant pair (every pixel in one cell)
   - integral_tilted of u8 (cv2.integral3's tilted table)
   - integral3d of a u8 volume (numpy cumsum on three axes)
   - box_filter 'same' with clipped windows (cv2.boxFilter sums / counts)
@@ -56,6 +58,25 @@ def bench_hist_channels(tab, n, threads, rng):
                lambda: pixsum.histogram(img, out=out, threads=threads)), peers, n * n * 3)
 
 
+def bench_hist_masked(tab, n, threads, rng):
+    img = rng.integers(0, 256, (n, n), dtype=np.uint8)
+    mask = (rng.random((n, n)) < 0.5).astype(np.uint8)
+    out = np.empty(256, np.uint64)
+    ref = pixsum.histogram(img, mask=mask, threads=threads)
+    sel = mask.astype(bool)
+    check_equal(ref, np.bincount(img[sel], minlength=256), "bincount")
+    peers = [("np.bincount(img[mask])", lambda: np.bincount(img[sel], minlength=256))]
+    if cv2 is not None:
+        def calc():
+            return cv2.calcHist([img], [0], mask, [256], [0, 256])
+        check_equal(ref, calc().ravel(), "calcHist with a mask")
+        peers.append(("cv2.calcHist(mask=)", calc))
+    tab.group(f"histogram u8 256 bins, random 50% mask {n}x{n}",
+              ("pixsum.histogram(mask=, out=)",
+               lambda: pixsum.histogram(img, mask=mask, out=out, threads=threads)), peers,
+              n * n)
+
+
 def bench_hist_u16(tab, n, threads, rng):
     img = rng.integers(0, 65536, (n, n), dtype=np.uint16)
     out = np.empty(65536, np.uint64)
@@ -92,9 +113,13 @@ def bench_hist_f32(tab, n, threads, rng):
                                         threads=threads)), peers, n * n)
 
 
-def bench_hist2d(tab, n, threads, rng):
-    a = rng.integers(0, 256, (n, n), dtype=np.uint8)
-    b = ((a.astype(np.uint16) + rng.integers(0, 32, (n, n))) % 256).astype(np.uint8)
+def bench_hist2d(tab, n, threads, rng, constant=False):
+    if constant:
+        a = np.full((n, n), 77, np.uint8)
+        b = np.full((n, n), 200, np.uint8)
+    else:
+        a = rng.integers(0, 256, (n, n), dtype=np.uint8)
+        b = ((a.astype(np.uint16) + rng.integers(0, 32, (n, n))) % 256).astype(np.uint8)
     out = np.empty((256, 256), np.uint64)
     ref = pixsum.histogram2d(a, b, threads=threads)
     fa, fb = a.ravel(), b.ravel()
@@ -114,7 +139,7 @@ def bench_hist2d(tab, n, threads, rng):
             return cv2.calcHist([a, b], [0, 1], None, [256, 256], [0, 256, 0, 256])
         check_equal(ref, calc(), "calcHist 2-D")
         peers.append(("cv2.calcHist([a, b], 256 x 256)", calc))
-    tab.group(f"histogram2d u8 256x256 bins {n}x{n}",
+    tab.group(f"histogram2d u8 256x256 bins {n}x{n} {'constant' if constant else 'random'}",
               ("pixsum.histogram2d(out=)",
                lambda: pixsum.histogram2d(a, b, out=out, threads=threads)), peers, n * n)
 
@@ -182,9 +207,10 @@ def main():
     rng = np.random.default_rng(2026)
     tab = Table(args)
     n = args.size
-    for bench in (bench_hist_channels, bench_hist_u16, bench_hist_f32, bench_hist2d,
-                  bench_tilted, bench_volume, bench_box_same):
+    for bench in (bench_hist_channels, bench_hist_masked, bench_hist_u16, bench_hist_f32,
+                  bench_hist2d, bench_tilted, bench_volume, bench_box_same):
         bench(tab, n, args.threads, rng)
+    bench_hist2d(tab, n, args.threads, rng, constant=True)
     print(f"pixsum {pixsum.__version__}, numpy {np.__version__}, "
           f"opencv {cv2.__version__ if cv2 else 'absent'}, "
           f"python {platform.python_version()}, {os.cpu_count()} CPUs, "
