@@ -15,7 +15,8 @@
 # CUDA_TRACE=ON (also build the traced staged kernels, for BENCH_SECTION=trace).
 # BENCH_SECTION (default all), BENCH_REPS, BENCH_SIZES, BENCH_PAIR_SIZES,
 # BENCH_LB_VARIANTS: gpu_bench's section and its settings (bench/cuda/gpu_bench.cu).
-# LB_VARIANTS / SAN_VARIANTS: PIXSUM_CUDA_LB strings tested by `test` / `sanitize`;
+# LB_VARIANTS / SAN_VARIANTS: PIXSUM_CUDA_LB strings tested by `test` / `sanitize`
+# (LB_VARIANTS default: four shapes, one per kernel family; `all`: all 19);
 # TEST_TIMEOUT (240 s per variant run) and SAN_TIMEOUT (200 s per sanitizer run)
 # end a hung kernel; HIST_SANITIZE=0 skips the histogram sanitizer runs.
 # Without cmocka installed, .gpu-deps/*.deb (libcmocka0, libcmocka-dev,
@@ -103,7 +104,13 @@ if has test; then
     $BUILD/tests/test_cuda_box 2>&1 | tee "$OUT/test-box.log" | tail -8
     [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
     # The other cuda.lookback launch shapes (PIXSUM_CUDA_LB) must be exact too.
-    for v in ${LB_VARIANTS:-staged=0 staged=0,pdl=0 staged=0,tw=256 staged=0,tw=128 staged=0,direct=0 staged=0,rows=4,hints=3,direct=0 rows=8,hints=0 staged=1 staged=1,rows=8,hints=0 staged=1,rows=16 staged=1,split=1 staged=1,pdl=2 staged=1,order=0 staged=1,order=1 staged=1,async=0 staged=1,stagger=0 staged=1,pairs=0 staged=1,prescan=0 staged=1,rowtree=0}; do
+    # By default one of each kernel family (about 1 minute); LB_VARIANTS=all
+    # runs every shape (19 runs, about 5 minutes: after look-back changes).
+    LB_ALL="staged=0 staged=0,pdl=0 staged=0,tw=256 staged=0,tw=128 staged=0,direct=0 staged=0,rows=4,hints=3,direct=0 rows=8,hints=0 staged=1 staged=1,rows=8,hints=0 staged=1,rows=16 staged=1,split=1 staged=1,pdl=2 staged=1,order=0 staged=1,order=1 staged=1,async=0 staged=1,stagger=0 staged=1,pairs=0 staged=1,prescan=0 staged=1,rowtree=0"
+    LB_SHORT="staged=0 staged=0,direct=0 staged=1,split=1 staged=1,pdl=2"
+    lb_list=${LB_VARIANTS:-$LB_SHORT}
+    [ "$lb_list" = all ] && lb_list=$LB_ALL
+    for v in $lb_list; do
         step "test_cuda with PIXSUM_CUDA_LB=$v (no large case)"
         PIXSUM_CUDA_LB=$v PIXSUM_TEST_NO_LARGE=1 timeout ${TEST_TIMEOUT:-240} $BUILD/tests/test_cuda \
             >"$OUT/test-variant-$v.log" 2>&1
