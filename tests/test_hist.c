@@ -415,6 +415,36 @@ static void test_table_paths(void **state)
             }
 }
 
+/* Rows longer than the classifier's slice (4096 pixels) and the u8 plane,
+ * cut mid-row: i32 / f32 / f64 / u16 / u8 with 1 and 3 channels, padded,
+ * with and without a mask. */
+static void test_long_rows(void **state)
+{
+    (void)state;
+    const size_t w = 9001, h = 3;
+    for (size_t t = 0; t < 6; t++)
+        for (size_t ch = 1; ch <= 3; ch += 2)
+            for (int masked = 0; masked < 2; masked++) {
+                pixsum_type ty = types[t];
+                image im = make_image(ty, w, h, 1, ch, pixsum_type_size(ty));
+                image mk = make_image(PIXSUM_U8, w, h, 1, 1, 1);
+                fill_random(&im.v);
+                pixsum_hist_spec spec = {0};
+                spec.bins = 97;
+                spec.lo = -300;
+                spec.hi = 250;
+                if (masked) {
+                    for (size_t y = 0; y < h; y++)
+                        for (size_t x = 0; x < w; x++)
+                            set(&mk.v, x, y, 0, 0, (double)(rnd() % 3 != 0));
+                    spec.mask = &mk.v;
+                }
+                check_all_methods(&im.v, &spec);
+                free(im.buf);
+                free(mk.buf);
+            }
+}
+
 static void test_edge_values(void **state)
 {
     (void)state;
@@ -632,6 +662,7 @@ int main(void)
         cmocka_unit_test(test_large_u8_paths),
         cmocka_unit_test(test_large_u8_channels),
         cmocka_unit_test(test_table_paths),
+        cmocka_unit_test(test_long_rows),
         cmocka_unit_test(test_edge_values),
         cmocka_unit_test(test_masks),
         cmocka_unit_test(test_relative_cumulative),

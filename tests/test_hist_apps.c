@@ -128,11 +128,14 @@ static pixsum_view joint_image(pixsum_type t, size_t w, size_t h, size_t pad, in
                 v = (t == PIXSUM_F32 || t == PIXSUM_F64) ? (rnd() % 2 ? NAN : -INFINITY)
                                                          : 1e12;
             void *p = buf + y * row + x * es;
+            long long k = (long long)fmin(fmax(v, -1e9), 1e9); /* integer types wrap k */
             switch (t) {
-            case PIXSUM_U8: *(uint8_t *)p = (uint8_t)((long long)fmin(fmax(v, 0), 1e9) & 255); break;
-            case PIXSUM_U16: *(uint16_t *)p = (uint16_t)((long long)fmin(fmax(v, 0), 1e9) & 65535); break;
-            case PIXSUM_I16: *(int16_t *)p = (int16_t)(v > 32767 ? 32767 : v < -32768 ? -32768 : v); break;
-            case PIXSUM_I32: *(int32_t *)p = (int32_t)(v > 2e9 ? INT32_MAX : v); break;
+            case PIXSUM_U8: *(uint8_t *)p = (uint8_t)(k & 255); break;
+            case PIXSUM_U16: *(uint16_t *)p = (uint16_t)(k & 65535); break;
+            case PIXSUM_I16:
+                *(int16_t *)p = (int16_t)(k > 32767 ? 32767 : k < -32768 ? -32768 : k);
+                break;
+            case PIXSUM_I32: *(int32_t *)p = (int32_t)(v > 2e9 ? INT32_MAX : k); break;
             case PIXSUM_F32: *(float *)p = (float)v; break;
             default: *(double *)p = v; break;
             }
@@ -185,7 +188,8 @@ static void test_joint_paths(void **state)
                     continue;
                 double va = load_any(ta, (const char *)a.data + y * (size_t)a.row_stride, x);
                 double vb = load_any(tb, (const char *)b.data + y * (size_t)b.row_stride, x);
-                size_t ia = bin_of(va, sa.bins, sa.lo, sa.hi), ib = bin_of(vb, sb.bins, sb.lo, sb.hi);
+                size_t ia = bin_of(va, sa.bins, sa.lo, sa.hi);
+                size_t ib = bin_of(vb, sb.bins, sb.lo, sb.hi);
                 if (ia == SIZE_MAX || ib == SIZE_MAX) {
                     excluded++;
                     continue;

@@ -18,6 +18,12 @@
  * Buckets are padded to whole blocks with a known value whose count is taken
  * off again.
  *
+ * Interleaved channels and masks: 16 pixels of 2-4 channels are grouped by
+ * channel with one VPERMB (64 pixels of one masked channel at a time), masked
+ * pixels dropped with VPCOMPRESSB, into one 32 KiB plane per channel; full
+ * planes go through the counter above, whose accumulators stay per channel
+ * until the image is done.
+ *
  * u8 table lookups (equalisation): 64 pixels at a time, each 128-entry half
  * of the 256-byte table by one VPERMI2B, the half picked by the index's top
  * bit.
@@ -375,6 +381,8 @@ BS_TARGET2 bool psi_hist_u8_rows_avx512(const pixsum_view *in, const pixsum_view
                                         size_t r0, size_t r1, uint64_t *raw)
 {
     size_t ch = in->channels;
+    if (ch == 1 && !mask)
+        return false; /* psi_hist_u8_bitsliced() counts such rows directly */
     size_t plane_bytes = PLANE_PIXELS + 64;
     size_t acc_bytes = ch * sizeof(__m512i[4][64]);
     uint8_t *mem = malloc(64 + acc_bytes + BUCKET_MEM + ch * plane_bytes);

@@ -16,8 +16,11 @@
  *  - i32, f32, f64: a row is first classified (bin, below, above, NaN or
  *    masked out) into a buffer of table offsets - with AVX-512 when available
  *    for floats - and then counted the same way.
- * u8 single-channel images without a mask use the bit-sliced AVX-512 counter
- * when the CPU has it (hist_avx512.c). A row range with fewer samples than
+ * Interleaved channels and masks run loops specialised per channel count, a
+ * mask adding 0/1 weights rather than branching (count_pixels()). u8 images use
+ * the bit-sliced AVX-512 counter when the CPU has it (hist_avx512.c): directly
+ * for one unmasked channel, through per-channel planes for channels and
+ * masks. A row range with fewer samples than
  * its table has entries skips the tables: each sample goes through the
  * reference's loop (count_rows_direct()).
  */
@@ -332,10 +335,18 @@ static int count_small(const pixsum_view *in, const psi_hist_params *p, size_t r
                 done += n;
             }
         } else {
+            /* row by row, a row in segments the u32 counters hold */
+            size_t seg = ((size_t)1 << 30) / ch;
+            size_t pixel_bytes = ch * pixsum_type_size(in->type);
             for (size_t r = r0; r < r1; r++) {
+                const char *row = psi_hist_row(in, r);
                 const uint8_t *m = p->mask.data ? psi_hist_row(&p->mask, r) : NULL;
-                counter_reserve(&k, in->width * ch);
-                count_pixels(in->type, psi_hist_row(in, r), m, in->width, ch, &k);
+                for (size_t x0 = 0; x0 < in->width; x0 += seg) {
+                    size_t n = in->width - x0 < seg ? in->width - x0 : seg;
+                    counter_reserve(&k, n * ch);
+                    count_pixels(in->type, row + x0 * pixel_bytes, m ? m + x0 : NULL, n, ch,
+                                 &k);
+                }
             }
         }
         counter_flush(&k);
@@ -367,11 +378,10 @@ static int count_small(const pixsum_view *in, const psi_hist_params *p, size_t r
 
 /* ---- classified counting for i32, f32, f64 ----------------------------- */
 
-static void classify_scalar(const pixsum_view *in, const psi_hist_params *p, const void *row,
-                            uint32_t *out)
+static void classify_scalar(pixsum_type type, const psi_hist_params *p, const void *row,
+                            size_t n, uint32_t *out)
 {
-    size_t n = in->width * in->channels;
-    switch (in->type) {
+    switch (type) {
     case PIXSUM_I32: {
         const int32_t *s = row;
         for (size_t i = 0; i < n; i++)
@@ -393,14 +403,20 @@ static void classify_scalar(const pixsum_view *in, const psi_hist_params *p, con
     }
 }
 
+/* Pixels of a row classified at a time (the index buffer holds this many
+ * pixels' samples; a long row is counted in slices, so the u32 counters are
+ * checked at least once per slice). */
+#define CLASSIFY_SLICE 4096
+
 static int count_classified(const pixsum_view *in, const psi_hist_params *p, size_t r0,
                             size_t r1, uint64_t *counts, uint64_t *below, uint64_t *above,
                             uint64_t *nan, bool simd)
 {
-    size_t ch = in->channels, n = in->width * ch;
+    size_t ch = in->channels, w = in->width, esz = pixsum_type_size(in->type);
+    size_t slice = w < CLASSIFY_SLICE ? w : CLASSIFY_SLICE;
     size_t slots = p->bins + PSI_HIST_EXTRA, stride = slots * ch;
     uint64_t *acc = psi_scratch_take(PSI_SCRATCH_HIST_WIDE, stride * sizeof *acc);
-    uint32_t *idx = malloc(n * sizeof *idx);
+    uint32_t *idx = malloc(slice * ch * sizeof *idx);
     counter k;
     int tables = p->bins <= 4096 ? SUB_TABLES : 1;
     int st = acc && idx ? counter_init(&k, tables, stride, acc)
@@ -412,24 +428,27 @@ static int count_classified(const pixsum_view *in, const psi_hist_params *p, siz
     }
     bool vec = simd && (in->type == PIXSUM_F32 || in->type == PIXSUM_F64);
     for (size_t r = r0; r < r1; r++) {
-        const void *row = psi_hist_row(in, r);
-        if (vec)
-            psi_hist_classify_avx512(row, in->type == PIXSUM_F64, n, p, idx);
-        else
-            classify_scalar(in, p, row, idx);
-        if (p->mask.data) {
-            const uint8_t *m = psi_hist_row(&p->mask, r);
-            for (size_t x = 0; x < in->width; x++)
-                if (!m[x])
-                    for (size_t c = 0; c < ch; c++)
-                        idx[x * ch + c] = (uint32_t)(p->bins + PSI_HIST_SKIP);
+        const char *row = psi_hist_row(in, r);
+        const uint8_t *m = p->mask.data ? psi_hist_row(&p->mask, r) : NULL;
+        for (size_t x0 = 0; x0 < w; x0 += slice) {
+            size_t px = w - x0 < slice ? w - x0 : slice, n = px * ch;
+            const void *src = row + x0 * ch * esz;
+            if (vec)
+                psi_hist_classify_avx512(src, in->type == PIXSUM_F64, n, p, idx);
+            else
+                classify_scalar(in->type, p, src, n, idx);
+            if (m)
+                for (size_t x = 0; x < px; x++)
+                    if (!m[x0 + x])
+                        for (size_t c = 0; c < ch; c++)
+                            idx[x * ch + c] = (uint32_t)(p->bins + PSI_HIST_SKIP);
+            if (ch > 1)
+                for (size_t x = 0; x < px; x++)
+                    for (size_t c = 1; c < ch; c++)
+                        idx[x * ch + c] += (uint32_t)(c * slots);
+            counter_reserve(&k, n);
+            COUNT_RUN(uint32_t, idx, n, &k, 0);
         }
-        if (ch > 1)
-            for (size_t x = 0; x < in->width; x++)
-                for (size_t c = 1; c < ch; c++)
-                    idx[x * ch + c] += (uint32_t)(c * slots);
-        counter_reserve(&k, n);
-        COUNT_RUN(uint32_t, idx, n, &k, 0);
     }
     counter_flush(&k);
     counter_free(&k);

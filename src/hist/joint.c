@@ -166,58 +166,70 @@ count_row_small(const joint_plan *j, const void *ra, const void *rb, const uint8
 #undef WEIGHT
 }
 
+/* Pixels of a row counted between two checks of the counters (a row of
+ * more than 2^32 pixels must not wrap them). */
+#define JOINT_SEGMENT ((size_t)1 << 30)
+
 /* Rows [r0, r1) into the k u32 tables of cells + 1 entries at block,
  * flushed into counts and *excluded before a counter can wrap. */
 static void count_rows(const joint_plan *j, size_t r0, size_t r1, uint32_t *block, int k,
                        uint64_t *counts, uint64_t *excluded)
 {
     const pixsum_view *a = j->a, *b = j->b;
-    size_t n = a->width, bins_a = j->pa->bins, bins_b = j->pb->bins, cells = j->cells;
+    size_t w = a->width, bins_a = j->pa->bins, bins_b = j->pb->bins, cells = j->cells;
+    size_t sa = pixsum_type_size(a->type), sb = pixsum_type_size(b->type);
     uint32_t *t[JOINT_TABLES];
     for (int s = 0; s < JOINT_TABLES; s++)
         t[s] = block + (size_t)(s % k) * (cells + 1);
     uint32_t ia[JOINT_SLICE], ib[JOINT_SLICE]; /* classes of a slice of a row */
     bool wa = a->type != PIXSUM_U8, wb = b->type != PIXSUM_U8;
     uint64_t pending = 0;
-    for (size_t r = r0; r < r1; r++) {
-        if (pending + n > UINT32_MAX) {
-            flush_tables(block, k, cells, counts, excluded);
-            pending = 0;
-        }
-        pending += n;
-        const void *ra = psi_hist_row(a, r), *rb = psi_hist_row(b, r);
-        const uint8_t *ma = j->pa->mask.data ? psi_hist_row(&j->pa->mask, r) : NULL;
-        const uint8_t *mb = j->pb->mask.data ? psi_hist_row(&j->pb->mask, r) : NULL;
-        if (j->off_a) {
-#define JOINT_ROW_M(WA, WB, M)                                                     \
-    (k == 2 ? count_row_small(j, ra, rb, ma, mb, n, WA, WB, M, 2, t)                      \
+    for (size_t r = r0; r < r1; r++)
+        for (size_t x0 = 0; x0 < w; x0 += JOINT_SEGMENT) {
+            size_t n = w - x0 < JOINT_SEGMENT ? w - x0 : JOINT_SEGMENT;
+            if (pending + n > UINT32_MAX) {
+                flush_tables(block, k, cells, counts, excluded);
+                pending = 0;
+            }
+            pending += n;
+            const void *ra = (const char *)psi_hist_row(a, r) + x0 * sa;
+            const void *rb = (const char *)psi_hist_row(b, r) + x0 * sb;
+            const uint8_t *ma = NULL, *mb = NULL;
+            if (j->pa->mask.data)
+                ma = (const uint8_t *)psi_hist_row(&j->pa->mask, r) + x0;
+            if (j->pb->mask.data)
+                mb = (const uint8_t *)psi_hist_row(&j->pb->mask, r) + x0;
+            if (j->off_a) {
+#define JOINT_ROW_M(WA, WB, M)                                                         \
+    (k == 2 ? count_row_small(j, ra, rb, ma, mb, n, WA, WB, M, 2, t)                   \
             : count_row_small(j, ra, rb, ma, mb, n, WA, WB, M, 1, t))
 #define JOINT_ROW(WA, WB) \
     ((ma || mb) ? JOINT_ROW_M(WA, WB, true) : JOINT_ROW_M(WA, WB, false))
-            if (!wa && !wb)
-                JOINT_ROW(false, false);
-            else if (!wa)
-                JOINT_ROW(false, true);
-            else if (!wb)
-                JOINT_ROW(true, false);
-            else
-                JOINT_ROW(true, true);
+                if (!wa && !wb)
+                    JOINT_ROW(false, false);
+                else if (!wa)
+                    JOINT_ROW(false, true);
+                else if (!wb)
+                    JOINT_ROW(true, false);
+                else
+                    JOINT_ROW(true, true);
 #undef JOINT_ROW
 #undef JOINT_ROW_M
-            continue;
-        }
-        size_t sa = pixsum_type_size(a->type), sb = pixsum_type_size(b->type);
-        for (size_t x0 = 0; x0 < n; x0 += JOINT_SLICE) {
-            size_t m = n - x0 < JOINT_SLICE ? n - x0 : JOINT_SLICE;
-            classify(j, &j->ka, (const char *)ra + x0 * sa, m, ia);
-            classify(j, &j->kb, (const char *)rb + x0 * sb, m, ib);
-            for (size_t x = 0; x < m; x++) {
-                size_t c = ia[x] < bins_a && ib[x] < bins_b ? (size_t)ia[x] * bins_b + ib[x]
-                                                            : cells;
-                t[x % JOINT_TABLES][c] += pair_weight(ma ? ma + x0 : NULL, mb ? mb + x0 : NULL, x);
+                continue;
+            }
+            for (size_t s0 = 0; s0 < n; s0 += JOINT_SLICE) {
+                size_t m = n - s0 < JOINT_SLICE ? n - s0 : JOINT_SLICE;
+                classify(j, &j->ka, (const char *)ra + s0 * sa, m, ia);
+                classify(j, &j->kb, (const char *)rb + s0 * sb, m, ib);
+                const uint8_t *mas = ma ? ma + s0 : NULL, *mbs = mb ? mb + s0 : NULL;
+                for (size_t x = 0; x < m; x++) {
+                    size_t c = ia[x] < bins_a && ib[x] < bins_b
+                                   ? (size_t)ia[x] * bins_b + ib[x]
+                                   : cells;
+                    t[x % JOINT_TABLES][c] += pair_weight(mas, mbs, x);
+                }
             }
         }
-    }
 }
 
 int pixsum_histogram_joint(pixsum_ctx *ctx, const pixsum_view *a, const pixsum_view *b,
