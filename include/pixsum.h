@@ -363,8 +363,9 @@ PIXSUM_API int pixsum_box_sum(const pixsum_ctx *ctx, const pixsum_view *table,
                               const pixsum_box *box, void *sums);
 
 /* Batch of pixsum_box_sum(): n boxes, n x channels values of table->type written
- * box after box to `sums`. Stops at the first bad box (its index in the detail
- * text) and returns its status. */
+ * box after box to `sums`. Every box is checked first: with a bad one nothing is
+ * written, and the status of the first bad box is returned (its index in the
+ * detail text). */
 PIXSUM_API int pixsum_box_sums(const pixsum_ctx *ctx, const pixsum_view *table,
                                const pixsum_box *boxes, size_t n, void *sums);
 

@@ -108,6 +108,115 @@ static void corner_sums(const pixsum_view *t, int padded, const pixsum_box *b,
     }
 }
 
+/* ---- batched 2-D corner sums ------------------------------------------- */
+
+/* Boxes whose corners are computed in one batch (the typed kernel writes their
+ * sums into arrays of BOX_BATCH x channels). */
+#define BOX_BATCH 256
+
+/* Boxes ahead whose corners are prefetched: a table larger than the cache
+ * costs up to four misses per box, and the loop body alone keeps too few of
+ * them in flight (box_sum of random boxes on a 16 MB table: 259 ns per box). */
+#define BOX_PREFETCH 8
+
+/* The corner columns and rows of a 2-D box: x0/y0 the entry before the box
+ * (absent in an inclusive table when the box starts at 0), x1/y1 its last. */
+static inline void box_corners(const pixsum_box *b, int padded, size_t *x0, size_t *x1,
+                               size_t *y0, size_t *y1)
+{
+    size_t pad = padded ? 1 : 0;
+    *x1 = b->x + b->w - 1 + pad;
+    *y1 = b->y + b->h - 1 + pad;
+    *x0 = b->x + pad - 1; /* wraps to SIZE_MAX for x == 0 in an inclusive table */
+    *y0 = b->y + pad - 1;
+}
+
+/* n boxes (all valid) of a 2-D table of element type T into acc[k * ch + c]
+ * (ACC: uint64_t, modular, for integer tables; double for floats), with the
+ * corners added and subtracted in corner_sums()' order, so that float results
+ * are identical. Boxes touching row or column 0 of an inclusive table go
+ * through corner_sums(). */
+#define PSI_BOX_KERNEL(NAME, T, ACC, IS_INT)                                              \
+    static void NAME(const pixsum_view *t, int padded, const pixsum_box *b, size_t n,     \
+                     ACC *acc)                                                            \
+    {                                                                                     \
+        size_t ch = t->channels;                                                          \
+        for (size_t k = 0; k < n; k++) {                                                  \
+            if (k + BOX_PREFETCH < n) {                                                   \
+                size_t px0, px1, py0, py1;                                                \
+                box_corners(&b[k + BOX_PREFETCH], padded, &px0, &px1, &py0, &py1);        \
+                const T *q1 = psi_row(t, py1, 0);                                         \
+                __builtin_prefetch(q1 + px1 * ch);                                        \
+                if (px0 != SIZE_MAX)                                                      \
+                    __builtin_prefetch(q1 + px0 * ch);                                    \
+                if (py0 != SIZE_MAX) {                                                    \
+                    const T *q0 = psi_row(t, py0, 0);                                     \
+                    __builtin_prefetch(q0 + px1 * ch);                                    \
+                    if (px0 != SIZE_MAX)                                                  \
+                        __builtin_prefetch(q0 + px0 * ch);                                \
+                }                                                                         \
+            }                                                                             \
+            size_t x0, x1, y0, y1;                                                        \
+            box_corners(&b[k], padded, &x0, &x1, &y0, &y1);                               \
+            if (x0 == SIZE_MAX || y0 == SIZE_MAX) {                                       \
+                uint64_t is[4];                                                           \
+                double fs[4];                                                             \
+                corner_sums(t, padded, &b[k], is, fs);                                    \
+                for (size_t c = 0; c < ch; c++)                                           \
+                    acc[k * ch + c] = IS_INT ? (ACC)is[c] : (ACC)fs[c];                   \
+                continue;                                                                 \
+            }                                                                             \
+            const T *r1 = psi_row(t, y1, 0), *r0 = psi_row(t, y0, 0);                     \
+            for (size_t c = 0; c < ch; c++) {                                             \
+                ACC v = 0;                                                                \
+                v += (ACC)r1[x1 * ch + c];                                                \
+                v -= (ACC)r1[x0 * ch + c];                                                \
+                v -= (ACC)r0[x1 * ch + c];                                                \
+                v += (ACC)r0[x0 * ch + c];                                                \
+                acc[k * ch + c] = v;                                                      \
+            }                                                                             \
+        }                                                                                 \
+    }
+
+PSI_BOX_KERNEL(box_u32, uint32_t, uint64_t, 1)
+PSI_BOX_KERNEL(box_u64, uint64_t, uint64_t, 1)
+PSI_BOX_KERNEL(box_i64, int64_t, uint64_t, 1)
+PSI_BOX_KERNEL(box_f32, float, double, 0)
+PSI_BOX_KERNEL(box_f64, double, double, 0)
+
+/* Sums of n valid boxes of any table: a 2-D table through the typed kernels
+ * (integer sums into isum, float ones into fsum, k * ch + c), a 3-D one box by
+ * box through corner_sums(). */
+static void batch_sums(const pixsum_view *t, int padded, const pixsum_box *b, size_t n,
+                       uint64_t *isum, double *fsum)
+{
+    if (t->depth > 1) {
+        size_t ch = t->channels;
+        for (size_t k = 0; k < n; k++)
+            corner_sums(t, padded, &b[k], isum + k * ch, fsum + k * ch);
+        return;
+    }
+    switch (t->type) {
+    case PIXSUM_U32: box_u32(t, padded, b, n, isum); break;
+    case PIXSUM_U64: box_u64(t, padded, b, n, isum); break;
+    case PIXSUM_I64: box_i64(t, padded, b, n, isum); break;
+    case PIXSUM_F32: box_f32(t, padded, b, n, fsum); break;
+    default: box_f64(t, padded, b, n, fsum); break;
+    }
+}
+
+/* Checks every box before anything is written (outputs stay untouched on
+ * error). */
+static int check_boxes(const pixsum_view *t, int padded, const pixsum_box *boxes, size_t n)
+{
+    for (size_t k = 0; k < n; k++) {
+        int st = check_box(t, padded, &boxes[k], k);
+        if (st != PIXSUM_OK)
+            return st;
+    }
+    return PIXSUM_OK;
+}
+
 static int padded_of(const pixsum_ctx *ctx)
 {
     return ctx ? ctx->padded : 0;
@@ -123,18 +232,20 @@ int pixsum_box_sums(const pixsum_ctx *ctx, const pixsum_view *table, const pixsu
     if (st != PIXSUM_OK)
         return st;
     int padded = padded_of(ctx);
+    if ((st = check_boxes(table, padded, boxes, n)) != PIXSUM_OK)
+        return st;
     size_t ch = table->channels;
-    uint64_t isum[4];
-    double fsum[4];
-    for (size_t k = 0; k < n; k++) {
-        if ((st = check_box(table, padded, &boxes[k], k)) != PIXSUM_OK)
-            return st;
-        corner_sums(table, padded, &boxes[k], isum, fsum);
-        for (size_t c = 0; c < ch; c++) {
-            if (psi_type_is_int(table->type))
-                psi_store_u64(table->type, sums, k * ch + c, isum[c]);
+    bool is_int = psi_type_is_int(table->type);
+    uint64_t isum[BOX_BATCH * 4];
+    double fsum[BOX_BATCH * 4];
+    for (size_t k0 = 0; k0 < n; k0 += BOX_BATCH) {
+        size_t m = n - k0 < BOX_BATCH ? n - k0 : BOX_BATCH;
+        batch_sums(table, padded, boxes + k0, m, isum, fsum);
+        for (size_t i = 0; i < m * ch; i++) {
+            if (is_int)
+                psi_store_u64(table->type, sums, k0 * ch + i, isum[i]);
             else
-                psi_store_f64(table->type, sums, k * ch + c, fsum[c]);
+                psi_store_f64(table->type, sums, k0 * ch + i, fsum[i]);
         }
     }
     return PIXSUM_OK;
@@ -199,43 +310,51 @@ int pixsum_box_stats(const pixsum_ctx *ctx, const pixsum_view *sum_table,
             return psi_fail(PIXSUM_ERR_BAD_SHAPE, "sum and squared tables differ in shape");
     }
     int padded = padded_of(ctx);
+    if ((st = check_boxes(sum_table, padded, boxes, n)) != PIXSUM_OK)
+        return st;
     size_t ch = sum_table->channels;
     bool exact = psi_type_is_int(sum_table->type) && sq_table && psi_type_is_int(sq_table->type);
-    for (size_t k = 0; k < n; k++) {
-        const pixsum_box *b = &boxes[k];
-        if ((st = check_box(sum_table, padded, b, k)) != PIXSUM_OK)
-            return st;
-        uint64_t is[4], iq[4];
-        double fs[4], fq[4];
-        corner_sums(sum_table, padded, b, is, fs);
+    uint64_t is_all[BOX_BATCH * 4], iq_all[BOX_BATCH * 4];
+    double fs_all[BOX_BATCH * 4], fq_all[BOX_BATCH * 4];
+    for (size_t k0 = 0; k0 < n; k0 += BOX_BATCH) {
+        size_t m = n - k0 < BOX_BATCH ? n - k0 : BOX_BATCH;
+        batch_sums(sum_table, padded, boxes + k0, m, is_all, fs_all);
         if (variance)
-            corner_sums(sq_table, padded, b, iq, fq);
-        double count = (double)b->w * (double)b->h * (double)b->d;
-        for (size_t c = 0; c < ch; c++) {
-            double s = psi_type_is_int(sum_table->type) ? int_sum_value(sum_table->type, is[c])
-                                                         : fs[c];
-            double m = s / count;
-            if (mean)
-                mean[k * ch + c] = m;
-            if (!variance)
-                continue;
-            double v;
-            if (exact) {
-                uint64_t q = sq_table->type == PIXSUM_U32 ? (uint32_t)iq[c] : iq[c];
-                uint64_t sraw = sum_table->type == PIXSUM_U32 ? (uint32_t)is[c] : is[c];
-                v = exact_variance((uint64_t)b->w * b->h * b->d, sraw,
-                                   sum_table->type == PIXSUM_I64, q);
-            } else {
-                /* A modular integer box sum must be read back in the table's own
-                 * type: a wrapped u32 table's difference is only right mod 2^32. */
-                double q = psi_type_is_int(sq_table->type)
-                               ? int_sum_value(sq_table->type, iq[c])
-                               : fq[c];
-                v = q / count - m * m;
-                if (!(v > 0))
-                    v = 0.0;
+            batch_sums(sq_table, padded, boxes + k0, m, iq_all, fq_all);
+        for (size_t j = 0; j < m; j++) {
+            size_t k = k0 + j;
+            const pixsum_box *b = &boxes[k];
+            const uint64_t *is = is_all + j * ch, *iq = iq_all + j * ch;
+            const double *fs = fs_all + j * ch, *fq = fq_all + j * ch;
+            double count = (double)b->w * (double)b->h * (double)b->d;
+            for (size_t c = 0; c < ch; c++) {
+                double s = psi_type_is_int(sum_table->type)
+                               ? int_sum_value(sum_table->type, is[c])
+                               : fs[c];
+                double mval = s / count;
+                if (mean)
+                    mean[k * ch + c] = mval;
+                if (!variance)
+                    continue;
+                double v;
+                if (exact) {
+                    uint64_t q = sq_table->type == PIXSUM_U32 ? (uint32_t)iq[c] : iq[c];
+                    uint64_t sraw = sum_table->type == PIXSUM_U32 ? (uint32_t)is[c] : is[c];
+                    v = exact_variance((uint64_t)b->w * b->h * b->d, sraw,
+                                       sum_table->type == PIXSUM_I64, q);
+                } else {
+                    /* A modular integer box sum must be read back in the table's
+                     * own type: a wrapped u32 table's difference is only right
+                     * mod 2^32. */
+                    double q = psi_type_is_int(sq_table->type)
+                                   ? int_sum_value(sq_table->type, iq[c])
+                                   : fq[c];
+                    v = q / count - mval * mval;
+                    if (!(v > 0))
+                        v = 0.0;
+                }
+                variance[k * ch + c] = v;
             }
-            variance[k * ch + c] = v;
         }
     }
     return PIXSUM_OK;

@@ -171,7 +171,7 @@ static void test_box_sums_random(void **state)
             tu_image inc, pad;
             make_table(&inc, &in, pout[p], 0, 0, 0);
             make_table(&pad, &in, pout[p], 1, 0, 0);
-            enum { NB = 40 };
+            enum { NB = 600 }; /* several batches of the 2-D kernel (256 boxes) */
             pixsum_box boxes[NB];
             for (int k = 0; k < NB; k++)
                 boxes[k] = random_box(r, w, h, d);
@@ -311,15 +311,16 @@ static void test_box_stats_exact_integers(void **state)
                 tu_image st, sq;
                 make_table(&st, &in, cfg[i].sum, padded, 0, 0);
                 make_table(&sq, &in, cfg[i].sq, padded, 0, 1);
-                pixsum_box boxes[30];
-                for (int k = 0; k < 30; k++)
+                enum { NS = 300 }; /* more than one batch (256 boxes) */
+                pixsum_box boxes[NS];
+                for (int k = 0; k < NS; k++)
                     boxes[k] = random_box(r, w, h, d);
                 pixsum_ctx *ctx = pixsum_ctx_new();
                 assert_int_equal(pixsum_ctx_set(ctx, PIXSUM_PARAM_PADDED, padded), PIXSUM_OK);
                 char what[96];
                 snprintf(what, sizeof what, "%s sum %s sq %s fill %d", pixsum_type_name(cfg[i].in),
                          pixsum_type_name(cfg[i].sum), pixsum_type_name(cfg[i].sq), fill);
-                check_stats(&in.view, &st.view, &sq.view, ctx, boxes, 30, 1, what);
+                check_stats(&in.view, &st.view, &sq.view, ctx, boxes, NS, 1, what);
                 /* constant images (max or min fill): variance exactly 0 */
                 if (fill != 0) {
                     double v[4];
@@ -538,11 +539,20 @@ static void test_box_refusals(void **state)
     assert_true(pixsum_box_sum(padded, &thin, &unit, out) != PIXSUM_OK);
     assert_true(pixsum_last_error()[0] != '\0');
 
-    /* Batches stop at the first bad box and name it. */
+    /* Batches name their first bad box and write nothing (all boxes are
+     * checked before any is summed), means and variances included. */
     pixsum_box batch[5] = {ok2, ok2, ok2, {0, 0, 0, 9, 1, 1}, ok2};
     uint32_t bs[5];
+    memset(bs, 0x5A, sizeof bs);
     expect_fail(pixsum_box_sums(NULL, &v2, batch, 5, bs), PIXSUM_ERR_OUT_OF_RANGE, "box 3",
                 "batch");
+    for (size_t i = 0; i < 5; i++)
+        assert_true(bs[i] == 0x5A5A5A5Au);
+    double bm[5] = {-7, -7, -7, -7, -7};
+    expect_fail(pixsum_box_stats(NULL, &v2, NULL, batch, 5, bm, NULL), PIXSUM_ERR_OUT_OF_RANGE,
+                "box 3", "batch stats");
+    for (size_t i = 0; i < 5; i++)
+        assert_true(bm[i] == -7);
     assert_int_equal(pixsum_box_sums(NULL, &v2, NULL, 0, NULL), PIXSUM_OK);
 
     /* Types and pointers. */

@@ -15,6 +15,8 @@ covers the rest of the public Python API with an obvious peer:
   - integral_tilted of u8 (cv2.integral3's tilted table)
   - integral3d of a u8 volume (numpy cumsum on three axes)
   - box_filter 'same' with clipped windows (cv2.boxFilter sums / counts)
+  - box_sum and box_var of a million random boxes (NumPy fancy indexing of the
+    four corners)
 
 Every peer result is compared with pixsum's before it is timed. Integer
 results must be equal; where a peer bins floats differently the row says by
@@ -194,6 +196,34 @@ def bench_box_same(tab, n, threads, rng, k=15):
                lambda: pixsum.box_filter(img, k, mode="same", threads=threads)), peers, n * n)
 
 
+def bench_box_queries(tab, n, threads, rng, count=1_000_000):
+    img = rng.integers(0, 256, (n, n), dtype=np.uint8)
+    table = pixsum.integral(img, padded=True)
+    t2, sq = pixsum.integral_sq(img, padded=True)
+    x, y = rng.integers(0, n - 64, count), rng.integers(0, n - 64, count)
+    w, h = rng.integers(1, 64, count), rng.integers(1, 64, count)
+    boxes = np.stack([x, y, w, h], axis=1)
+
+    def corners(t):
+        return t[y + h, x + w] - t[y, x + w] - t[y + h, x] + t[y, x]
+
+    def np_var():
+        area = (w * h).astype(np.float64)
+        s = corners(t2).astype(np.float64)
+        return corners(sq).astype(np.float64) / area - (s / area) ** 2
+
+    check_equal(pixsum.box_sum(table, boxes, padded=True), corners(table), "numpy corners")
+    np.testing.assert_allclose(pixsum.box_var(t2, sq, boxes, padded=True), np_var(),
+                               rtol=1e-6, atol=1e-6)
+    tab.group(f"box_sum, {count} random boxes up to 63x63, u32 table {n}x{n}",
+              ("pixsum.box_sum", lambda: pixsum.box_sum(table, boxes, padded=True)),
+              [("numpy corner gathers", lambda: corners(table))], count)
+    tab.group(f"box_var, {count} random boxes, u32 + u64 tables {n}x{n}",
+              ("pixsum.box_var (exact integer variance)",
+               lambda: pixsum.box_var(t2, sq, boxes, padded=True)),
+              [("numpy corners, float64 E[x^2] - E[x]^2", np_var)], count)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--size", type=int, default=4096)
@@ -208,7 +238,7 @@ def main():
     tab = Table(args)
     n = args.size
     for bench in (bench_hist_channels, bench_hist_masked, bench_hist_u16, bench_hist_f32,
-                  bench_hist2d, bench_tilted, bench_volume, bench_box_same):
+                  bench_hist2d, bench_tilted, bench_volume, bench_box_same, bench_box_queries):
         bench(tab, n, args.threads, rng)
     bench_hist2d(tab, n, args.threads, rng, constant=True)
     print(f"pixsum {pixsum.__version__}, numpy {np.__version__}, "
