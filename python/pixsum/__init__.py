@@ -9,7 +9,8 @@ A zero-copy NumPy interface to the pixsum C library:
 
 Functions: integral, integral_sq, integral_tilted, integral3d, box_sum, box_mean,
 box_var, box_filter, histogram, histogram2d, equalize, otsu, threshold_otsu,
-methods, integral_dtype, version, cuda_device_count. Each has a docstring (help(pixsum.integral)).
+methods, integral_dtype, version, cuda_device_count. Each has a docstring
+(help(pixsum.integral)).
 
 Arrays are read and written in place: any row or slice stride (crops, flips,
 every other row) works without a copy, and out= arrays are filled in place.
