@@ -7,7 +7,8 @@
  * strides, 1-4 channels, 3-D, masks, every bin count 1..256 for u8, u16 / i16
  * with up to 65536 bins, f32 with NaN, infinities, zeros of both signs and
  * denormals; tiles forced small (PIXSUM_GL_TILE) so that tiled uploads and
- * summed queries are exercised; concurrent calls from several threads. The
+ * summed queries are exercised, and the query pool forced to 3 names
+ * (PIXSUM_GL_QUERIES) so that results are read back mid-pass; concurrent calls from several threads. The
  * refusals: i32 / f64, bins above 65536, and (gl.depth only) f32 bin edges
  * among the denormal floats, which a flush-to-zero GPU could not separate.
  *
@@ -189,8 +190,10 @@ static void test_masks_and_volumes(void **state)
     tu_rng *r = tu_global_rng();
     static const pixsum_type types[] = {PIXSUM_U8, PIXSUM_U16, PIXSUM_I16, PIXSUM_F32};
     for (int tile = 0; tile < 2; tile++) {
-        if (tile)
+        if (tile) {
             setenv("PIXSUM_GL_TILE", "5", 1);
+            setenv("PIXSUM_GL_QUERIES", "3", 1); /* read back every 3 passes */
+        }
         for (size_t t = 0; t < 4; t++)
             for (int what = 0; what < N_CONTENT; what++) {
                 size_t w = tu_between(r, 1, 40), h = tu_between(r, 1, 30);
@@ -211,13 +214,14 @@ static void test_masks_and_volumes(void **state)
                 char what_s[80];
                 snprintf(what_s, sizeof what_s, "%s %s %s%s", pixsum_type_name(types[t]),
                          content_name[what], spec.mask ? "masked" : "unmasked",
-                         tile ? " tile 5" : "");
+                         tile ? " tile 5, 3 queries" : "");
                 check_both(&img.view, &spec, what_s);
                 tu_image_free(&img);
                 tu_image_free(&mask);
             }
     }
     unsetenv("PIXSUM_GL_TILE");
+    unsetenv("PIXSUM_GL_QUERIES");
 }
 
 /* ---- 16-bit ------------------------------------------------------------ */
@@ -251,7 +255,8 @@ static void test_u16_i16(void **state)
                 check_both(&img.view, &spec, what_s);
                 tu_image_free(&img);
             }
-    /* the type's full resolution: 65536 bins (one pass per bin) */
+    /* the type's full resolution: 65536 bins (one pass per bin, so the pool of
+     * query names is read back and reused 64 times per channel) */
     tu_image img;
     assert_int_equal(tu_image_alloc(&img, PIXSUM_U16, 13, 5, 1, 1, NULL), 0);
     fill(r, &img.view, RANDOM, 0, 65536);

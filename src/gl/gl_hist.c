@@ -21,6 +21,11 @@
  * caps it further, for tests): each query counts at most 2^22 samples and the
  * results are added up in 64 bits, so no count wraps.
  *
+ * At most GL_QUERY_POOL occlusion queries exist at a time (PIXSUM_GL_QUERIES=N
+ * lowers that, for tests): when they are all in flight, their results are read
+ * back and the names reused. Drivers keep a buffer per query object (llvmpipe
+ * about 9 KB), so one query per bin would hold ~150 MB at 16384 bins.
+ *
  * GL errors become PIXSUM_ERR_GL with the error's name and the pass it
  * happened in; a missing EGL display or context PIXSUM_ERR_UNAVAILABLE.
  */
@@ -35,6 +40,7 @@
 #include <string.h>
 
 #define GL_TILE_MAX 2048
+#define GL_QUERY_POOL 1024 /* query objects kept; 256 bins need one read-back per pass */
 
 /* GL objects kept with the context (psi_gl_acquire()'s user slot). */
 typedef struct gl_cache {
@@ -45,7 +51,8 @@ typedef struct gl_cache {
     GLuint fbo, depth_rb;
     int fbo_w, fbo_h;
     GLuint tex_img, tex_mask;
-    GLuint *queries;
+    GLuint *queries;     /* nqueries names, nqueries <= GL_QUERY_POOL */
+    size_t *query_pass;  /* the pass each name in flight counts */
     size_t nqueries;
     int glsl400; /* the context runs GLSL 4.00 (for `precise`) */
 } gl_cache;
@@ -270,6 +277,20 @@ static int ensure_fbo(gl_cache *c, int w, int h)
     return PIXSUM_OK;
 }
 
+/* How many query objects a run may keep in flight: GL_QUERY_POOL, or fewer
+ * with PIXSUM_GL_QUERIES=N (N >= 1; tests use it to force read-backs). */
+static size_t query_pool(void)
+{
+    const char *e = getenv("PIXSUM_GL_QUERIES");
+    if (e) {
+        long v = strtol(e, NULL, 10);
+        if (v >= 1 && v < GL_QUERY_POOL)
+            return (size_t)v;
+    }
+    return GL_QUERY_POOL;
+}
+
+/* Makes sure c holds at least n (<= GL_QUERY_POOL) query names. */
 static int ensure_queries(gl_cache *c, size_t n)
 {
     if (c->nqueries >= n)
@@ -277,8 +298,12 @@ static int ensure_queries(gl_cache *c, size_t n)
     GLuint *q = realloc(c->queries, n * sizeof *q);
     if (!q)
         return psi_fail(PIXSUM_ERR_NO_MEMORY, "cannot allocate %zu query names", n);
-    glGenQueries((GLsizei)(n - c->nqueries), q + c->nqueries);
     c->queries = q;
+    size_t *pass = realloc(c->query_pass, n * sizeof *pass);
+    if (!pass)
+        return psi_fail(PIXSUM_ERR_NO_MEMORY, "cannot allocate %zu query slots", n);
+    c->query_pass = pass;
+    glGenQueries((GLsizei)(n - c->nqueries), q + c->nqueries);
     c->nqueries = n;
     return PIXSUM_OK;
 }
@@ -343,7 +368,41 @@ typedef struct gl_run {
     bool depth;
     size_t npasses;    /* queries per channel per tile */
     uint64_t *acc;     /* channels x npasses summed query results */
+    size_t pool;       /* query names a run may use, <= c->nqueries */
+    size_t in_flight;  /* names begun and not yet read back */
 } gl_run;
+
+/* Reads back every query in flight, adding each result to acc[its pass]. */
+static int queries_collect(gl_run *r, uint64_t *acc)
+{
+    gl_cache *c = r->c;
+    for (size_t i = 0; i < r->in_flight; i++) {
+        GLuint64 n = 0;
+        glGetQueryObjectui64v(c->queries[i], GL_QUERY_RESULT, &n);
+        acc[c->query_pass[i]] += (uint64_t)n;
+    }
+    r->in_flight = 0;
+    GLenum err = glGetError();
+    if (err != GL_NO_ERROR)
+        return psi_fail(PIXSUM_ERR_GL, "%s: OpenGL error %s in the %s passes",
+                        r->depth ? "gl.depth" : "gl.perbin", psi_gl_error_name(err),
+                        r->depth ? "depth/plane" : "per-bin");
+    return PIXSUM_OK;
+}
+
+/* Begins the occlusion query that counts pass `pass` into acc[pass]; reads
+ * the pool back first when every name is in flight. */
+static int query_begin(gl_run *r, uint64_t *acc, size_t pass)
+{
+    if (r->in_flight == r->pool) {
+        int st = queries_collect(r, acc);
+        if (st != PIXSUM_OK)
+            return st;
+    }
+    r->c->query_pass[r->in_flight] = pass;
+    glBeginQuery(GL_SAMPLES_PASSED, r->c->queries[r->in_flight++]);
+    return PIXSUM_OK;
+}
 
 static void set_keys(GLuint prog, const psi_gl_plan *plan)
 {
@@ -373,6 +432,8 @@ static int count_tile_channel(gl_run *r, size_t ch, int w, int h, bool use_mask)
 {
     gl_cache *c = r->c;
     const psi_gl_plan *plan = r->plan;
+    uint64_t *acc = r->acc + ch * r->npasses;
+    int st = PIXSUM_OK;
     GLuint prog = r->depth ? c->depth_prog[plan->kind] : c->perbin_prog[plan->kind];
     glUseProgram(prog);
     glUniform1i(glGetUniformLocation(prog, "use_mask"), use_mask);
@@ -386,7 +447,7 @@ static int count_tile_channel(gl_run *r, size_t ch, int w, int h, bool use_mask)
                      (GLuint)(plan->edges[plan->bins] > plan->kmax ? (uint64_t)plan->kmax + 1
                                                                   : plan->edges[plan->bins]));
         GLint plane_loc = glGetUniformLocation(c->plane_prog, "plane");
-        for (int sg = 0; sg < plan->nseg; sg++) {
+        for (int sg = 0; sg < plan->nseg && st == PIXSUM_OK; sg++) {
             const psi_gl_segment *seg = &plan->seg[sg];
             /* 1. the image as depths (masked pixels keep the cleared 1.0) */
             glUseProgram(prog);
@@ -405,7 +466,8 @@ static int count_tile_channel(gl_run *r, size_t ch, int w, int h, bool use_mask)
             glDepthFunc(GL_GREATER);
             glDepthMask(GL_FALSE);
             for (size_t j = seg->first_pass; j < seg->first_pass + seg->npasses; j++) {
-                glBeginQuery(GL_SAMPLES_PASSED, c->queries[j]);
+                if ((st = query_begin(r, acc, j)) != PIXSUM_OK)
+                    break;
                 glUniform1f(plane_loc, plan->pass_depth[j]);
                 glDrawArrays(GL_TRIANGLES, 0, 3);
                 glEndQuery(GL_SAMPLES_PASSED);
@@ -422,7 +484,8 @@ static int count_tile_channel(gl_run *r, size_t ch, int w, int h, bool use_mask)
             int nan;
             if (!perbin_pass(plan, j, &a, &b, &nan))
                 continue;
-            glBeginQuery(GL_SAMPLES_PASSED, c->queries[j]);
+            if ((st = query_begin(r, acc, j)) != PIXSUM_OK)
+                break;
             glUniform1ui(la, (GLuint)a);
             glUniform1ui(lb, (GLuint)b); /* <= kmax + 1 <= 0xFF800001 */
             glUniform1i(ln, nan);
@@ -431,26 +494,9 @@ static int count_tile_channel(gl_run *r, size_t ch, int w, int h, bool use_mask)
         }
     }
     glUseProgram(0);
-    GLenum err = glGetError();
-    if (err != GL_NO_ERROR)
-        return psi_fail(PIXSUM_ERR_GL, "%s: OpenGL error %s in the %s passes",
-                        r->depth ? "gl.depth" : "gl.perbin", psi_gl_error_name(err),
-                        r->depth ? "depth/plane" : "per-bin");
-    uint64_t *acc = r->acc + ch * r->npasses;
-    for (size_t j = 0; j < r->npasses; j++) {
-        uint64_t a, b;
-        int nan;
-        if (!r->depth && !perbin_pass(plan, j, &a, &b, &nan))
-            continue;
-        GLuint64 n = 0;
-        glGetQueryObjectui64v(c->queries[j], GL_QUERY_RESULT, &n);
-        acc[j] += (uint64_t)n;
-    }
-    err = glGetError();
-    if (err != GL_NO_ERROR)
-        return psi_fail(PIXSUM_ERR_GL, "OpenGL error %s reading occlusion queries",
-                        psi_gl_error_name(err));
-    return PIXSUM_OK;
+    if (st != PIXSUM_OK)
+        return st;
+    return queries_collect(r, acc);
 }
 
 /* Tile edge: the GL limits, 2048, the query counter width and PIXSUM_GL_TILE. */
@@ -632,8 +678,11 @@ static int gl_hist_run(const psi_job *job, bool depth)
         st = cache_get(slot, &r.c);
         if (st == PIXSUM_OK)
             st = build_programs(r.c, plan.kind, depth);
+        r.pool = query_pool();
+        if (r.pool > r.npasses)
+            r.pool = r.npasses;
         if (st == PIXSUM_OK)
-            st = ensure_queries(r.c, r.npasses);
+            st = ensure_queries(r.c, r.pool);
         if (st == PIXSUM_OK)
             st = run_tiles(&r, lim);
         psi_gl_release();
