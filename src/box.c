@@ -59,7 +59,7 @@ typedef struct axis {
     bool has_lo;
 } axis;
 
-static axis make_axis(size_t start, size_t len, int padded)
+static inline axis make_axis(size_t start, size_t len, int padded)
 {
     axis a;
     if (padded) {
@@ -119,16 +119,17 @@ static void corner_sums(const pixsum_view *t, int padded, const pixsum_box *b,
  * them in flight (box_sum of random boxes on a 16 MB table: 259 ns per box). */
 #define BOX_PREFETCH 8
 
-/* The corner columns and rows of a 2-D box: x0/y0 the entry before the box
- * (absent in an inclusive table when the box starts at 0), x1/y1 its last. */
+/* The corner columns and rows of a 2-D box (make_axis() per axis): x0/y0 the
+ * entry before the box, SIZE_MAX where an inclusive table has none (the box
+ * starts at 0), x1/y1 its last. */
 static inline void box_corners(const pixsum_box *b, int padded, size_t *x0, size_t *x1,
                                size_t *y0, size_t *y1)
 {
-    size_t pad = padded ? 1 : 0;
-    *x1 = b->x + b->w - 1 + pad;
-    *y1 = b->y + b->h - 1 + pad;
-    *x0 = b->x + pad - 1; /* wraps to SIZE_MAX for x == 0 in an inclusive table */
-    *y0 = b->y + pad - 1;
+    axis ax = make_axis(b->x, b->w, padded), ay = make_axis(b->y, b->h, padded);
+    *x1 = ax.hi;
+    *y1 = ay.hi;
+    *x0 = ax.has_lo ? ax.lo : SIZE_MAX;
+    *y0 = ay.has_lo ? ay.lo : SIZE_MAX;
 }
 
 /* n boxes (all valid) of a 2-D table of element type T into acc[k * ch + c]

@@ -17,6 +17,8 @@ covers the rest of the public Python API with an obvious peer:
   - box_filter 'same' with clipped windows (cv2.boxFilter sums / counts)
   - box_sum and box_var of a million random boxes (NumPy fancy indexing of the
     four corners)
+  - IntegralHistogram of a 1024x1024 u8 image, 32 bins, built and queried for
+    10^5 random boxes up to 64x64 (np.bincount and cv2.calcHist per crop)
 
 Every peer result is compared with pixsum's before it is timed. Integer
 results must be equal; where a peer bins floats differently the row says by
@@ -224,6 +226,33 @@ def bench_box_queries(tab, n, threads, rng, count=1_000_000):
               [("numpy corners, float64 E[x^2] - E[x]^2", np_var)], count)
 
 
+def bench_ihist(tab, n, threads, rng, count=100_000, size=1024, bins=32):
+    img = rng.integers(0, 256, (size, size), dtype=np.uint8)
+    x, y = rng.integers(0, size - 64, count), rng.integers(0, size - 64, count)
+    w, h = rng.integers(1, 65, count), rng.integers(1, 65, count)
+    boxes = np.stack([x, y, w, h], axis=1)
+    shift = 8 - int(np.log2(bins))  # 256 / bins values per bin
+
+    def ours():
+        return pixsum.IntegralHistogram(img, bins=bins, threads=threads).query(boxes)
+
+    def per_crop_bincount():
+        return [np.bincount((img[b:b + d, a:a + c] >> shift).ravel(), minlength=bins)
+                for a, b, c, d in boxes]
+
+    ref = ours()
+    check_equal(ref, np.stack(per_crop_bincount()), "bincount per crop")
+    peers = [("np.bincount per crop", per_crop_bincount)]
+    if cv2 is not None:
+        def per_crop_calc():
+            return [cv2.calcHist([img[b:b + d, a:a + c]], [0], None, [bins], [0, 256])
+                    for a, b, c, d in boxes]
+        check_equal(ref, np.stack([hh.ravel() for hh in per_crop_calc()]), "calcHist per crop")
+        peers.append(("cv2.calcHist per crop", per_crop_calc))
+    tab.group(f"IntegralHistogram u8 {size}x{size} {bins} bins, built + {count} boxes up to "
+              f"64x64", ("pixsum.IntegralHistogram(...).query(boxes)", ours), peers, count)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--size", type=int, default=4096)
@@ -238,7 +267,8 @@ def main():
     tab = Table(args)
     n = args.size
     for bench in (bench_hist_channels, bench_hist_masked, bench_hist_u16, bench_hist_f32,
-                  bench_hist2d, bench_tilted, bench_volume, bench_box_same, bench_box_queries):
+                  bench_hist2d, bench_tilted, bench_volume, bench_box_same, bench_box_queries,
+                  bench_ihist):
         bench(tab, n, args.threads, rng)
     bench_hist2d(tab, n, args.threads, rng, constant=True)
     print(f"pixsum {pixsum.__version__}, numpy {np.__version__}, "

@@ -9,7 +9,8 @@ A zero-copy NumPy interface to the pixsum C library:
 
 Functions: integral, integral_sq, integral_tilted, integral3d, box_sum, box_mean,
 box_var, box_filter, histogram, histogram2d, equalize, otsu, threshold_otsu,
-methods, integral_dtype, version, cuda_device_count. Each has a docstring
+methods, integral_dtype, version, cuda_device_count; the class
+IntegralHistogram (histograms of any box in O(bins)). Each has a docstring
 (help(pixsum.integral)).
 
 Arrays are read and written in place: any row or slice stride (crops, flips,
@@ -36,6 +37,7 @@ from ._core import (integral, integral_sq, integral_tilted, integral3d, box_sum,
 
 try:  # the histogram functions need section 8 of the C library
     from ._core import histogram, histogram2d, equalize, otsu, threshold_otsu
+    from ._ihist import IntegralHistogram
 except ImportError:  # pragma: no cover - a library built before histograms
     pass
 
@@ -45,7 +47,7 @@ HAVE_CUDA = bool(_core.HAVE_CUDA)
 __all__ = [
     "integral", "integral_sq", "integral_tilted", "integral3d", "box_sum", "box_mean",
     "box_var", "box_filter", "histogram", "histogram2d", "equalize", "otsu",
-    "threshold_otsu", "methods",
+    "threshold_otsu", "IntegralHistogram", "methods",
     "integral_dtype", "version", "cuda_device_count", "HAVE_CUDA",
     "Error", "NullError", "InvalidArgumentError", "BadShapeError", "BadStrideError",
     "BadTypeError", "OverflowError", "AliasingError", "UnknownMethodError",

@@ -100,6 +100,31 @@ static inline int psb_type_is_int(pixsum_type t)
 
 /* ---- histograms (hist.c) --------------------------------------------- */
 
+/* Describes `a` for a histogram: all axes spatial except a trailing channel
+ * axis (when `channels` and ndim >= 3, or ndim == 4); (N,) is one row.
+ * Returns 1, or 0 with an exception set. */
+int psb_hist_view(PyArrayObject *a, int channels, int writable, const char *what,
+                  pixsum_view *v);
+
+/* Reads an optional mask (None, or bool / uint8 of img's spatial shape) as a
+ * u8 view in place; *keep holds the array (NULL for None; the caller
+ * releases it). Returns 1, or 0 with an exception set. */
+int psb_mask_view(PyObject *mask, const pixsum_view *img, PyArrayObject **keep,
+                  pixsum_view *v);
+
+/* A zeroed spec with histogram()'s bins (None or int >= 1) and range (None or
+ * a finite pair lo < hi). Returns 1, or 0 with an exception set. */
+int psb_parse_hist_spec(PyObject *bins_obj, PyObject *range_obj, pixsum_hist_spec *spec);
+
+/* The bin edges lo + i * (hi - lo) / bins, i = 0..bins (the last exactly hi),
+ * as a new float64 array; NULL with an exception set. */
+PyObject *psb_edges_array(size_t bins, double lo, double hi);
+
+/* Boxes (x, y, w, h) or (x, y, z, w, h, d), one or (N, 4) / (N, 6), as a
+ * PyMem_Malloc'ed array (free with PyMem_Free); *spatial 2 or 3, *single for
+ * one box given as a 1-D sequence. NULL with an exception set. (module.c) */
+pixsum_box *psb_parse_boxes(PyObject *obj, size_t *n, int *spatial, int *single);
+
 PyObject *psb_py_histogram(PyObject *self, PyObject *args, PyObject *kwargs);
 PyObject *psb_py_histogram2d(PyObject *self, PyObject *args, PyObject *kwargs);
 PyObject *psb_py_equalize(PyObject *self, PyObject *args, PyObject *kwargs);
@@ -108,9 +133,11 @@ PyObject *psb_py_hist_resolve(PyObject *self, PyObject *args);
 PyObject *psb_py_hist_edges(PyObject *self, PyObject *args);
 PyObject *psb_py_otsu(PyObject *self, PyObject *args);
 PyObject *psb_py_threshold_otsu(PyObject *self, PyObject *args, PyObject *kwargs);
+PyObject *psb_py_ihist_new(PyObject *self, PyObject *args, PyObject *kwargs); /* ihist.c */
+PyObject *psb_py_ihist_query(PyObject *self, PyObject *args);                 /* ihist.c */
 extern const char psb_histogram_doc[], psb_histogram2d_doc[], psb_equalize_doc[],
     psb_joint_stats_doc[], psb_hist_resolve_doc[], psb_hist_edges_doc[], psb_otsu_doc[],
-    psb_threshold_otsu_doc[];
+    psb_threshold_otsu_doc[], psb_ihist_new_doc[], psb_ihist_query_doc[];
 
 #ifdef PSB_HAVE_HIST
 #define PSB_HIST_METHODS                                                                \
@@ -125,7 +152,10 @@ extern const char psb_histogram_doc[], psb_histogram2d_doc[], psb_equalize_doc[]
     {"_hist_edges", psb_py_hist_edges, METH_VARARGS, psb_hist_edges_doc},              \
     {"otsu", psb_py_otsu, METH_VARARGS, psb_otsu_doc},                                  \
     {"threshold_otsu", (PyCFunction)(void (*)(void))psb_py_threshold_otsu,              \
-     METH_VARARGS | METH_KEYWORDS, psb_threshold_otsu_doc},
+     METH_VARARGS | METH_KEYWORDS, psb_threshold_otsu_doc},                             \
+    {"_ihist_new", (PyCFunction)(void (*)(void))psb_py_ihist_new,                       \
+     METH_VARARGS | METH_KEYWORDS, psb_ihist_new_doc},                                  \
+    {"_ihist_query", psb_py_ihist_query, METH_VARARGS, psb_ihist_query_doc},
 #else
 #define PSB_HIST_METHODS
 #endif

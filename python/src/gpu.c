@@ -102,20 +102,29 @@ typedef struct gpu_ctx_slot {
 static _Thread_local gpu_ctx_slot gpu_slots[GPU_CTX_SLOTS];
 static _Thread_local int gpu_slot_count;
 
+/* The calling thread's context for (stream, device), made on first use, with
+ * PIXSUM_PARAM_CUDA_DEVICE set to `device`. NULL with an exception set when a
+ * thread uses more than GPU_CTX_SLOTS streams, memory runs out, or the device
+ * number is refused. */
 static pixsum_ctx *gpu_context(unsigned long long stream, int device)
 {
-    for (int i = 0; i < gpu_slot_count; i++)
+    pixsum_ctx *ctx = NULL;
+    for (int i = 0; i < gpu_slot_count && !ctx; i++)
         if (gpu_slots[i].stream == stream && gpu_slots[i].device == device)
-            return gpu_slots[i].ctx;
-    if (gpu_slot_count == GPU_CTX_SLOTS)
-        return psb_fail(PIXSUM_ERR_TOO_LARGE, "more than %d CUDA streams used from one "
-                        "thread", GPU_CTX_SLOTS);
-    pixsum_ctx *ctx = pixsum_ctx_new();
+            ctx = gpu_slots[i].ctx;
     if (!ctx) {
-        PyErr_NoMemory();
-        return NULL;
+        if (gpu_slot_count == GPU_CTX_SLOTS)
+            return psb_fail(PIXSUM_ERR_TOO_LARGE, "more than %d CUDA streams used from one "
+                            "thread", GPU_CTX_SLOTS);
+        if (!(ctx = pixsum_ctx_new())) {
+            PyErr_NoMemory();
+            return NULL;
+        }
+        gpu_slots[gpu_slot_count++] = (gpu_ctx_slot){stream, device, ctx};
     }
-    gpu_slots[gpu_slot_count++] = (gpu_ctx_slot){stream, device, ctx};
+    int st = pixsum_ctx_set(ctx, PIXSUM_PARAM_CUDA_DEVICE, device);
+    if (st != PIXSUM_OK)
+        return psb_fail_library(st, "context");
     return ctx;
 }
 
@@ -198,9 +207,7 @@ PyObject *psb_py_cuda_integral(PyObject *self, PyObject *args, PyObject *kwargs)
     pixsum_ctx *ctx = gpu_context(stream, device);
     if (!ctx || !psb_set_ctx(ctx, &o))
         return NULL;
-    int st = pixsum_ctx_set(ctx, PIXSUM_PARAM_CUDA_DEVICE, device);
-    if (st != PIXSUM_OK)
-        return psb_fail_library(st, "context");
+    int st;
     void *s = (void *)(uintptr_t)stream;
     Py_BEGIN_ALLOW_THREADS
     if (tilted)
@@ -284,9 +291,7 @@ PyObject *psb_py_cuda_histogram(PyObject *self, PyObject *args, PyObject *kwargs
     pixsum_ctx *ctx = gpu_context(stream, device);
     if (!ctx)
         return NULL;
-    int st = pixsum_ctx_set(ctx, PIXSUM_PARAM_CUDA_DEVICE, device);
-    if (st != PIXSUM_OK)
-        return psb_fail_library(st, "context");
+    int st;
     Py_BEGIN_ALLOW_THREADS
     st = pixsum_cuda_histogram(ctx, &vin, &spec, (uint64_t *)(uintptr_t)counts,
                                (size_t)counts_len,
@@ -331,9 +336,7 @@ PyObject *psb_py_cuda_equalize(PyObject *self, PyObject *args, PyObject *kwargs)
     pixsum_ctx *ctx = gpu_context(stream, device);
     if (!ctx)
         return NULL;
-    int st = pixsum_ctx_set(ctx, PIXSUM_PARAM_CUDA_DEVICE, device);
-    if (st != PIXSUM_OK)
-        return psb_fail_library(st, "context");
+    int st;
     Py_BEGIN_ALLOW_THREADS
     st = pixsum_cuda_equalize(ctx, &vin, &vout, mask != Py_None ? &vmask : NULL,
                               (void *)(uintptr_t)stream);
@@ -482,9 +485,7 @@ PyObject *psb_py_cuda_histogram2d(PyObject *self, PyObject *args, PyObject *kwar
     pixsum_ctx *ctx = gpu_context(stream, device);
     if (!ctx)
         return NULL;
-    int st = pixsum_ctx_set(ctx, PIXSUM_PARAM_CUDA_DEVICE, device);
-    if (st != PIXSUM_OK)
-        return psb_fail_library(st, "context");
+    int st;
     Py_BEGIN_ALLOW_THREADS
     st = pixsum_cuda_histogram_joint(ctx, &va, &vb, &sa, &sb, (uint64_t *)(uintptr_t)counts,
                                      (size_t)counts_len, (uint64_t *)(uintptr_t)pairs,

@@ -20,8 +20,8 @@
 
 /* Describes `a` for a histogram: all axes spatial except a trailing channel
  * axis (when `channels` and ndim >= 3, or ndim == 4). */
-static int hist_view(PyArrayObject *a, int channels, int writable, const char *what,
-                     pixsum_view *v)
+int psb_hist_view(PyArrayObject *a, int channels, int writable, const char *what,
+                  pixsum_view *v)
 {
     int nd = PyArray_NDIM(a);
     if (nd == 1) {
@@ -54,8 +54,8 @@ static int hist_view(PyArrayObject *a, int channels, int writable, const char *w
 /* Reads an optional mask (bool or uint8, the image's spatial shape) as a u8
  * view in place; *obj_out keeps the array alive. Returns 1 or 0 with an
  * exception set. */
-static int mask_view(PyObject *mask, const pixsum_view *img, PyArrayObject **keep,
-                     pixsum_view *v)
+int psb_mask_view(PyObject *mask, const pixsum_view *img, PyArrayObject **keep,
+                  pixsum_view *v)
 {
     *keep = NULL;
     if (!mask || mask == Py_None)
@@ -157,7 +157,7 @@ static int parse_range(PyObject *obj, double *lo, double *hi, const char *what)
 
 /* A zeroed spec with histogram()'s bins and range arguments. Returns 1, or 0
  * with an exception set. */
-static int parse_spec(PyObject *bins_obj, PyObject *range_obj, pixsum_hist_spec *spec)
+int psb_parse_hist_spec(PyObject *bins_obj, PyObject *range_obj, pixsum_hist_spec *spec)
 {
     memset(spec, 0, sizeof *spec);
     return parse_bins(bins_obj, &spec->bins, "bins") &&
@@ -165,7 +165,7 @@ static int parse_spec(PyObject *bins_obj, PyObject *range_obj, pixsum_hist_spec 
 }
 
 /* The bin edges lo + i * (hi - lo) / bins, i = 0..bins, as a float64 array. */
-static PyObject *edges_array(size_t bins, double lo, double hi)
+PyObject *psb_edges_array(size_t bins, double lo, double hi)
 {
     npy_intp n = (npy_intp)bins + 1;
     PyArrayObject *e = (PyArrayObject *)PyArray_SimpleNew(1, &n, NPY_FLOAT64);
@@ -241,7 +241,7 @@ PyObject *psb_py_histogram(PyObject *self, PyObject *args, PyObject *kwargs)
                                      &want_info))
         return NULL;
     pixsum_hist_spec spec;
-    if (!parse_spec(bins_obj, range_obj, &spec))
+    if (!psb_parse_hist_spec(bins_obj, range_obj, &spec))
         return NULL;
     if (psb_is_gpu_array(image))
         return psb_gpu_dispatch("histogram", args, kwargs);
@@ -253,7 +253,8 @@ PyObject *psb_py_histogram(PyObject *self, PyObject *args, PyObject *kwargs)
     uint64_t *counts = NULL;
     PyObject *result = NULL;
     pixsum_view vin, vmask;
-    if (!hist_view(in, channels, 0, "image", &vin) || !mask_view(mask_obj, &vin, &mask, &vmask))
+    if (!psb_hist_view(in, channels, 0, "image", &vin) ||
+        !psb_mask_view(mask_obj, &vin, &mask, &vmask))
         goto done;
     if (mask)
         spec.mask = &vmask;
@@ -311,7 +312,7 @@ PyObject *psb_py_histogram(PyObject *self, PyObject *args, PyObject *kwargs)
         PyObject *d = Py_BuildValue(
             "{s:n,s:n,s:d,s:d,s:N,s:K,s:N,s:N,s:N,s:N}", "bins", (Py_ssize_t)info.bins,
             "channels", (Py_ssize_t)c, "lo", info.lo, "hi", info.hi, "edges",
-            edges_array(info.bins, info.lo, info.hi), "pixels",
+            psb_edges_array(info.bins, info.lo, info.hi), "pixels",
             (unsigned long long)info.pixels, "in_range", u64_list(info.in_range, c), "below",
             u64_list(info.below, c), "above", u64_list(info.above, c), "nan",
             u64_list(info.nan, c));
@@ -421,8 +422,8 @@ PyObject *psb_py_histogram2d(PyObject *self, PyObject *args, PyObject *kwargs)
     PyObject *result = NULL;
     pixsum_view va, vb, vmask;
     if (!(a = psb_as_array(a_obj, "a")) || !(b = psb_as_array(b_obj, "b")) ||
-        !hist_view(a, 0, 0, "a", &va) || !hist_view(b, 0, 0, "b", &vb) ||
-        !mask_view(mask_obj, &va, &mask, &vmask))
+        !psb_hist_view(a, 0, 0, "a", &va) || !psb_hist_view(b, 0, 0, "b", &vb) ||
+        !psb_mask_view(mask_obj, &va, &mask, &vmask))
         goto done;
     if (mask)
         sa.mask = &vmask;
@@ -455,8 +456,8 @@ PyObject *psb_py_histogram2d(PyObject *self, PyObject *args, PyObject *kwargs)
         PyObject *d = Py_BuildValue(
             "{s:(dd),s:(dd),s:N,s:N,s:K,s:K,s:d,s:d,s:d,s:d,s:d}", "range_a", info.lo_a,
             info.hi_a, "range_b", info.lo_b, info.hi_b, "edges_a",
-            edges_array(info.bins_a, info.lo_a, info.hi_a), "edges_b",
-            edges_array(info.bins_b, info.lo_b, info.hi_b), "pairs",
+            psb_edges_array(info.bins_a, info.lo_a, info.hi_a), "edges_b",
+            psb_edges_array(info.bins_b, info.lo_b, info.hi_b), "pairs",
             (unsigned long long)info.pairs, "excluded", (unsigned long long)info.excluded,
             "entropy_a", stats.entropy_a, "entropy_b", stats.entropy_b, "joint_entropy",
             stats.joint_entropy, "mutual_information", stats.mutual_information,
@@ -513,7 +514,8 @@ PyObject *psb_py_equalize(PyObject *self, PyObject *args, PyObject *kwargs)
     pixsum_ctx *ctx = NULL;
     PyObject *result = NULL;
     pixsum_view vin, vout, vmask;
-    if (!hist_view(in, channels, 0, "image", &vin) || !mask_view(mask_obj, &vin, &mask, &vmask))
+    if (!psb_hist_view(in, channels, 0, "image", &vin) ||
+        !psb_mask_view(mask_obj, &vin, &mask, &vmask))
         goto done;
     if (vin.type != PIXSUM_U8 && vin.type != PIXSUM_U16) {
         psb_fail(PIXSUM_ERR_BAD_TYPE, "equalize: image must be uint8 or uint16, not %s",
@@ -522,7 +524,7 @@ PyObject *psb_py_equalize(PyObject *self, PyObject *args, PyObject *kwargs)
     }
     pixsum_type ot = vin.type;
     if (!(res = psb_output(out, PyArray_NDIM(in), PyArray_DIMS(in), &ot, "out")) ||
-        !hist_view(res, channels, 1, "out", &vout))
+        !psb_hist_view(res, channels, 1, "out", &vout))
         goto done;
     if (!(ctx = psb_make_ctx(&o)))
         goto done;
@@ -634,7 +636,7 @@ PyObject *psb_py_threshold_otsu(PyObject *self, PyObject *args, PyObject *kwargs
                                      &want_info))
         return NULL;
     pixsum_hist_spec spec;
-    if (!parse_spec(bins_obj, range_obj, &spec))
+    if (!psb_parse_hist_spec(bins_obj, range_obj, &spec))
         return NULL;
     if (psb_is_gpu_array(image))
         return psb_gpu_dispatch("threshold_otsu", args, kwargs);
@@ -645,7 +647,8 @@ PyObject *psb_py_threshold_otsu(PyObject *self, PyObject *args, PyObject *kwargs
     pixsum_ctx *ctx = NULL;
     PyObject *result = NULL;
     pixsum_view vin, vmask;
-    if (!hist_view(in, 0, 0, "image", &vin) || !mask_view(mask_obj, &vin, &mask, &vmask))
+    if (!psb_hist_view(in, 0, 0, "image", &vin) ||
+        !psb_mask_view(mask_obj, &vin, &mask, &vmask))
         goto done;
     if (mask)
         spec.mask = &vmask;
@@ -733,7 +736,7 @@ PyObject *psb_py_hist_resolve(PyObject *self, PyObject *args)
                           &mask_obj, &what))
         return NULL;
     pixsum_hist_spec spec;
-    if (!parse_spec(bins_obj, range_obj, &spec))
+    if (!psb_parse_hist_spec(bins_obj, range_obj, &spec))
         return NULL;
     PyArrayObject *in = psb_as_array(image, "image");
     if (!in)
@@ -742,7 +745,8 @@ PyObject *psb_py_hist_resolve(PyObject *self, PyObject *args)
     PyObject *result = NULL;
     pixsum_view vin, vmask;
     pixsum_hist_info info;
-    if (!hist_view(in, 0, 0, "image", &vin) || !mask_view(mask_obj, &vin, &mask, &vmask))
+    if (!psb_hist_view(in, 0, 0, "image", &vin) ||
+        !psb_mask_view(mask_obj, &vin, &mask, &vmask))
         goto done;
     if (mask)
         spec.mask = &vmask;
@@ -770,7 +774,7 @@ PyObject *psb_py_hist_edges(PyObject *self, PyObject *args)
         return NULL;
     if (bins < 1)
         return psb_fail(PIXSUM_ERR_INVALID_ARG, "bins must be >= 1, got %zd", bins);
-    return edges_array((size_t)bins, lo, hi);
+    return psb_edges_array((size_t)bins, lo, hi);
 }
 
 #endif /* PSB_HAVE_HIST */

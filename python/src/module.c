@@ -555,7 +555,7 @@ static PyObject *py_integral3d(PyObject *self, PyObject *args, PyObject *kwargs)
  * boxes and 3 for (x, y, z, w, h, d); *single is set for one box given as a
  * 1-D sequence. Returns a PyMem_Malloc'ed array (free with PyMem_Free) or NULL
  * with an exception set. */
-static pixsum_box *parse_boxes(PyObject *obj, size_t *n, int *spatial, int *single)
+pixsum_box *psb_parse_boxes(PyObject *obj, size_t *n, int *spatial, int *single)
 {
     PyArrayObject *raw = psb_as_array(obj, "boxes");
     if (!raw)
@@ -636,7 +636,7 @@ static PyObject *box_common(enum box_kind kind, PyObject *args, PyObject *kwargs
         return psb_gpu_dispatch(names[kind], args, kwargs);
     size_t n = 0;
     int spatial = 2, single = 0;
-    pixsum_box *boxes = parse_boxes(boxes_obj, &n, &spatial, &single);
+    pixsum_box *boxes = psb_parse_boxes(boxes_obj, &n, &spatial, &single);
     if (!boxes)
         return NULL;
     PyArrayObject *table = NULL, *sq = NULL, *res = NULL;

@@ -1,18 +1,22 @@
 /*
  * hist_classify.c - per-row classification shared by the joint histogram and
- * the integral histogram: every sample of a row becomes its bin or
+ * the integral histogram and the histogram of wide types: every sample of a row becomes its bin or
  * bins + PSI_HIST_BELOW / ABOVE / NAN (psi_hist_bin()), through a lookup table
- * of all values for the 8/16-bit types and the formula for the others.
+ * of all values for the 8/16-bit types, the formula for the others (with
+ * AVX-512 for f32/f64 where allowed and available).
  */
 #include "hist_classify.h"
 
 #include <stdlib.h>
 
-int psi_classifier_init(psi_classifier *k, pixsum_type type, const psi_hist_params *p)
+int psi_classifier_init(psi_classifier *k, pixsum_type type, const psi_hist_params *p,
+                        bool allow_simd)
 {
     k->type = type;
     k->p = p;
     k->lut = NULL;
+    k->simd = allow_simd && (type == PIXSUM_F32 || type == PIXSUM_F64) &&
+              psi_hist_avx512_available();
     if (!psi_hist_small_type(type))
         return PIXSUM_OK;
     size_t levels = type == PIXSUM_U8 ? 256 : 65536;
@@ -34,6 +38,10 @@ void psi_classifier_free(psi_classifier *k)
 
 void psi_classify_row(const psi_classifier *k, const void *row, size_t n, uint32_t *out)
 {
+    if (k->simd) {
+        psi_hist_classify_avx512(row, k->type == PIXSUM_F64, n, k->p, out);
+        return;
+    }
     switch (k->type) {
     case PIXSUM_U8:
         for (size_t i = 0; i < n; i++)

@@ -11,11 +11,16 @@ typedef struct psi_classifier {
     pixsum_type type;
     const psi_hist_params *p;
     uint32_t *lut; /* class of every raw value (u8/u16/i16), else NULL */
+    bool simd;     /* f32/f64 rows through psi_hist_classify_avx512() */
 } psi_classifier;
 
 /* Prepares a classifier for images of `type` under p (p must outlive it).
- * Returns PIXSUM_OK or PIXSUM_ERR_NO_MEMORY. */
-int psi_classifier_init(psi_classifier *k, pixsum_type type, const psi_hist_params *p);
+ * allow_simd: classify f32/f64 rows with AVX-512 where this CPU has it (the
+ * same classes as the formula; false for the scalar reference methods).
+ * Allocates only for the 8/16-bit types. Returns PIXSUM_OK or
+ * PIXSUM_ERR_NO_MEMORY. */
+int psi_classifier_init(psi_classifier *k, pixsum_type type, const psi_hist_params *p,
+                        bool allow_simd);
 
 void psi_classifier_free(psi_classifier *k);
 

@@ -25,6 +25,7 @@
  * reference's loop (count_rows_direct()).
  */
 #include "hist.h"
+#include "hist_classify.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -378,31 +379,6 @@ static int count_small(const pixsum_view *in, const psi_hist_params *p, size_t r
 
 /* ---- classified counting for i32, f32, f64 ----------------------------- */
 
-static void classify_scalar(pixsum_type type, const psi_hist_params *p, const void *row,
-                            size_t n, uint32_t *out)
-{
-    switch (type) {
-    case PIXSUM_I32: {
-        const int32_t *s = row;
-        for (size_t i = 0; i < n; i++)
-            out[i] = (uint32_t)psi_hist_bin(p, (double)s[i]);
-        break;
-    }
-    case PIXSUM_F32: {
-        const float *s = row;
-        for (size_t i = 0; i < n; i++)
-            out[i] = (uint32_t)psi_hist_bin(p, (double)s[i]);
-        break;
-    }
-    default: {
-        const double *s = row;
-        for (size_t i = 0; i < n; i++)
-            out[i] = (uint32_t)psi_hist_bin(p, s[i]);
-        break;
-    }
-    }
-}
-
 /* Pixels of a row classified at a time (the index buffer holds this many
  * pixels' samples; a long row is counted in slices, so the u32 counters are
  * checked at least once per slice). */
@@ -418,25 +394,24 @@ static int count_classified(const pixsum_view *in, const psi_hist_params *p, siz
     uint64_t *acc = psi_scratch_take(PSI_SCRATCH_HIST_WIDE, stride * sizeof *acc);
     uint32_t *idx = malloc(slice * ch * sizeof *idx);
     counter k;
+    psi_classifier cls; /* no table for these types: nothing to free */
     int tables = p->bins <= 4096 ? SUB_TABLES : 1;
-    int st = acc && idx ? counter_init(&k, tables, stride, acc)
+    int st = acc && idx ? psi_classifier_init(&cls, in->type, p, simd)
                         : psi_fail(PIXSUM_ERR_NO_MEMORY, "cannot allocate histogram scratch");
+    if (st == PIXSUM_OK)
+        st = counter_init(&k, tables, stride, acc);
     if (st != PIXSUM_OK) {
         psi_scratch_give(PSI_SCRATCH_HIST_WIDE, acc);
         free(idx);
         return st;
     }
-    bool vec = simd && (in->type == PIXSUM_F32 || in->type == PIXSUM_F64);
     for (size_t r = r0; r < r1; r++) {
         const char *row = psi_hist_row(in, r);
         const uint8_t *m = p->mask.data ? psi_hist_row(&p->mask, r) : NULL;
         for (size_t x0 = 0; x0 < w; x0 += slice) {
             size_t px = w - x0 < slice ? w - x0 : slice, n = px * ch;
             const void *src = row + x0 * ch * esz;
-            if (vec)
-                psi_hist_classify_avx512(src, in->type == PIXSUM_F64, n, p, idx);
-            else
-                classify_scalar(in->type, p, src, n, idx);
+            psi_classify_row(&cls, src, n, idx);
             if (m)
                 for (size_t x = 0; x < px; x++)
                     if (!m[x0 + x])

@@ -97,7 +97,7 @@ int pixsum_ihist_new(pixsum_ctx *ctx, const pixsum_view *in, const pixsum_hist_s
     uint32_t *cls = malloc(in->width * in->channels * sizeof *cls);
     void *table = ih && row && cls ? malloc(bytes) : NULL;
     psi_classifier k;
-    st = table ? psi_classifier_init(&k, in->type, &p)
+    st = table ? psi_classifier_init(&k, in->type, &p, true)
                : psi_fail(PIXSUM_ERR_NO_MEMORY, "cannot allocate %zu bytes", bytes);
     if (st != PIXSUM_OK) {
         free(ih);

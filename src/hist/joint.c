@@ -24,20 +24,18 @@ typedef struct joint_plan {
     size_t cells;
     psi_classifier ka, kb;
     uint32_t *off_a, *off_b; /* both NULL unless both images are 8/16-bit */
-    bool simd;               /* AVX-512 classification of f32/f64 rows */
 } joint_plan;
 
 static int joint_plan_init(joint_plan *j)
 {
-    int st = psi_classifier_init(&j->ka, j->a->type, j->pa);
+    int st = psi_classifier_init(&j->ka, j->a->type, j->pa, true);
     if (st != PIXSUM_OK)
         return st;
-    if ((st = psi_classifier_init(&j->kb, j->b->type, j->pb)) != PIXSUM_OK) {
+    if ((st = psi_classifier_init(&j->kb, j->b->type, j->pb, true)) != PIXSUM_OK) {
         psi_classifier_free(&j->ka);
         return st;
     }
     j->off_a = j->off_b = NULL;
-    j->simd = psi_hist_avx512_available();
     if (j->ka.lut && j->kb.lut) {
         /* the classifier tables become offset tables in place */
         j->off_a = j->ka.lut;
@@ -108,18 +106,6 @@ static void flush_tables(uint32_t *t, int k, size_t cells, uint64_t *counts, uin
 
 /* Samples classified at a time when a row is not 8/16-bit (on the stack). */
 #define JOINT_SLICE 1024
-
-/* Classes of n samples at row into out (psi_hist_bin() results): with
- * AVX-512 for f32/f64 where this CPU has it (the same classes), else through
- * the classifier. */
-static void classify(const joint_plan *j, const psi_classifier *k, const void *row, size_t n,
-                     uint32_t *out)
-{
-    if (j->simd && (k->type == PIXSUM_F32 || k->type == PIXSUM_F64))
-        psi_hist_classify_avx512(row, k->type == PIXSUM_F64, n, k->p, out);
-    else
-        psi_classify_row(k, row, n, out);
-}
 
 /* Sample x of an 8-bit (wide false) or 16-bit row. */
 static inline size_t raw_at(const void *row, size_t x, bool wide)
@@ -219,8 +205,8 @@ static void count_rows(const joint_plan *j, size_t r0, size_t r1, uint32_t *bloc
             }
             for (size_t s0 = 0; s0 < n; s0 += JOINT_SLICE) {
                 size_t m = n - s0 < JOINT_SLICE ? n - s0 : JOINT_SLICE;
-                classify(j, &j->ka, (const char *)ra + s0 * sa, m, ia);
-                classify(j, &j->kb, (const char *)rb + s0 * sb, m, ib);
+                psi_classify_row(&j->ka, (const char *)ra + s0 * sa, m, ia);
+                psi_classify_row(&j->kb, (const char *)rb + s0 * sb, m, ib);
                 const uint8_t *mas = ma ? ma + s0 : NULL, *mbs = mb ? mb + s0 : NULL;
                 for (size_t x = 0; x < m; x++) {
                     size_t c = ia[x] < bins_a && ib[x] < bins_b

@@ -1,0 +1,153 @@
+/*
+ * ihist.c - the integral histogram (Porikli 2005; pixsum_ihist_*) for Python:
+ * _ihist_new() builds one from a NumPy image and returns it in a capsule with
+ * its bins, channels, range and size; _ihist_query() answers the histograms of
+ * N boxes at O(bins) each. pixsum.IntegralHistogram (python/pixsum/_ihist.py)
+ * is the public class over the two.
+ */
+#include "binding.h"
+
+#ifdef PSB_HAVE_HIST
+
+#include <string.h>
+
+#define IHIST_CAPSULE "pixsum.ihist"
+
+static void ihist_capsule_free(PyObject *cap)
+{
+    pixsum_ihist_free(PyCapsule_GetPointer(cap, IHIST_CAPSULE));
+}
+
+const char psb_ihist_new_doc[] =
+"_ihist_new(image, *, bins=None, range=None, mask=None, threads=0, max_bytes=0)\n"
+"--\n\n"
+"Internal: pixsum_ihist_new() of a 2-D NumPy image ((H, W) or (H, W, C); (N,)\n"
+"is one row). Returns (capsule, info) with info the dict of bins, channels,\n"
+"lo, hi, width, height and nbytes. Use pixsum.IntegralHistogram instead.";
+
+PyObject *psb_py_ihist_new(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    (void)self;
+    static char *kwlist[] = {"image", "bins", "range", "mask", "threads", "max_bytes", NULL};
+    PyObject *image, *bins_obj = NULL, *range_obj = NULL, *mask_obj = NULL;
+    Py_ssize_t max_bytes = 0;
+    psb_opts o = {NULL, 0, 0, 0};
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$OOOnn:IntegralHistogram", kwlist,
+                                     &image, &bins_obj, &range_obj, &mask_obj, &o.threads,
+                                     &max_bytes))
+        return NULL;
+    if (max_bytes < 0)
+        return psb_fail(PIXSUM_ERR_INVALID_ARG, "max_bytes must be >= 0 (0: the default "
+                        "limit of %zu bytes)", PIXSUM_IHIST_DEFAULT_MAX_BYTES);
+    pixsum_hist_spec spec;
+    if (!psb_parse_hist_spec(bins_obj, range_obj, &spec))
+        return NULL;
+    if (psb_is_gpu_array(image) || (mask_obj && psb_is_gpu_array(mask_obj)))
+        return psb_fail(PIXSUM_ERR_UNSUPPORTED, "IntegralHistogram is built in host memory: "
+                        "copy the image (and mask) to a NumPy array first");
+    PyArrayObject *in = psb_as_array(image, "image");
+    if (!in)
+        return NULL;
+    PyArrayObject *mask = NULL;
+    pixsum_ctx *ctx = NULL;
+    pixsum_ihist *ih = NULL;
+    PyObject *result = NULL;
+    pixsum_view vin, vmask;
+    if (PyArray_NDIM(in) > 3) {
+        psb_fail(PIXSUM_ERR_BAD_SHAPE, "an integral histogram is of a 2-D image: (H, W), "
+                 "(H, W, C) or (N,), not a %d-D array", PyArray_NDIM(in));
+        goto done;
+    }
+    if (!psb_hist_view(in, 1, 0, "image", &vin) ||
+        !psb_mask_view(mask_obj, &vin, &mask, &vmask))
+        goto done;
+    if (mask)
+        spec.mask = &vmask;
+    if (!(ctx = psb_make_ctx(&o)))
+        goto done;
+    size_t bytes = 0;
+    int st;
+    Py_BEGIN_ALLOW_THREADS
+    st = pixsum_ihist_bytes(&vin, &spec, &bytes);
+    if (st == PIXSUM_OK)
+        st = pixsum_ihist_new(ctx, &vin, &spec, (size_t)max_bytes, &ih);
+    Py_END_ALLOW_THREADS
+    if (st != PIXSUM_OK) {
+        psb_fail_library(st, "IntegralHistogram");
+        goto done;
+    }
+    pixsum_hist_info info;
+    pixsum_ihist_info(ih, &info);
+    PyObject *cap = PyCapsule_New(ih, IHIST_CAPSULE, ihist_capsule_free);
+    if (!cap) {
+        pixsum_ihist_free(ih);
+        goto done;
+    }
+    result = Py_BuildValue("(N{s:n,s:n,s:d,s:d,s:n,s:n,s:n})", cap, "bins",
+                           (Py_ssize_t)info.bins, "channels", (Py_ssize_t)info.channels, "lo",
+                           info.lo, "hi", info.hi, "width", (Py_ssize_t)vin.width, "height",
+                           (Py_ssize_t)vin.height, "nbytes", (Py_ssize_t)bytes);
+done:
+    pixsum_ctx_free(ctx);
+    Py_XDECREF(mask);
+    Py_DECREF(in);
+    return result;
+}
+
+const char psb_ihist_query_doc[] =
+"_ihist_query(capsule, boxes)\n"
+"--\n\n"
+"Internal: pixsum_ihist_query() of every box (x, y, w, h) of `boxes` ((4,) or\n"
+"(N, 4) integers) into a new uint64 array of shape (N, channels, bins); a\n"
+"box outside the image raises OutOfRangeError naming it (no array returned).";
+
+PyObject *psb_py_ihist_query(PyObject *self, PyObject *args)
+{
+    (void)self;
+    PyObject *cap, *boxes_obj;
+    if (!PyArg_ParseTuple(args, "OO:query", &cap, &boxes_obj))
+        return NULL;
+    const pixsum_ihist *ih = PyCapsule_GetPointer(cap, IHIST_CAPSULE);
+    if (!ih)
+        return NULL;
+    size_t n;
+    int spatial, single;
+    pixsum_box *boxes = psb_parse_boxes(boxes_obj, &n, &spatial, &single);
+    if (!boxes)
+        return NULL;
+    PyObject *result = NULL;
+    pixsum_hist_info info;
+    pixsum_ihist_info(ih, &info);
+    if (spatial != 2) {
+        psb_fail(PIXSUM_ERR_BAD_SHAPE, "boxes of an integral histogram are (x, y, w, h): "
+                 "shape (4,) or (N, 4)");
+        goto done;
+    }
+    npy_intp shape[3] = {(npy_intp)n, (npy_intp)info.channels, (npy_intp)info.bins};
+    PyArrayObject *res = (PyArrayObject *)PyArray_SimpleNew(3, shape, NPY_UINT64);
+    if (!res)
+        goto done;
+    uint64_t *out = PyArray_DATA(res);
+    size_t per = info.channels * info.bins, bad = 0;
+    int st = PIXSUM_OK;
+    Py_BEGIN_ALLOW_THREADS
+    for (size_t i = 0; i < n && st == PIXSUM_OK; i++) {
+        st = pixsum_ihist_query(ih, boxes[i].x, boxes[i].y, boxes[i].w, boxes[i].h,
+                                out + i * per);
+        if (st != PIXSUM_OK)
+            bad = i;
+    }
+    Py_END_ALLOW_THREADS
+    if (st != PIXSUM_OK) {
+        Py_DECREF(res);
+        psb_fail(st, "box %zu (x=%zu, y=%zu, w=%zu, h=%zu): %s", bad, boxes[bad].x, boxes[bad].y,
+                 boxes[bad].w, boxes[bad].h, pixsum_last_error());
+        goto done;
+    }
+    result = (PyObject *)res;
+done:
+    PyMem_Free(boxes);
+    return result;
+}
+
+#endif /* PSB_HAVE_HIST */
