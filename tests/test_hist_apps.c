@@ -534,9 +534,17 @@ static void test_ihist_rectangles(void **state)
     (void)state;
     const pixsum_type types[] = {PIXSUM_U8, PIXSUM_U16, PIXSUM_I16, PIXSUM_I32, PIXSUM_F32,
                                  PIXSUM_F64};
-    for (int iter = 0; iter < 12; iter++) {
+    /* iterations 12..17: wide images with 256 bins (10 MB and more), built by
+     * two or three threads (the columns split at boundaries the queries
+     * straddle) */
+    pixsum_ctx *ctx3 = pixsum_ctx_new();
+    assert_non_null(ctx3);
+    assert_int_equal(pixsum_ctx_set(ctx3, PIXSUM_PARAM_THREADS, 3), PIXSUM_OK);
+    for (int iter = 0; iter < 18; iter++) {
         pixsum_type t = types[iter % 6];
-        size_t w = rnd_between(1, 40), h = rnd_between(1, 30), ch = rnd_between(1, 3);
+        int threaded = iter >= 12;
+        size_t w = threaded ? rnd_between(800, 1100) : rnd_between(1, 40);
+        size_t h = threaded ? rnd_between(12, 16) : rnd_between(1, 30), ch = rnd_between(1, 3);
         size_t es = pixsum_type_size(t), pad = (size_t)(iter % 2) * 3 * es;
         size_t stride = w * ch * es + pad;
         char *buf = calloc(stride * h, 1);
@@ -563,7 +571,7 @@ static void test_ihist_rectangles(void **state)
             mask[i] = (uint8_t)(rnd() % 5 != 0);
         pixsum_view vm = pixsum_view_2d(mask, PIXSUM_U8, w, h, 1, 0);
         pixsum_hist_spec spec = {0};
-        spec.bins = rnd_between(1, 40);
+        spec.bins = threaded ? 256 : rnd_between(1, 40);
         if (iter % 3 == 0) {
             spec.lo = -20;
             spec.hi = 300;
@@ -571,7 +579,7 @@ static void test_ihist_rectangles(void **state)
         if (iter % 4 == 1)
             spec.mask = &vm;
         pixsum_ihist *ih;
-        int st = pixsum_ihist_new(NULL, &v, &spec, 0, &ih);
+        int st = pixsum_ihist_new(threaded ? ctx3 : NULL, &v, &spec, 0, &ih);
         if (st != PIXSUM_OK)
             fail_msg("%s", pixsum_last_error());
         pixsum_hist_info info;
@@ -600,6 +608,7 @@ static void test_ihist_rectangles(void **state)
             assert_int_equal(info.in_range[c], whole.in_range[c]);
             assert_int_equal(info.nan[c], whole.nan[c]);
             assert_int_equal(info.below[c], whole.below[c]);
+            assert_int_equal(info.above[c], whole.above[c]);
         }
         assert_int_equal(info.pixels, whole.pixels);
         /* refusals */
@@ -613,6 +622,7 @@ static void test_ihist_rectangles(void **state)
         free(buf);
         free(mask);
     }
+    pixsum_ctx_free(ctx3);
 }
 
 static void test_ihist_memory_limit(void **state)
