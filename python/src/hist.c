@@ -52,7 +52,7 @@ int psb_hist_view(PyArrayObject *a, int channels, int writable, const char *what
 }
 
 /* Reads an optional mask (bool or uint8, the image's spatial shape) as a u8
- * view in place; *obj_out keeps the array alive. Returns 1 or 0 with an
+ * view in place; *keep holds the array (NULL for None). Returns 1 or 0 with an
  * exception set. */
 int psb_mask_view(PyObject *mask, const pixsum_view *img, PyArrayObject **keep,
                   pixsum_view *v)

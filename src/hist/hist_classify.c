@@ -1,9 +1,9 @@
 /*
- * hist_classify.c - per-row classification shared by the joint histogram and
- * the integral histogram and the histogram of wide types: every sample of a row becomes its bin or
- * bins + PSI_HIST_BELOW / ABOVE / NAN (psi_hist_bin()), through a lookup table
- * of all values for the 8/16-bit types, the formula for the others (with
- * AVX-512 for f32/f64 where allowed and available).
+ * hist_classify.c - per-row classification shared by the joint histogram, the
+ * integral histogram and the histogram of i32/f32/f64 images: every sample of
+ * a row becomes its bin or bins + PSI_HIST_BELOW / ABOVE / NAN (psi_hist_bin()),
+ * through a lookup table of all values for the 8/16-bit types and the formula
+ * for the others (with AVX-512 for f32/f64 where allowed and available).
  */
 #include "hist_classify.h"
 

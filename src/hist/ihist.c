@@ -150,7 +150,7 @@ static void advise_huge_pages(void *table, size_t bytes)
 }
 
 /* Threads for the build: the context's, at most one per 256 columns and one
- * per 2^20 table entries (below that, starting them costs more than they save). */
+ * per 4 MiB of table (below that, starting them costs more than they save). */
 static int build_threads(const pixsum_ctx *ctx, const pixsum_view *in, size_t bytes)
 {
 #ifdef PIXSUM_HAVE_OPENMP
