@@ -9,6 +9,12 @@ if(TEST test_failure_alloc)
     -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=posix_memalign,--wrap=aligned_alloc)
   set_tests_properties(test_failure_alloc PROPERTIES LABELS "failure"
                        ENVIRONMENT "OMP_WAIT_POLICY=passive")
+  # once more with non-temporal stores forced on for every table: the streaming
+  # paths allocate row buffers the cached ones do not (omp.banded once wrote
+  # a band before another band's buffer failed)
+  add_test(NAME test_failure_alloc_streamed COMMAND test_failure_alloc)
+  set_tests_properties(test_failure_alloc_streamed PROPERTIES LABELS "failure"
+                       ENVIRONMENT "OMP_WAIT_POLICY=passive;PIXSUM_STREAM_BYTES=1")
 endif()
 file(GLOB PIXSUM_HUGE_TESTS CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/test_huge*.c)
 foreach(src IN LISTS PIXSUM_HUGE_TESTS)

@@ -187,8 +187,38 @@ static void run_rows_3d(const psi_job *job, table_pass *p, size_t y, size_t z)
 /* Longest output row (bytes) written with non-temporal stores. */
 #define PSI_STREAM_MAX_ROW_BYTES ((size_t)4 << 20)
 
+/* The output element size of each requested table (plain, then squared). */
+static int requested_out_sizes(const psi_job *job, size_t sizes[2])
+{
+    int np = 0;
+    if (job->out.data)
+        sizes[np++] = pixsum_type_size(job->out.type);
+    if (job->out_sq.data)
+        sizes[np++] = pixsum_type_size(job->out_sq.type);
+    return np;
+}
+
+size_t psi_fast_stream_buffer_bytes(const psi_job *job, int stream)
+{
+    if (!stream || job->in.depth > 1)
+        return 0;
+    size_t sizes[2], total = 0;
+    int np = requested_out_sizes(job, sizes);
+    for (int i = 0; i < np; i++) {
+        /* Streaming keeps the running row in a cached accumulator; a row too
+         * long to stay in the cache gains nothing from it and would cost a
+         * row-sized allocation (8.6 GB for one row of 2^31 u8 pixels), so
+         * such rows use normal stores. */
+        size_t bytes = psi_row_samples(&job->in) * sizes[i];
+        if (bytes > PSI_STREAM_MAX_ROW_BYTES)
+            return 0;
+        total += (bytes + 63) / 64 * 64;
+    }
+    return total;
+}
+
 int psi_fast_rows(const psi_job *job, size_t y0, size_t y1, const void *init,
-                  const void *init_sq, int stream)
+                  const void *init_sq, int stream, void *buffers)
 {
     table_pass passes[2];
     int np = 0;
@@ -205,7 +235,6 @@ int psi_fast_rows(const psi_job *job, size_t y0, size_t y1, const void *init,
             return psi_fail(PIXSUM_ERR_BAD_TYPE, "no kernel for %s -> %s",
                             pixsum_type_name(job->in.type), pixsum_type_name(tables[i]->type));
     }
-    int status = PIXSUM_OK;
     if (job->in.depth > 1) {
         for (size_t z = 0; z < job->in.depth; z++)
             for (size_t y = y0; y < y1; y++)
@@ -213,22 +242,20 @@ int psi_fast_rows(const psi_job *job, size_t y0, size_t y1, const void *init,
                     run_rows_3d(job, &passes[i], y, z);
         return PIXSUM_OK;
     }
-    /* Streaming keeps the running row in a cached accumulator; a row too long
-     * to stay in the cache gains nothing from it and would cost a row-sized
-     * allocation (8.6 GB for one row of 2^31 u8 pixels), so such rows use
-     * normal stores. */
-    for (int i = 0; i < np && stream; i++)
-        if (psi_row_samples(&job->in) * passes[i].k.out_size > PSI_STREAM_MAX_ROW_BYTES)
-            stream = 0;
+    size_t buffer_bytes = psi_fast_stream_buffer_bytes(job, stream);
+    stream = buffer_bytes > 0;
+    unsigned char *own = NULL;
+    if (stream && !buffers) {
+        if (!(own = aligned_alloc(64, buffer_bytes)))
+            return psi_fail(PIXSUM_ERR_NO_MEMORY, "no memory for %zu bytes of row buffers",
+                            buffer_bytes);
+        buffers = own;
+    }
     if (stream) {
+        unsigned char *next = buffers;
         for (int i = 0; i < np; i++) {
-            size_t bytes = psi_row_samples(&job->in) * passes[i].k.out_size;
-            passes[i].acc = aligned_alloc(64, (bytes + 63) / 64 * 64);
-            if (!passes[i].acc) {
-                status = psi_fail(PIXSUM_ERR_NO_MEMORY, "no memory for a %zu-byte row buffer",
-                                  bytes);
-                goto done;
-            }
+            passes[i].acc = next;
+            next += (psi_row_samples(&job->in) * passes[i].k.out_size + 63) / 64 * 64;
         }
     }
     /* Row by row over both tables so the input row is read from the cache the
@@ -243,12 +270,10 @@ int psi_fast_rows(const psi_job *job, size_t y0, size_t y1, const void *init,
             run_rows_2d(job, p, yb, ye, stream);
         }
     }
-done:
     if (stream)
         psi_stream_fence();
-    for (int i = 0; i < np; i++)
-        free(passes[i].acc);
-    return status;
+    free(own);
+    return PIXSUM_OK;
 }
 
 void psi_stream_fence(void)
@@ -269,7 +294,7 @@ int psi_fast_run(const psi_job *job)
         bytes += pixsum_type_size(job->out_sq.type);
     bytes *= job->in.width * job->in.height * job->in.depth * job->in.channels;
     int stream = job->in.depth == 1 && bytes > psi_stream_threshold();
-    return psi_fast_rows(job, 0, job->in.height, NULL, NULL, stream);
+    return psi_fast_rows(job, 0, job->in.height, NULL, NULL, stream, NULL);
 }
 
 /* Portable column sums through the element helpers (the scalar level). */

@@ -103,15 +103,24 @@ size_t psi_stream_threshold(void);
  * 48 MiB. */
 size_t psi_stream_threshold_for(long llc);
 
+/* Bytes of the cached row buffers psi_fast_rows() needs to stream `job`'s
+ * tables (one row per requested table, each rounded up to 64 bytes), or 0 when
+ * it would not stream: `stream` 0, a 3-D job, or a row too long to keep in the
+ * cache. */
+size_t psi_fast_stream_buffer_bytes(const psi_job *job, int stream);
+
 /* Fills rows [y0, y1) of every requested table of a 2-D job (depth 1) with the
  * fast kernels, one pass over the input. `init` / `init_sq`, when not NULL,
  * hold the column sums of the rows above y0 (output type, one table row);
  * otherwise rows above y0 are read from the table itself (y0 > 0) or taken as
  * zero. `stream` selects non-temporal stores (a cached row buffer then
- * carries the column sums), fenced once before it returns. Returns PIXSUM_OK
- * or PIXSUM_ERR_NO_MEMORY. */
+ * carries the column sums), fenced once before it returns. `buffers`: when it
+ * streams, the caller's psi_fast_stream_buffer_bytes() bytes (64-byte
+ * aligned), so that nothing can fail after a table row is written; NULL
+ * allocates them here, before any row is written. Returns PIXSUM_OK or
+ * PIXSUM_ERR_NO_MEMORY (nothing written). */
 int psi_fast_rows(const psi_job *job, size_t y0, size_t y1, const void *init,
-                  const void *init_sq, int stream);
+                  const void *init_sq, int stream, void *buffers);
 
 /* Samples per chunk in which the u8 -> u32 row-pair kernels, when they
  * stream, copy a pair's second row from the row buffer to the table (4 KiB of

@@ -98,14 +98,6 @@ static int run_banded(const psi_job *job)
     size_t row_bytes[2] = {0, 0};
     for (int k = 0; k < nt; k++)
         row_bytes[k] = (n * pixsum_type_size(tables[k]->type) + 63) / 64 * 64;
-    /* per band and table: its column sums, then (prefix over bands) its offsets */
-    size_t per_band = row_bytes[0] + row_bytes[1];
-    unsigned char *sums = aligned_alloc(64, per_band * (size_t)t * 2);
-    if (!sums)
-        return psi_fail(PIXSUM_ERR_NO_MEMORY, "omp.banded: no memory for %d x %zu bytes of "
-                        "column sums", 2 * t, per_band);
-    memset(sums, 0, per_band * (size_t)t * 2);
-    unsigned char *offsets = sums + per_band * (size_t)t;
     size_t total_bytes = 0;
     for (int k = 0; k < nt; k++)
         total_bytes += pixsum_type_size(tables[k]->type) * n * in->height;
@@ -113,6 +105,18 @@ static int run_banded(const psi_job *job)
      * of two streaming threads on the Zen 3 VM came from the row-pair
      * kernel's alternating output rows, gone since the ninth session. */
     int stream = total_bytes > psi_stream_threshold();
+    /* per band and table: its column sums, then (prefix over bands) its
+     * offsets; then each band's streaming row buffers, allocated here so that
+     * no band can fail after another has written its rows */
+    size_t per_band = row_bytes[0] + row_bytes[1];
+    size_t buffers = psi_fast_stream_buffer_bytes(job, stream);
+    unsigned char *sums = aligned_alloc(64, per_band * (size_t)t * 2 + buffers * (size_t)t);
+    if (!sums)
+        return psi_fail(PIXSUM_ERR_NO_MEMORY, "omp.banded: no memory for %d x %zu bytes of "
+                        "column sums and row buffers", t, 2 * per_band + buffers);
+    memset(sums, 0, per_band * (size_t)t * 2);
+    unsigned char *offsets = sums + per_band * (size_t)t;
+    unsigned char *row_buffers = sums + per_band * (size_t)t * 2;
     int done[256];
     memset(done, 0, sizeof done);
     int status = PIXSUM_OK;
@@ -157,7 +161,8 @@ static int run_banded(const psi_job *job)
                 if (job->out_sq.data)
                     init_sq = off + (job->out.data ? row_bytes[0] : 0);
             }
-            int st = psi_fast_rows(job, bounds[id], bounds[id + 1], init, init_sq, stream);
+            int st = psi_fast_rows(job, bounds[id], bounds[id + 1], init, init_sq, stream,
+                                   buffers ? row_buffers + buffers * (size_t)id : NULL);
             if (st != PIXSUM_OK)
                 __atomic_store_n(&status, st, __ATOMIC_RELAXED);
         }
