@@ -66,18 +66,25 @@ PyObject *psb_py_ihist_new(PyObject *self, PyObject *args, PyObject *kwargs)
     if (!(ctx = psb_make_ctx(&o)))
         goto done;
     size_t bytes = 0;
+    pixsum_hist_info info;
     int st;
     Py_BEGIN_ALLOW_THREADS
-    st = pixsum_ihist_bytes(&vin, &spec, &bytes);
-    if (st == PIXSUM_OK)
-        st = pixsum_ihist_new(ctx, &vin, &spec, (size_t)max_bytes, &ih);
+    st = pixsum_ihist_new(ctx, &vin, &spec, (size_t)max_bytes, &ih);
+    if (st == PIXSUM_OK) {
+        /* the size from the resolved bins and range: asked with the spec as
+         * given, a data-range default would scan the image a second time */
+        pixsum_ihist_info(ih, &info);
+        spec.bins = info.bins;
+        spec.lo = info.lo;
+        spec.hi = info.hi;
+        st = pixsum_ihist_bytes(&vin, &spec, &bytes);
+    }
     Py_END_ALLOW_THREADS
     if (st != PIXSUM_OK) {
+        pixsum_ihist_free(ih);
         psb_fail_library(st, "IntegralHistogram");
         goto done;
     }
-    pixsum_hist_info info;
-    pixsum_ihist_info(ih, &info);
     PyObject *cap = PyCapsule_New(ih, IHIST_CAPSULE, ihist_capsule_free);
     if (!cap) {
         pixsum_ihist_free(ih);

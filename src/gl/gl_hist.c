@@ -277,17 +277,24 @@ static int ensure_fbo(gl_cache *c, int w, int h)
     return PIXSUM_OK;
 }
 
-/* How many query objects a run may keep in flight: GL_QUERY_POOL, or fewer
- * with PIXSUM_GL_QUERIES=N (N >= 1; tests use it to force read-backs). */
-static size_t query_pool(void)
+/* `cap`, or the environment variable `name` where it holds a smaller value
+ * >= 1 (the test knobs PIXSUM_GL_TILE and PIXSUM_GL_QUERIES). */
+static long env_cap(const char *name, long cap)
 {
-    const char *e = getenv("PIXSUM_GL_QUERIES");
+    const char *e = getenv(name);
     if (e) {
         long v = strtol(e, NULL, 10);
-        if (v >= 1 && v < GL_QUERY_POOL)
-            return (size_t)v;
+        if (v >= 1 && v < cap)
+            return v;
     }
-    return GL_QUERY_POOL;
+    return cap;
+}
+
+/* How many query objects a run may keep in flight: GL_QUERY_POOL, or fewer
+ * with PIXSUM_GL_QUERIES=N (tests use it to force read-backs). */
+static size_t query_pool(void)
+{
+    return (size_t)env_cap("PIXSUM_GL_QUERIES", GL_QUERY_POOL);
 }
 
 /* Makes sure c holds at least n (<= GL_QUERY_POOL) query names. */
@@ -512,13 +519,7 @@ static size_t tile_edge(const psi_gl_limits *l)
     while (l->query_counter_bits < 63 && t > 1 &&
            (unsigned long long)t * (unsigned long long)t >= (1ull << l->query_counter_bits))
         t /= 2;
-    const char *e = getenv("PIXSUM_GL_TILE");
-    if (e) {
-        long v = strtol(e, NULL, 10);
-        if (v >= 1 && v < t)
-            t = v;
-    }
-    return (size_t)t;
+    return (size_t)env_cap("PIXSUM_GL_TILE", t);
 }
 
 static int build_programs(gl_cache *c, psi_gl_kind kind, bool depth)

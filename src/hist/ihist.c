@@ -76,14 +76,26 @@ typedef struct ihist_build {
     int wide;
 } ihist_build;
 
+/* Counts class k of channel c in the row counts when it is a bin (k < bins);
+ * false for the below / above / NaN classes. */
+static inline bool count_in_row(const ihist_build *b, void *row, size_t c, uint32_t k)
+{
+    size_t bins = b->p->bins;
+    if (k >= bins)
+        return false;
+    if (b->wide)
+        ((uint64_t *)row)[c * bins + k]++;
+    else
+        ((uint32_t *)row)[c * bins + k]++;
+    return true;
+}
+
 static void build_columns(const ihist_build *b, size_t x0, size_t x1, uint32_t *cls, void *row,
                           pixsum_hist_info *tot)
 {
     const pixsum_view *in = b->in;
     size_t ch = in->channels, bins = b->p->bins, cell = b->cell;
     size_t e = b->wide ? 8 : 4;
-    uint32_t *r32 = row;
-    uint64_t *r64 = row;
     for (size_t y = 0; y < in->height; y++) {
         char *dst = b->table + (y + 1) * b->pitch;
         const char *up = dst - b->pitch;
@@ -92,41 +104,40 @@ static void build_columns(const ihist_build *b, size_t x0, size_t x1, uint32_t *
         memset(row, 0, cell * e);
         psi_classify_row(b->k, psi_row(in, y, 0), x1 * ch, cls);
         const uint8_t *m = b->p->mask.data ? psi_row(&b->p->mask, y, 0) : NULL;
-        for (size_t x = 0; x < x1; x++) {
+        /* the row's counts left of the thread's columns (their totals are the
+         * owning thread's) */
+        for (size_t x = 0; x < x0; x++)
+            if (!m || m[x])
+                for (size_t c = 0; c < ch; c++)
+                    count_in_row(b, row, c, cls[x * ch + c]);
+        for (size_t x = x0; x < x1; x++) {
             if (!m || m[x]) {
-                if (x >= x0)
-                    tot->pixels++;
+                tot->pixels++;
                 for (size_t c = 0; c < ch; c++) {
                     uint32_t k = cls[x * ch + c];
-                    if (k < bins) {
-                        if (b->wide)
-                            r64[c * bins + k]++;
-                        else
-                            r32[c * bins + k]++;
-                    } else if (x < x0) {
-                        continue; /* counted by the thread that owns x */
-                    } else if (k == bins + PSI_HIST_BELOW) {
+                    if (count_in_row(b, row, c, k))
+                        continue;
+                    if (k == bins + PSI_HIST_BELOW)
                         tot->below[c]++;
-                    } else if (k == bins + PSI_HIST_ABOVE) {
+                    else if (k == bins + PSI_HIST_ABOVE)
                         tot->above[c]++;
-                    } else {
+                    else
                         tot->nan[c]++;
-                    }
                 }
             }
-            if (x < x0)
-                continue;
             size_t off = (x + 1) * cell * e;
             if (b->wide) {
                 uint64_t *d = (uint64_t *)(dst + off);
                 const uint64_t *u = (const uint64_t *)(up + off);
+                const uint64_t *r = row;
                 for (size_t i = 0; i < cell; i++)
-                    d[i] = u[i] + r64[i];
+                    d[i] = u[i] + r[i];
             } else {
                 uint32_t *d = (uint32_t *)(dst + off);
                 const uint32_t *u = (const uint32_t *)(up + off);
+                const uint32_t *r = row;
                 for (size_t i = 0; i < cell; i++)
-                    d[i] = u[i] + r32[i];
+                    d[i] = u[i] + r[i];
             }
         }
     }
