@@ -601,6 +601,17 @@ PIXSUM_API int pixsum_ihist_info(const pixsum_ihist *ih, pixsum_hist_info *info)
 PIXSUM_API int pixsum_ihist_query(const pixsum_ihist *ih, size_t x, size_t y, size_t w,
                                   size_t h, uint64_t *counts);
 
+/* Batch of pixsum_ihist_query(): the histograms of n rectangles boxes[i]
+ * ([x, x+w) x [y, y+h); z must be 0 and d 1) into counts, n x channels x bins
+ * values written box after box. Every box is checked first: with a bad one
+ * nothing is written, and the status of the first bad box is returned (its
+ * index in the detail text). Large batches run over the context's threads
+ * (ctx may be NULL: all cores). Returns PIXSUM_OK, PIXSUM_ERR_NULL,
+ * PIXSUM_ERR_BAD_SHAPE (an empty box), PIXSUM_ERR_OUT_OF_RANGE or
+ * PIXSUM_ERR_TOO_LARGE (n x channels x bins overflows size_t). */
+PIXSUM_API int pixsum_ihist_queries(const pixsum_ctx *ctx, const pixsum_ihist *ih,
+                                    const pixsum_box *boxes, size_t n, uint64_t *counts);
+
 /* Frees an integral histogram. Accepts NULL. */
 PIXSUM_API void pixsum_ihist_free(pixsum_ihist *ih);
 

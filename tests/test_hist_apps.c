@@ -625,6 +625,87 @@ static void test_ihist_rectangles(void **state)
     pixsum_ctx_free(ctx3);
 }
 
+/* pixsum_ihist_queries(): every box equal to its single query, with one
+ * thread and with three (the batch large enough to split), on sizes that put
+ * the prefetched corners past both ends of the batch; refusals leave the
+ * output untouched and name the first bad box. */
+static void test_ihist_batches(void **state)
+{
+    (void)state;
+    pixsum_ctx *ctx1 = pixsum_ctx_new(), *ctx3 = pixsum_ctx_new();
+    assert_non_null(ctx1);
+    assert_non_null(ctx3);
+    assert_int_equal(pixsum_ctx_set(ctx1, PIXSUM_PARAM_THREADS, 1), PIXSUM_OK);
+    assert_int_equal(pixsum_ctx_set(ctx3, PIXSUM_PARAM_THREADS, 3), PIXSUM_OK);
+    const size_t sizes[][3] = {{1, 1, 1}, {1, 57, 2}, {63, 1, 1}, {301, 211, 1}, {97, 45, 3}};
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+        size_t w = sizes[s][0], h = sizes[s][1], ch = sizes[s][2];
+        uint8_t *img = malloc(w * h * ch);
+        for (size_t i = 0; i < w * h * ch; i++)
+            img[i] = (uint8_t)(s == 3 && i % 7 ? 255 : rnd());
+        pixsum_view v = pixsum_view_2d(img, PIXSUM_U8, w, h, ch, 0);
+        pixsum_hist_spec spec = {0};
+        spec.bins = 40;
+        pixsum_ihist *ih;
+        assert_int_equal(pixsum_ihist_new(NULL, &v, &spec, 0, &ih), PIXSUM_OK);
+        size_t cell = ch * 40;
+        /* 3 boxes, or enough that the batch splits between 3 threads */
+        size_t n = s == 3 ? 20000 : 3 + s * 7;
+        pixsum_box *boxes = malloc(n * sizeof *boxes);
+        for (size_t i = 0; i < n; i++) {
+            size_t x = rnd_between(0, w - 1), y = rnd_between(0, h - 1);
+            boxes[i] = (pixsum_box){x, y, 0, rnd_between(1, w - x), rnd_between(1, h - y), 1};
+        }
+        uint64_t *want = malloc(n * cell * sizeof *want), *got = malloc(n * cell * sizeof *got);
+        for (size_t i = 0; i < n; i++)
+            assert_int_equal(pixsum_ihist_query(ih, boxes[i].x, boxes[i].y, boxes[i].w,
+                                                boxes[i].h, want + i * cell),
+                             PIXSUM_OK);
+        pixsum_ctx *ctxs[] = {NULL, ctx1, ctx3};
+        for (int c = 0; c < 3; c++) {
+            memset(got, 0xab, n * cell * sizeof *got);
+            assert_int_equal(pixsum_ihist_queries(ctxs[c], ih, boxes, n, got), PIXSUM_OK);
+            assert_memory_equal(got, want, n * cell * sizeof *got);
+        }
+        /* refusals: the last box bad, or one in the middle; nothing written */
+        const pixsum_box bad[] = {{0, 0, 0, w + 1, 1, 1}, {0, 0, 0, 0, 1, 1},
+                                  {w, 0, 0, 1, 1, 1},     {0, h - 1, 0, 1, 2, 1},
+                                  {0, 0, 1, 1, 1, 1},     {0, 0, 0, 1, 1, 0},
+                                  {0, 0, 0, 1, 1, 2}};
+        const int bad_status[] = {PIXSUM_ERR_OUT_OF_RANGE, PIXSUM_ERR_BAD_SHAPE,
+                                  PIXSUM_ERR_OUT_OF_RANGE, PIXSUM_ERR_OUT_OF_RANGE,
+                                  PIXSUM_ERR_OUT_OF_RANGE, PIXSUM_ERR_BAD_SHAPE,
+                                  PIXSUM_ERR_OUT_OF_RANGE};
+        for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+            size_t at = k % 2 ? n - 1 : n / 2;
+            pixsum_box keep = boxes[at];
+            boxes[at] = bad[k];
+            memset(got, 0xab, n * cell * sizeof *got);
+            assert_int_equal(pixsum_ihist_queries(ctx3, ih, boxes, n, got), bad_status[k]);
+            char name[32];
+            snprintf(name, sizeof name, "box %zu:", at);
+            if (!strstr(pixsum_last_error(), name))
+                fail_msg("'%s' does not name %s", pixsum_last_error(), name);
+            for (size_t i = 0; i < n * cell; i++)
+                assert_int_equal(got[i], 0xababababababababull);
+            boxes[at] = keep;
+        }
+        assert_int_equal(pixsum_ihist_queries(NULL, ih, boxes, 0, NULL), PIXSUM_OK);
+        assert_int_equal(pixsum_ihist_queries(NULL, ih, NULL, 1, got), PIXSUM_ERR_NULL);
+        assert_int_equal(pixsum_ihist_queries(NULL, ih, boxes, 1, NULL), PIXSUM_ERR_NULL);
+        assert_int_equal(pixsum_ihist_queries(NULL, NULL, boxes, 1, got), PIXSUM_ERR_NULL);
+        assert_int_equal(pixsum_ihist_queries(NULL, ih, boxes, SIZE_MAX / 8, got),
+                         PIXSUM_ERR_TOO_LARGE);
+        pixsum_ihist_free(ih);
+        free(boxes);
+        free(want);
+        free(got);
+        free(img);
+    }
+    pixsum_ctx_free(ctx1);
+    pixsum_ctx_free(ctx3);
+}
+
 static void test_ihist_memory_limit(void **state)
 {
     (void)state;
@@ -670,6 +751,7 @@ int main(void)
         cmocka_unit_test(test_equalize),
         cmocka_unit_test(test_otsu),
         cmocka_unit_test(test_ihist_rectangles),
+        cmocka_unit_test(test_ihist_batches),
         cmocka_unit_test(test_ihist_memory_limit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -234,7 +234,8 @@ def bench_ihist(tab, n, threads, rng, count=100_000, size=1024, bins=32):
     shift = 8 - int(np.log2(bins))  # 256 / bins values per bin
 
     def ours():
-        return pixsum.IntegralHistogram(img, bins=bins, threads=threads).query(boxes)
+        return pixsum.IntegralHistogram(img, bins=bins, threads=threads).query(
+            boxes, threads=threads)
 
     def per_crop_bincount():
         return [np.bincount((img[b:b + d, a:a + c] >> shift).ravel(), minlength=bins)

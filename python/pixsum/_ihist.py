@@ -25,11 +25,12 @@ class IntegralHistogram:
 
     Attributes: bins, channels, lo, hi, width, height, nbytes, edges.
 
-    query(boxes) gives the counts of boxes (x, y, w, h), the columns
-    [x, x + w) and rows [y, y + h): uint64 of shape (bins,) for one box of a
-    single-channel image, (C, bins) with channels, and (N, ...) for an (N, 4)
-    array of boxes. Each equals pixsum.histogram() of that crop with the same
-    bins and range. A box outside the image raises OutOfRangeError.
+    query(boxes, *, threads=0) gives the counts of boxes (x, y, w, h), the
+    columns [x, x + w) and rows [y, y + h): uint64 of shape (bins,) for one
+    box of a single-channel image, (C, bins) with channels, and (N, ...) for
+    an (N, 4) array of boxes. Each equals pixsum.histogram() of that crop with
+    the same bins and range. A box outside the image raises OutOfRangeError
+    naming it. Large batches run over `threads` threads (0: all cores).
     """
 
     __slots__ = ("_table", "_has_channels", "bins", "channels", "lo", "hi", "width",
@@ -52,9 +53,9 @@ class IntegralHistogram:
         """The bins + 1 bin edges (float64), as histogram(info=True) gives."""
         return _core._hist_edges(self.bins, self.lo, self.hi)
 
-    def query(self, boxes):
+    def query(self, boxes, *, threads=0):
         """Counts of one box (x, y, w, h) or of an (N, 4) array of boxes."""
-        counts = _core._ihist_query(self._table, boxes)  # (N, C, bins)
+        counts = _core._ihist_query(self._table, boxes, threads=threads)  # (N, C, bins)
         if not self._has_channels:
             counts = counts[:, 0, :]
         return counts[0] if np.ndim(boxes) == 1 else counts

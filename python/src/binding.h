@@ -134,7 +134,7 @@ PyObject *psb_py_hist_edges(PyObject *self, PyObject *args);
 PyObject *psb_py_otsu(PyObject *self, PyObject *args);
 PyObject *psb_py_threshold_otsu(PyObject *self, PyObject *args, PyObject *kwargs);
 PyObject *psb_py_ihist_new(PyObject *self, PyObject *args, PyObject *kwargs); /* ihist.c */
-PyObject *psb_py_ihist_query(PyObject *self, PyObject *args);                 /* ihist.c */
+PyObject *psb_py_ihist_query(PyObject *self, PyObject *args, PyObject *kwargs); /* ihist.c */
 extern const char psb_histogram_doc[], psb_histogram2d_doc[], psb_equalize_doc[],
     psb_joint_stats_doc[], psb_hist_resolve_doc[], psb_hist_edges_doc[], psb_otsu_doc[],
     psb_threshold_otsu_doc[], psb_ihist_new_doc[], psb_ihist_query_doc[];
@@ -155,7 +155,8 @@ extern const char psb_histogram_doc[], psb_histogram2d_doc[], psb_equalize_doc[]
      METH_VARARGS | METH_KEYWORDS, psb_threshold_otsu_doc},                             \
     {"_ihist_new", (PyCFunction)(void (*)(void))psb_py_ihist_new,                       \
      METH_VARARGS | METH_KEYWORDS, psb_ihist_new_doc},                                  \
-    {"_ihist_query", psb_py_ihist_query, METH_VARARGS, psb_ihist_query_doc},
+    {"_ihist_query", (PyCFunction)(void (*)(void))psb_py_ihist_query,                   \
+     METH_VARARGS | METH_KEYWORDS, psb_ihist_query_doc},
 #else
 #define PSB_HIST_METHODS
 #endif

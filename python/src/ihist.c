@@ -102,17 +102,21 @@ done:
 }
 
 const char psb_ihist_query_doc[] =
-"_ihist_query(capsule, boxes)\n"
+"_ihist_query(capsule, boxes, *, threads=0)\n"
 "--\n\n"
-"Internal: pixsum_ihist_query() of every box (x, y, w, h) of `boxes` ((4,) or\n"
+"Internal: pixsum_ihist_queries() of the boxes (x, y, w, h) of `boxes` ((4,) or\n"
 "(N, 4) integers) into a new uint64 array of shape (N, channels, bins); a\n"
-"box outside the image raises OutOfRangeError naming it (no array returned).";
+"box outside the image raises OutOfRangeError naming it (no array returned).\n"
+"Large batches run over `threads` threads (0: all cores).";
 
-PyObject *psb_py_ihist_query(PyObject *self, PyObject *args)
+PyObject *psb_py_ihist_query(PyObject *self, PyObject *args, PyObject *kwargs)
 {
     (void)self;
+    static char *kwlist[] = {"capsule", "boxes", "threads", NULL};
     PyObject *cap, *boxes_obj;
-    if (!PyArg_ParseTuple(args, "OO:query", &cap, &boxes_obj))
+    psb_opts o = {NULL, 0, 0, 0};
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|$n:query", kwlist, &cap, &boxes_obj,
+                                     &o.threads))
         return NULL;
     const pixsum_ihist *ih = PyCapsule_GetPointer(cap, IHIST_CAPSULE);
     if (!ih)
@@ -123,6 +127,7 @@ PyObject *psb_py_ihist_query(PyObject *self, PyObject *args)
     if (!boxes)
         return NULL;
     PyObject *result = NULL;
+    pixsum_ctx *ctx = NULL;
     pixsum_hist_info info;
     pixsum_ihist_info(ih, &info);
     if (spatial != 2) {
@@ -130,29 +135,24 @@ PyObject *psb_py_ihist_query(PyObject *self, PyObject *args)
                  "shape (4,) or (N, 4)");
         goto done;
     }
+    if (!(ctx = psb_make_ctx(&o)))
+        goto done;
     npy_intp shape[3] = {(npy_intp)n, (npy_intp)info.channels, (npy_intp)info.bins};
     PyArrayObject *res = (PyArrayObject *)PyArray_SimpleNew(3, shape, NPY_UINT64);
     if (!res)
         goto done;
-    uint64_t *out = PyArray_DATA(res);
-    size_t per = info.channels * info.bins, bad = 0;
-    int st = PIXSUM_OK;
+    int st;
     Py_BEGIN_ALLOW_THREADS
-    for (size_t i = 0; i < n && st == PIXSUM_OK; i++) {
-        st = pixsum_ihist_query(ih, boxes[i].x, boxes[i].y, boxes[i].w, boxes[i].h,
-                                out + i * per);
-        if (st != PIXSUM_OK)
-            bad = i;
-    }
+    st = pixsum_ihist_queries(ctx, ih, boxes, n, PyArray_DATA(res));
     Py_END_ALLOW_THREADS
     if (st != PIXSUM_OK) {
         Py_DECREF(res);
-        psb_fail(st, "box %zu (x=%zu, y=%zu, w=%zu, h=%zu): %s", bad, boxes[bad].x, boxes[bad].y,
-                 boxes[bad].w, boxes[bad].h, pixsum_last_error());
+        psb_fail_library(st, "IntegralHistogram.query");
         goto done;
     }
     result = (PyObject *)res;
 done:
+    pixsum_ctx_free(ctx);
     PyMem_Free(boxes);
     return result;
 }

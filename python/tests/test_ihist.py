@@ -125,3 +125,24 @@ def test_refusals(rng):
 
     with pytest.raises(pixsum.UnsupportedError, match="host memory"):
         pixsum.IntegralHistogram(FakeGpuArray())
+
+
+def test_batch_threads(rng):
+    """A batch large enough to split between threads gives the counts of one
+    thread and of np.bincount per crop; bad thread counts are refused."""
+    img = random_image(rng, (97, 131), np.uint8)
+    ih = pixsum.IntegralHistogram(img, bins=32, range=(0, 256))
+    boxes = random_boxes(rng, 97, 131, 12000)  # 12002 x 32 counters: over one split
+    one = ih.query(boxes, threads=1)
+    for threads in (0, 2, 3):
+        np.testing.assert_array_equal(ih.query(boxes, threads=threads), one)
+    for k in range(0, len(boxes), 997):
+        x, y, bw, bh = boxes[k]
+        want = np.bincount((img[y:y + bh, x:x + bw] >> 3).ravel(), minlength=32)
+        np.testing.assert_array_equal(one[k], want)
+    with pytest.raises(pixsum.InvalidArgumentError):
+        ih.query(boxes, threads=-1)
+    bad = boxes.copy()
+    bad[7000] = (130, 0, 2, 1)
+    with pytest.raises(pixsum.OutOfRangeError, match="box 7000"):
+        ih.query(bad, threads=2)
