@@ -10,7 +10,8 @@
  *
  * A random u8 N x N image, M random boxes of 1..S pixels a side; median ms
  * of R repeats after one warm-up; every way's counts are compared with the
- * single queries'.
+ * single queries'. Each query way starts after the same untimed write of a
+ * table-sized buffer, so that none inherits cache lines of the one before.
  */
 #include "bench_timing.h"
 
@@ -97,6 +98,9 @@ int main(int argc, char **argv)
     pixsum_ihist *ih = NULL;
     for (int r = 0; r <= repeat; r++) {
         for (int way = 0; way < WAYS; way++) {
+            if (way >= SINGLE && way <= BATCHT)
+                memset(fill, r & 1, table_bytes); /* each way starts with the table's
+                                                   * lines evicted by the same writes */
             double t0 = now_ms();
             switch (way) {
             case BUILD1:
