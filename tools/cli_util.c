@@ -55,25 +55,37 @@ int cli_is_help(const char *arg)
     return strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0;
 }
 
-int cli_match(const char *cmd, int argc, char **argv, int *i, const char *name,
+int cli_match(const char *cmd, int argc, char **argv, int *i, const char *names,
               const char **value)
 {
     const char *a = argv[*i];
-    size_t n = strlen(name);
-    if (strncmp(a, name, n) != 0)
-        return 0;
-    if (a[n] == '=') {
-        *value = a + n + 1;
-        return 1;
+    for (const char *name = names; *name;) {
+        size_t n = strcspn(name, "|");
+        if (strncmp(a, name, n) == 0 && (a[n] == '=' || a[n] == '\0')) {
+            if (a[n] == '=') {
+                *value = a + n + 1;
+                return 1;
+            }
+            if (*i + 1 >= argc) {
+                cli_usage_error(cmd, "%s needs a value", a);
+                return -1;
+            }
+            *value = argv[++*i];
+            return 1;
+        }
+        name += n + (name[n] == '|');
     }
-    if (a[n] != '\0')
-        return 0;
-    if (*i + 1 >= argc) {
-        cli_usage_error(cmd, "%s needs a value", name);
-        return -1;
-    }
-    *value = argv[++*i];
-    return 1;
+    return 0;
+}
+
+int cli_take_input(const char *cmd, const char *arg, const char **in_path)
+{
+    if (arg[0] == '-' && arg[1] != '\0')
+        return cli_usage_error(cmd, "unknown option '%s'", arg);
+    if (*in_path)
+        return cli_usage_error(cmd, "one input file only ('%s' and '%s')", *in_path, arg);
+    *in_path = arg;
+    return CLI_EXIT_OK;
 }
 
 int cli_parse_size(const char *s, size_t *out)

@@ -50,12 +50,18 @@ int cli_lib_error(const char *cmd, const char *what, int status);
 /* 1 if arg is -h or --help. */
 int cli_is_help(const char *arg);
 
-/* Matches argv[*i] against option `name` ("--window"), taking a value either
- * as "--window=VALUE" or from the next argument. Returns 1 (matched; *value
- * set and *i advanced past a separate value), 0 (not this option) or -1
- * (matched but the value is missing; the usage error is printed). */
-int cli_match(const char *cmd, int argc, char **argv, int *i, const char *name,
+/* Matches argv[*i] against option `names` ("--window", or spellings of one
+ * option separated by '|': "-o|--output"), taking a value either as
+ * "--window=VALUE" or from the next argument. Returns 1 (matched; *value set
+ * and *i advanced past a separate value), 0 (not this option) or -1 (matched
+ * but the value is missing; the usage error is printed). */
+int cli_match(const char *cmd, int argc, char **argv, int *i, const char *names,
               const char **value);
+
+/* Takes arg, an argument that no option of the command matched, as the input
+ * file: "-x" is an unknown option, and a second file is refused. Returns
+ * CLI_EXIT_OK with *in_path set, or CLI_EXIT_USAGE (message printed). */
+int cli_take_input(const char *cmd, const char *arg, const char **in_path);
 
 /* Parses the common flag at argv[*i] into *c. Returns 1 (consumed), 0 (not a
  * common flag) or -1 (bad value; usage error printed). */

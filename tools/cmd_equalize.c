@@ -37,8 +37,7 @@ int cmd_equalize(int argc, char **argv)
         if ((m = cli_parse_common(CMD, argc, argv, &i, &common)) != 0) {
             if (m < 0)
                 return CLI_EXIT_USAGE;
-        } else if ((m = cli_match(CMD, argc, argv, &i, "-o", &v)) != 0 ||
-                   (m = cli_match(CMD, argc, argv, &i, "--output", &v)) != 0) {
+        } else if ((m = cli_match(CMD, argc, argv, &i, "-o|--output", &v)) != 0) {
             if (m < 0)
                 return CLI_EXIT_USAGE;
             out_path = v;
@@ -46,12 +45,8 @@ int cmd_equalize(int argc, char **argv)
             if (m < 0)
                 return CLI_EXIT_USAGE;
             mask_path = v;
-        } else if (arg[0] == '-' && arg[1]) {
-            return cli_usage_error(CMD, "unknown option '%s'", arg);
-        } else if (!in_path) {
-            in_path = arg;
-        } else {
-            return cli_usage_error(CMD, "one input file only ('%s' and '%s')", in_path, arg);
+        } else if (cli_take_input(CMD, arg, &in_path) != CLI_EXIT_OK) {
+            return CLI_EXIT_USAGE;
         }
     }
     if (!in_path)

@@ -102,8 +102,7 @@ static int parse_args(int argc, char **argv, integral_args *a)
         if ((m = cli_parse_common(CMD, argc, argv, &i, &a->common)) != 0) {
             if (m < 0)
                 return CLI_EXIT_USAGE;
-        } else if ((m = cli_match(CMD, argc, argv, &i, "-o", &v)) != 0 ||
-                   (m = cli_match(CMD, argc, argv, &i, "--output", &v)) != 0) {
+        } else if ((m = cli_match(CMD, argc, argv, &i, "-o|--output", &v)) != 0) {
             if (m < 0)
                 return CLI_EXIT_USAGE;
             a->out = v;
@@ -147,12 +146,8 @@ static int parse_args(int argc, char **argv, integral_args *a)
             a->wopt.bigtiff = 1;
         } else if (!strcmp(arg, "-v") || !strcmp(arg, "--verbose")) {
             a->verbose = 1;
-        } else if (arg[0] == '-' && arg[1] != '\0') {
-            return cli_usage_error(CMD, "unknown option '%s'", arg);
-        } else if (!a->in) {
-            a->in = arg;
-        } else {
-            return cli_usage_error(CMD, "one input file only ('%s' and '%s')", a->in, arg);
+        } else if (cli_take_input(CMD, arg, &a->in) != CLI_EXIT_OK) {
+            return CLI_EXIT_USAGE;
         }
     }
     if (!a->in)

@@ -139,8 +139,7 @@ static int parse_args(int argc, char **argv, mpi_args *a)
         if ((m = cli_parse_common(CMD, argc, argv, &i, &a->common)) != 0) {
             if (m < 0)
                 return CLI_EXIT_USAGE;
-        } else if ((m = cli_match(CMD, argc, argv, &i, "-o", &v)) != 0 ||
-                   (m = cli_match(CMD, argc, argv, &i, "--output", &v)) != 0) {
+        } else if ((m = cli_match(CMD, argc, argv, &i, "-o|--output", &v)) != 0) {
             if (m < 0)
                 return CLI_EXIT_USAGE;
             a->out = v;
