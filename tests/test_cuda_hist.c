@@ -396,8 +396,10 @@ static void test_large_and_spill(void **state)
  * content and cutting ranges, each against the CPU, each twice on one context
  * (the preset flags must be lowered for the next launch); the mode cycles over
  * flat (presets), flat with memsets, narrow, flat with the last-block finish,
- * flat without programmatic dependent launch, and flat counting every byte
- * of uniform vectors on its own. */
+ * flat without programmatic dependent launch, flat counting every byte
+ * of uniform vectors on its own, and flat on one block per SM and on 7 blocks
+ * instead of its balanced grid (the last two shapes take several rounds of
+ * groups per block). */
 static void test_flat_u8(void **state)
 {
     (void)state;
@@ -407,8 +409,10 @@ static void test_flat_u8(void **state)
         {65535, 1, 1},  {65536, 1, 1},  {65537, 1, 1}, {65552, 3, 1},   {131071, 7, 1},
         {49317, 1, 1},  {114855, 1, 1}, {49152, 1, 1}, {49167, 1, 1},   {163840, 1, 1},
         {4099, 517, 1}, {8192, 1031, 1}, {777, 333, 3}, {65536, 64, 2}, {12345, 679, 1},
+        {16384, 1100, 1}, {40000, 1003, 1},
     };
-    static const char *const flat_modes[] = {"", "nofuse", "narrow", "fuse", "nopdl", "nouniform"};
+    static const char *const flat_modes[] = {"",      "nofuse",    "narrow",     "fuse",
+                                             "nopdl", "nouniform", "unbalanced", "grid=7"};
     const size_t nmodes = sizeof flat_modes / sizeof flat_modes[0];
     size_t n = sizeof shapes / sizeof shapes[0];
     for (size_t i = 0; i < n; i++) {

@@ -11,7 +11,8 @@
  *          in its automatic scheme and the others (PIXSUM_CUDA_HIST): u8 the
  *          flat scheme with a last-block finish ("fuse", its default until the
  *          eighth session) and with memsets ("nofuse") instead of its presets,
- *          the "narrow" and "private" schemes, and without PDL ("nopdl");
+ *          the "narrow" and "private" schemes, without PDL ("nopdl") and on
+ *          one block per SM instead of its balanced grid ("unbalanced");
  *          16-bit images the warp-match mode, the prefetch and no PDL.
  * Images: u8 with 256 bins and u16 with 65536 bins at 8192^2 and 16384^2, of
  * five contents: noise (uniform), natural (smooth field + a little noise),
@@ -247,10 +248,19 @@ static void run_case(const Case &c, int content, pixsum_ctx *ctx, unsigned *sink
     CK(cudaDeviceSynchronize());
     int batch = nbuf < 8 ? 8 : nbuf; /* calls per timed batch, rotating over the copies */
 
-    /* floor: best of two launch shapes, plain launches; pdl_floor: the same
-     * with programmatic dependent launch (sm_90 and newer) */
+    /* floor: best of three launch shapes, plain launches; pdl_floor: the same
+     * with programmatic dependent launch (sm_90 and newer). The third is the
+     * flat kernel's own shape (1024 threads, 4 vectors each per round) on its
+     * balanced grid: as many blocks as give each the same number of rounds. */
     long long nvec = (long long)(bytes / 16);
+    const long long groups = std::max(1LL, (nvec + 4095) / 4096);
+    const long long rounds = (groups + g_sms - 1) / g_sms;
+    const unsigned balanced = (unsigned)((groups + rounds - 1) / rounds);
     double floor_ms = 1e30, pdl_floor_ms = -1;
+    floor_ms = std::min(floor_ms, time_ms(batch, [&](int i) {
+        read_floor<4, false><<<balanced, 1024, 0, g_stream>>>((const uint4 *)buf[i % nbuf], nvec,
+                                                              sink);
+    }));
     floor_ms = std::min(floor_ms, time_ms(batch, [&](int i) {
         read_floor<4, false><<<g_sms * 8, 256, 0, g_stream>>>((const uint4 *)buf[i % nbuf], nvec,
                                                               sink);
@@ -268,6 +278,10 @@ static void run_case(const Case &c, int content, pixsum_ctx *ctx, unsigned *sink
             CK(psi_launch(true, read_floor<2, true>, dim3(g_sms * 2), dim3(1024), 0, g_stream,
                           (const uint4 *)buf[i % nbuf], nvec, sink));
         }));
+        pdl_floor_ms = std::min(pdl_floor_ms, time_ms(batch, [&](int i) {
+            CK(psi_launch(true, read_floor<4, true>, dim3(balanced), dim3(1024), 0, g_stream,
+                          (const uint4 *)buf[i % nbuf], nvec, sink));
+        }));
     }
 
     unsetenv("PIXSUM_CUDA_HIST");
@@ -277,7 +291,7 @@ static void run_case(const Case &c, int content, pixsum_ctx *ctx, unsigned *sink
     /* The other schemes and modes (PIXSUM_CUDA_HIST), measured in the same run. */
     std::vector<std::string> variants;
     if (c.channels == 1 && es == 1)
-        variants = {"nopdl", "fuse", "nofuse", "narrow", "private"};
+        variants = {"nopdl", "fuse", "nofuse", "narrow", "private", "unbalanced"};
     else if (c.channels == 1 && c.type != PIXSUM_F32)
         variants = {"nopdl", "match", "prefetch"};
     if (c.channels == 1 && es == 1 && getenv("HIST_U8_VARIANTS")) {

@@ -89,6 +89,9 @@ typedef struct psi_ch_tuning {
                        -1 never */
     int uniform;    /* flat: 0 one atomic for a 16-byte vector of equal bytes,
                        -1 sixteen (the old counting, for measurements) */
+    int flat_grid;  /* flat: 0 as many blocks as give every block the same number
+                       of rounds, -1 one per resident slot (the old grid, for
+                       measurements), N > 0 N blocks (within the counter limit) */
 } psi_ch_tuning;
 
 typedef struct psi_ch_plan {

@@ -13,8 +13,9 @@
  * match mode ("match"), the last-block finish of few bins ("fuse"), outputs
  * zeroed by memsets ("nofuse", instead of the flat scheme's presets), the
  * wide scheme's prefetch ("prefetch"), flat and wide launches without
- * programmatic dependent launch ("nopdl") and the flat kernel counting each
- * byte of a uniform 16-byte vector on its own ("nouniform"), e.g.
+ * programmatic dependent launch ("nopdl"), the flat kernel counting each
+ * byte of a uniform 16-byte vector on its own ("nouniform") and its grid
+ * (one block per resident slot, "unbalanced", or "grid=N" blocks), e.g.
  * PIXSUM_CUDA_HIST=wide,match.
  */
 #include "../hist/hist_classify.h"
@@ -229,6 +230,11 @@ static psi_ch_tuning env_tuning(void)
             t.pdl = -1;
         if (strstr(e, "nouniform"))
             t.uniform = -1;
+        if (strstr(e, "unbalanced"))
+            t.flat_grid = -1;
+        const char *g = strstr(e, "grid=");
+        if (g && atoi(g + 5) > 0)
+            t.flat_grid = atoi(g + 5);
     }
     return t;
 }
