@@ -2,8 +2,10 @@
  * bench_ihist.c - the integral histogram's queries timed three ways in one
  * process: one pixsum_ihist_query() per box (what a caller's loop does), and
  * pixsum_ihist_queries() with one thread and with T threads, against the
- * floor of writing the counts (a memset of the pre-touched output) and the
- * build against the floor of writing the table once.
+ * floor of writing the counts (a memset of the pre-touched output); and the
+ * build of a new table and the rebuild in place (pixsum_ihist_rebuild(), a
+ * video's next frame), with 1 and T threads, against the floor of writing the
+ * table once.
  *
  *   bench_ihist [--size N] [--bins B] [--boxes M] [--max-box S] [--threads T]
  *               [--repeat R]
@@ -89,9 +91,10 @@ int main(int argc, char **argv)
     memset(fill, 1, table_bytes);
     memset(got, 1, out_bytes);
 
-    enum { BUILD1, BUILDT, FILL, SINGLE, BATCH1, BATCHT, OUTFLOOR, WAYS };
+    enum { BUILD1, BUILDT, REBUILD1, REBUILDT, FILL, SINGLE, BATCH1, BATCHT, OUTFLOOR, WAYS };
     static const char *names[WAYS] = {
-        "build, 1 thread", "build, T threads", "floor: table written once (memset)",
+        "build, 1 thread", "build, T threads", "rebuild in place, 1 thread",
+        "rebuild in place, T threads", "floor: table written once (memset)",
         "queries: pixsum_ihist_query per box", "queries: pixsum_ihist_queries, 1 thread",
         "queries: pixsum_ihist_queries, T threads", "floor: counts written once (memset)"};
     double t[WAYS][100];
@@ -111,6 +114,12 @@ int main(int argc, char **argv)
                 st = pixsum_ihist_new(way == BUILD1 ? one : many, &v, &spec, 0, &ih);
                 if (st)
                     die("pixsum_ihist_new", st);
+                break;
+            case REBUILD1:
+            case REBUILDT:
+                st = pixsum_ihist_rebuild(way == REBUILD1 ? one : many, ih, &v, &spec, 0);
+                if (st)
+                    die("pixsum_ihist_rebuild", st);
                 break;
             case FILL:
                 memset(fill, r & 1, table_bytes);

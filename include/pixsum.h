@@ -590,6 +590,17 @@ PIXSUM_API int pixsum_ihist_new(pixsum_ctx *ctx, const pixsum_view *in,
                                 const pixsum_hist_spec *spec, size_t max_bytes,
                                 pixsum_ihist **out);
 
+/* Rebuilds *ih for another image (of any shape, type and channels allowed by
+ * pixsum_ihist_new()) under spec, as pixsum_ihist_new() would, but in the
+ * table's memory when the new table fits it: a video's frames then cost no
+ * fresh pages (whose faults and zeroing take about a third of a build of a
+ * new table, docs/benchmarks.md). To keep the bins and range of the first
+ * build, pass its info's bins, lo and hi in spec. Returns the codes of
+ * pixsum_ihist_new() (PIXSUM_ERR_NULL for a NULL ih or in); on error *ih
+ * keeps its previous table and info. */
+PIXSUM_API int pixsum_ihist_rebuild(pixsum_ctx *ctx, pixsum_ihist *ih, const pixsum_view *in,
+                                    const pixsum_hist_spec *spec, size_t max_bytes);
+
 /* Bins, channels and range of an integral histogram (the count fields of
  * *info are those of the whole image). Returns PIXSUM_OK or PIXSUM_ERR_NULL. */
 PIXSUM_API int pixsum_ihist_info(const pixsum_ihist *ih, pixsum_hist_info *info);

@@ -303,7 +303,9 @@ static int run_joint_stats(const void *argp, unsigned char *out, size_t out_byte
     return st;
 }
 
-/* Integral histogram: build, then query three rectangles into out. */
+/* Integral histogram: build, query the whole image, rebuild for a larger
+ * image (a new table) and query two rectangles of it into out. A failed
+ * rebuild must leave the first table answering as before. */
 static int run_ihist(const void *argp, unsigned char *out, size_t out_bytes)
 {
     (void)argp;
@@ -312,14 +314,22 @@ static int run_ihist(const void *argp, unsigned char *out, size_t out_bytes)
     if (ctx_with(NULL, &ctx) != 0)
         return -1;
     pixsum_view in = pixsum_view_2d(img_u8, PIXSUM_U8, W / 2, H / 2, 1, W * 3);
+    pixsum_view larger = pixsum_view_2d(img_u8, PIXSUM_U8, W, H, 1, W * 3);
     pixsum_hist_spec spec = {16, 0, 256, NULL};
     pixsum_ihist *ih = NULL;
     int st = pixsum_ihist_new(ctx, &in, &spec, 0, &ih);
     if (st == PIXSUM_OK) {
-        uint64_t q[3][16];
+        uint64_t q[3][16], again[16];
         st = pixsum_ihist_query(ih, 0, 0, W / 2, H / 2, q[0]);
+        int rs = pixsum_ihist_rebuild(ctx, ih, &larger, &spec, 0);
+        if (rs != PIXSUM_OK) {
+            if (pixsum_ihist_query(ih, 0, 0, W / 2, H / 2, again) != PIXSUM_OK ||
+                memcmp(again, q[0], sizeof again) != 0)
+                fail_msg("pixsum_ihist_rebuild failed (%d) and changed the table", rs);
+            st = rs;
+        }
         if (st == PIXSUM_OK)
-            st = pixsum_ihist_query(ih, 5, 7, 30, 11, q[1]);
+            st = pixsum_ihist_query(ih, 5, 7, W - 10, 11, q[1]);
         if (st == PIXSUM_OK)
             st = pixsum_ihist_query(ih, 50, 40, 1, 1, q[2]);
         if (st == PIXSUM_OK)
@@ -512,7 +522,7 @@ static void test_hist_applications(void **state)
     scenario s[] = {
         {"joint u8 x u16", run_joint, NULL, 256 * 256 * 8},
         {"joint stats", run_joint_stats, NULL, sizeof(pixsum_joint_stats)},
-        {"integral histogram + queries", run_ihist, NULL, 3 * 16 * 8},
+        {"integral histogram + rebuild + queries", run_ihist, NULL, 3 * 16 * 8},
         {"equalize u8 c3", run_equalize, &eq8, W * H * 3},
         {"equalize u16 masked", run_equalize, &eq16, W * H * 2},
         {"otsu u16", run_otsu, NULL, 16},

@@ -706,6 +706,90 @@ static void test_ihist_batches(void **state)
     pixsum_ctx_free(ctx3);
 }
 
+/* Queries of every box of a w x h image (a sample of them when large) from
+ * two integral histograms must agree. */
+static void assert_same_ihist(const pixsum_ihist *a, const pixsum_ihist *b)
+{
+    pixsum_hist_info ia, ib;
+    assert_int_equal(pixsum_ihist_info(a, &ia), PIXSUM_OK);
+    assert_int_equal(pixsum_ihist_info(b, &ib), PIXSUM_OK);
+    assert_memory_equal(&ia, &ib, sizeof ia);
+    size_t cell = ia.channels * ia.bins;
+    uint64_t *qa = malloc(cell * sizeof *qa), *qb = malloc(cell * sizeof *qb);
+    size_t w = 0, h = 0;
+    /* the image's size from the queries that fit (the info has no shape) */
+    while (pixsum_ihist_query(a, 0, 0, w + 1, 1, qa) == PIXSUM_OK)
+        w++;
+    while (pixsum_ihist_query(a, 0, 0, 1, h + 1, qa) == PIXSUM_OK)
+        h++;
+    assert_int_equal(pixsum_ihist_query(b, 0, 0, w, h, qb), PIXSUM_OK);
+    assert_int_not_equal(pixsum_ihist_query(b, 0, 0, w + 1, h, qb), PIXSUM_OK);
+    for (int k = 0; k < 200; k++) {
+        size_t x = rnd_between(0, w - 1), y = rnd_between(0, h - 1);
+        size_t rw = rnd_between(1, w - x), rh = rnd_between(1, h - y);
+        assert_int_equal(pixsum_ihist_query(a, x, y, rw, rh, qa), PIXSUM_OK);
+        assert_int_equal(pixsum_ihist_query(b, x, y, rw, rh, qb), PIXSUM_OK);
+        assert_memory_equal(qa, qb, cell * sizeof *qa);
+    }
+    free(qa);
+    free(qb);
+}
+
+/* pixsum_ihist_rebuild(): a table rebuilt for each of a sequence of images
+ * (same shape, smaller, larger, more channels, another type, a data range)
+ * answers as a fresh pixsum_ihist_new() of that image; a refused rebuild
+ * (limit, bad spec, NULL) leaves the last table as it was. */
+static void test_ihist_rebuild(void **state)
+{
+    (void)state;
+    enum { MAXW = 300, MAXH = 200 };
+    uint8_t *pix = malloc(MAXW * MAXH * 3);
+    uint16_t *pix16 = malloc(MAXW * MAXH * sizeof *pix16);
+    for (size_t i = 0; i < MAXW * MAXH * 3; i++)
+        pix[i] = (uint8_t)rnd();
+    for (size_t i = 0; i < MAXW * MAXH; i++)
+        pix16[i] = (uint16_t)(rnd() % 5000);
+    struct {
+        pixsum_view v;
+        pixsum_hist_spec spec;
+    } seq[] = {
+        {pixsum_view_2d(pix, PIXSUM_U8, 120, 90, 1, 0), {32, 0, 256, NULL}},
+        {pixsum_view_2d(pix + 7, PIXSUM_U8, 120, 90, 1, 0), {32, 0, 256, NULL}},
+        {pixsum_view_2d(pix, PIXSUM_U8, 31, 17, 1, 0), {32, 0, 256, NULL}},
+        {pixsum_view_2d(pix, PIXSUM_U8, MAXW, MAXH, 3, 0), {20, 0, 256, NULL}},
+        {pixsum_view_2d(pix16, PIXSUM_U16, MAXW, MAXH, 1, 0), {64, 0, 0, NULL}},
+        {pixsum_view_2d(pix, PIXSUM_U8, 1, 1, 1, 0), {3, 0, 256, NULL}},
+    };
+    pixsum_ctx *ctx2 = pixsum_ctx_new();
+    assert_non_null(ctx2);
+    assert_int_equal(pixsum_ctx_set(ctx2, PIXSUM_PARAM_THREADS, 2), PIXSUM_OK);
+    pixsum_ihist *ih = NULL;
+    assert_int_equal(pixsum_ihist_new(NULL, &seq[0].v, &seq[0].spec, 0, &ih), PIXSUM_OK);
+    for (size_t i = 0; i < sizeof seq / sizeof seq[0]; i++) {
+        assert_int_equal(pixsum_ihist_rebuild(i % 2 ? ctx2 : NULL, ih, &seq[i].v, &seq[i].spec, 0),
+                         PIXSUM_OK);
+        pixsum_ihist *fresh;
+        assert_int_equal(pixsum_ihist_new(NULL, &seq[i].v, &seq[i].spec, 0, &fresh), PIXSUM_OK);
+        assert_same_ihist(ih, fresh);
+        /* refusals: the table stays the last one built */
+        size_t bytes;
+        assert_int_equal(pixsum_ihist_bytes(&seq[3].v, &seq[3].spec, &bytes), PIXSUM_OK);
+        assert_int_equal(pixsum_ihist_rebuild(NULL, ih, &seq[3].v, &seq[3].spec, bytes - 1),
+                         PIXSUM_ERR_TOO_LARGE);
+        pixsum_hist_spec bad = {4, 10, 5, NULL};
+        assert_int_not_equal(pixsum_ihist_rebuild(NULL, ih, &seq[0].v, &bad, 0), PIXSUM_OK);
+        assert_int_equal(pixsum_ihist_rebuild(NULL, ih, NULL, &seq[0].spec, 0), PIXSUM_ERR_NULL);
+        assert_same_ihist(ih, fresh);
+        pixsum_ihist_free(fresh);
+    }
+    assert_int_equal(pixsum_ihist_rebuild(NULL, NULL, &seq[0].v, &seq[0].spec, 0),
+                     PIXSUM_ERR_NULL);
+    pixsum_ihist_free(ih);
+    pixsum_ctx_free(ctx2);
+    free(pix);
+    free(pix16);
+}
+
 static void test_ihist_memory_limit(void **state)
 {
     (void)state;
@@ -752,6 +836,7 @@ int main(void)
         cmocka_unit_test(test_otsu),
         cmocka_unit_test(test_ihist_rectangles),
         cmocka_unit_test(test_ihist_batches),
+        cmocka_unit_test(test_ihist_rebuild),
         cmocka_unit_test(test_ihist_memory_limit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -5,7 +5,8 @@
  * so that the histogram of any rectangle is 4 reads per bin. Counters are u32
  * when the image has fewer than 2^32 pixels (exact: no count can exceed the
  * pixel count), else u64. The memory cost is computed with overflow checks and
- * compared with the caller's limit before anything is allocated. The build
+ * compared with the caller's limit before anything is allocated; a rebuild
+ * for the next image reuses the table's memory when the new one fits. The build
  * splits the columns between the context's threads; batches of queries split
  * the boxes, with the corners of later boxes prefetched.
  */
@@ -24,6 +25,7 @@ struct pixsum_ihist {
     size_t cell;           /* counters per table position: channels x bins */
     int wide;              /* 1: u64 counters, 0: u32 */
     void *table;           /* (height + 1) x (width + 1) x cell counters */
+    size_t capacity;       /* bytes allocated at table (a rebuild may use fewer) */
     pixsum_hist_info info; /* bins, range and whole-image totals */
 };
 
@@ -165,13 +167,14 @@ static void advise_huge_pages(void *table, size_t bytes)
 /* The table, aligned so that a cell of a multiple of 64 bytes spans whole
  * cache lines (a query then reads 2 lines per corner at 32 u32 bins, not 3),
  * and large tables to 2 MiB, so that huge pages cover all of them. */
-static void *alloc_table(size_t bytes)
+static void *alloc_table(size_t bytes, size_t *capacity)
 {
     const size_t huge = (size_t)2 << 20;
     size_t align = bytes >= 2 * huge ? huge : 64;
     if (bytes > SIZE_MAX - align)
         return NULL;
-    return aligned_alloc(align, (bytes + align - 1) / align * align);
+    *capacity = (bytes + align - 1) / align * align;
+    return aligned_alloc(align, *capacity);
 }
 
 /* Threads for the build: the context's, at most one per 256 columns and one
@@ -191,49 +194,33 @@ static int build_threads(const pixsum_ctx *ctx, const pixsum_view *in, size_t by
 #endif
 }
 
-int pixsum_ihist_new(pixsum_ctx *ctx, const pixsum_view *in, const pixsum_hist_spec *spec,
-                     size_t max_bytes, pixsum_ihist **out)
+/* Builds the table of `in` under p (cost `bytes`, counters u64 when `wide`)
+ * into `table` and, on success, sets every field of *ih but `capacity` (the
+ * caller's), `table` included. The scratch and the classifier are set up
+ * before the first write: on failure `table` and *ih are untouched. */
+static int build_into(const pixsum_ctx *ctx, const pixsum_view *in, const psi_hist_params *p,
+                      int wide, size_t bytes, void *table, pixsum_ihist *ih)
 {
-    psi_clear_error();
-    if (out)
-        *out = NULL;
-    if (!in || !out)
-        return psi_fail(PIXSUM_ERR_NULL, "image or out is NULL");
-    psi_hist_params p;
-    size_t bytes = 0;
-    int wide = 0;
-    int st = ihist_cost(in, spec, &p, &bytes, &wide);
-    if (st != PIXSUM_OK)
-        return st;
-    size_t limit = max_bytes ? max_bytes : PIXSUM_IHIST_DEFAULT_MAX_BYTES;
-    if (bytes > limit)
-        return psi_fail(PIXSUM_ERR_TOO_LARGE,
-                        "an integral histogram of %zux%zu x%zu with %zu bins needs %zu bytes, "
-                        "above the limit of %zu bytes (raise max_bytes or use fewer bins)",
-                        in->width, in->height, in->channels, p.bins, bytes, limit);
     int threads = build_threads(ctx, in, bytes);
-    size_t cell = in->channels * p.bins, e = wide ? 8 : 4;
+    size_t cell = in->channels * p->bins, e = wide ? 8 : 4;
     size_t cls_len = in->width * in->channels;
-    pixsum_ihist *ih = calloc(1, sizeof *ih);
     char *rows = calloc((size_t)threads, cell * e);
     uint32_t *cls = malloc((size_t)threads * cls_len * sizeof *cls);
     pixsum_hist_info *tot = calloc((size_t)threads, sizeof *tot);
-    void *table = ih && rows && cls && tot ? alloc_table(bytes) : NULL;
     psi_classifier k;
-    st = table ? psi_classifier_init(&k, in->type, &p, true)
-               : psi_fail(PIXSUM_ERR_NO_MEMORY, "cannot allocate %zu bytes", bytes);
+    int st = rows && cls && tot ? psi_classifier_init(&k, in->type, p, true)
+                                : psi_fail(PIXSUM_ERR_NO_MEMORY, "cannot allocate the scratch "
+                                           "rows of an integral histogram");
     if (st != PIXSUM_OK) {
-        free(ih);
         free(rows);
         free(cls);
         free(tot);
-        free(table);
         return st;
     }
     advise_huge_pages(table, bytes);
     size_t pitch = (in->width + 1) * cell * e; /* bytes per table row */
     memset(table, 0, pitch);                   /* row 0 */
-    ihist_build b = {in, &p, &k, table, pitch, cell, wide};
+    ihist_build b = {in, p, &k, table, pitch, cell, wide};
 #ifdef PIXSUM_HAVE_OPENMP
 #pragma omp parallel for num_threads(threads) schedule(static, 1)
 #endif
@@ -243,10 +230,11 @@ int pixsum_ihist_new(pixsum_ctx *ctx, const pixsum_view *in, const pixsum_hist_s
                       rows + (size_t)t * cell * e, &tot[t]);
     psi_classifier_free(&k);
     pixsum_hist_info *info = &ih->info;
-    info->bins = p.bins;
+    memset(info, 0, sizeof *info);
+    info->bins = p->bins;
     info->channels = in->channels;
-    info->lo = p.lo;
-    info->hi = p.hi;
+    info->lo = p->lo;
+    info->hi = p->hi;
     for (int t = 0; t < threads; t++) {
         info->pixels += tot[t].pixels;
         for (size_t c = 0; c < in->channels; c++) {
@@ -261,17 +249,88 @@ int pixsum_ihist_new(pixsum_ctx *ctx, const pixsum_view *in, const pixsum_hist_s
     ih->width = in->width;
     ih->height = in->height;
     ih->channels = in->channels;
-    ih->bins = p.bins;
+    ih->bins = p->bins;
     ih->cell = cell;
     ih->wide = wide;
     ih->table = table;
     /* in_range: the table's last position holds the whole image's counts */
     const char *last = (const char *)table + in->height * pitch + in->width * cell * e;
     for (size_t c = 0; c < in->channels; c++)
-        for (size_t i = 0; i < p.bins; i++)
-            info->in_range[c] += wide ? ((const uint64_t *)last)[c * p.bins + i]
-                                      : ((const uint32_t *)last)[c * p.bins + i];
+        for (size_t i = 0; i < p->bins; i++)
+            info->in_range[c] += wide ? ((const uint64_t *)last)[c * p->bins + i]
+                                      : ((const uint32_t *)last)[c * p->bins + i];
+    return PIXSUM_OK;
+}
+
+/* The cost of `in` under spec checked against max_bytes (0: the default). */
+static int ihist_cost_within(const pixsum_view *in, const pixsum_hist_spec *spec,
+                             size_t max_bytes, psi_hist_params *p, size_t *bytes, int *wide)
+{
+    int st = ihist_cost(in, spec, p, bytes, wide);
+    if (st != PIXSUM_OK)
+        return st;
+    size_t limit = max_bytes ? max_bytes : PIXSUM_IHIST_DEFAULT_MAX_BYTES;
+    if (*bytes > limit)
+        return psi_fail(PIXSUM_ERR_TOO_LARGE,
+                        "an integral histogram of %zux%zu x%zu with %zu bins needs %zu bytes, "
+                        "above the limit of %zu bytes (raise max_bytes or use fewer bins)",
+                        in->width, in->height, in->channels, p->bins, *bytes, limit);
+    return PIXSUM_OK;
+}
+
+int pixsum_ihist_new(pixsum_ctx *ctx, const pixsum_view *in, const pixsum_hist_spec *spec,
+                     size_t max_bytes, pixsum_ihist **out)
+{
+    psi_clear_error();
+    if (out)
+        *out = NULL;
+    if (!in || !out)
+        return psi_fail(PIXSUM_ERR_NULL, "image or out is NULL");
+    psi_hist_params p;
+    size_t bytes = 0, capacity = 0;
+    int wide = 0;
+    int st = ihist_cost_within(in, spec, max_bytes, &p, &bytes, &wide);
+    if (st != PIXSUM_OK)
+        return st;
+    pixsum_ihist *ih = calloc(1, sizeof *ih);
+    void *table = ih ? alloc_table(bytes, &capacity) : NULL;
+    st = table ? build_into(ctx, in, &p, wide, bytes, table, ih)
+               : psi_fail(PIXSUM_ERR_NO_MEMORY, "cannot allocate %zu bytes", bytes);
+    if (st != PIXSUM_OK) {
+        free(ih);
+        free(table);
+        return st;
+    }
+    ih->capacity = capacity;
     *out = ih;
+    return PIXSUM_OK;
+}
+
+int pixsum_ihist_rebuild(pixsum_ctx *ctx, pixsum_ihist *ih, const pixsum_view *in,
+                         const pixsum_hist_spec *spec, size_t max_bytes)
+{
+    psi_clear_error();
+    if (!ih || !in)
+        return psi_fail(PIXSUM_ERR_NULL, "integral histogram or image is NULL");
+    psi_hist_params p;
+    size_t bytes = 0, capacity = ih->capacity;
+    int wide = 0;
+    int st = ihist_cost_within(in, spec, max_bytes, &p, &bytes, &wide);
+    if (st != PIXSUM_OK)
+        return st;
+    void *old = ih->table;
+    void *table = bytes <= ih->capacity ? old : alloc_table(bytes, &capacity);
+    if (!table)
+        return psi_fail(PIXSUM_ERR_NO_MEMORY, "cannot allocate %zu bytes", bytes);
+    st = build_into(ctx, in, &p, wide, bytes, table, ih);
+    if (st != PIXSUM_OK) {
+        if (table != old)
+            free(table);
+        return st;
+    }
+    if (table != old)
+        free(old);
+    ih->capacity = capacity;
     return PIXSUM_OK;
 }
 
