@@ -204,17 +204,27 @@ static int build_into(const pixsum_ctx *ctx, const pixsum_view *in, const psi_hi
     int threads = build_threads(ctx, in, bytes);
     size_t cell = in->channels * p->bins, e = wide ? 8 : 4;
     size_t cls_len = in->width * in->channels;
-    char *rows = calloc((size_t)threads, cell * e);
+    /* Each thread's row counts and totals on cache lines of their own: they
+     * are written for every sample (2-core VM, 1024^2 u8, 32 bins: the
+     * 2-thread rebuild took 39-41 ms with them on shared lines, 22 after). */
+    const size_t line = 64, row_stride = (cell * e + line - 1) / line * line;
+    const size_t tot_stride = (sizeof(pixsum_hist_info) + line - 1) / line * line;
+    char *rows = aligned_alloc(line, (size_t)threads * row_stride);
     uint32_t *cls = malloc((size_t)threads * cls_len * sizeof *cls);
-    pixsum_hist_info *tot = calloc((size_t)threads, sizeof *tot);
+    char *tot_mem = aligned_alloc(line, (size_t)threads * tot_stride);
+    if (rows)
+        memset(rows, 0, (size_t)threads * row_stride);
+    if (tot_mem)
+        memset(tot_mem, 0, (size_t)threads * tot_stride);
+#define TOT(t) ((pixsum_hist_info *)(tot_mem + (size_t)(t) * tot_stride))
     psi_classifier k;
-    int st = rows && cls && tot ? psi_classifier_init(&k, in->type, p, true)
+    int st = rows && cls && tot_mem ? psi_classifier_init(&k, in->type, p, true)
                                 : psi_fail(PIXSUM_ERR_NO_MEMORY, "cannot allocate the scratch "
                                            "rows of an integral histogram");
     if (st != PIXSUM_OK) {
         free(rows);
         free(cls);
-        free(tot);
+        free(tot_mem);
         return st;
     }
     advise_huge_pages(table, bytes);
@@ -227,7 +237,7 @@ static int build_into(const pixsum_ctx *ctx, const pixsum_view *in, const psi_hi
     for (int t = 0; t < threads; t++)
         build_columns(&b, in->width * (size_t)t / (size_t)threads,
                       in->width * (size_t)(t + 1) / (size_t)threads, cls + (size_t)t * cls_len,
-                      rows + (size_t)t * cell * e, &tot[t]);
+                      rows + (size_t)t * row_stride, TOT(t));
     psi_classifier_free(&k);
     pixsum_hist_info *info = &ih->info;
     memset(info, 0, sizeof *info);
@@ -236,16 +246,17 @@ static int build_into(const pixsum_ctx *ctx, const pixsum_view *in, const psi_hi
     info->lo = p->lo;
     info->hi = p->hi;
     for (int t = 0; t < threads; t++) {
-        info->pixels += tot[t].pixels;
+        info->pixels += TOT(t)->pixels;
         for (size_t c = 0; c < in->channels; c++) {
-            info->below[c] += tot[t].below[c];
-            info->above[c] += tot[t].above[c];
-            info->nan[c] += tot[t].nan[c];
+            info->below[c] += TOT(t)->below[c];
+            info->above[c] += TOT(t)->above[c];
+            info->nan[c] += TOT(t)->nan[c];
         }
     }
+#undef TOT
     free(rows);
     free(cls);
-    free(tot);
+    free(tot_mem);
     ih->width = in->width;
     ih->height = in->height;
     ih->channels = in->channels;
