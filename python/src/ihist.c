@@ -1,7 +1,8 @@
 /*
  * ihist.c - the integral histogram (Porikli 2005; pixsum_ihist_*) for Python:
  * _ihist_new() builds one from a NumPy image and returns it in a capsule with
- * its bins, channels, range and size; _ihist_query() answers the histograms of
+ * its bins, channels, range and size (or rebuilds one in place for another
+ * image); _ihist_query() answers the histograms of
  * N boxes at O(bins) each. pixsum.IntegralHistogram (python/pixsum/_ihist.py)
  * is the public class over the two.
  */
@@ -19,22 +20,30 @@ static void ihist_capsule_free(PyObject *cap)
 }
 
 const char psb_ihist_new_doc[] =
-"_ihist_new(image, *, bins=None, range=None, mask=None, threads=0, max_bytes=0)\n"
+"_ihist_new(image, *, bins=None, range=None, mask=None, threads=0, max_bytes=0,\n"
+"           capsule=None)\n"
 "--\n\n"
 "Internal: pixsum_ihist_new() of a 2-D NumPy image ((H, W) or (H, W, C); (N,)\n"
-"is one row). Returns (capsule, info) with info the dict of bins, channels,\n"
-"lo, hi, width, height and nbytes. Use pixsum.IntegralHistogram instead.";
+"is one row), or with `capsule` pixsum_ihist_rebuild() into that one. Returns\n"
+"(capsule, info) with info the dict of bins, channels, lo, hi, width, height\n"
+"and nbytes. Use pixsum.IntegralHistogram instead.";
 
 PyObject *psb_py_ihist_new(PyObject *self, PyObject *args, PyObject *kwargs)
 {
     (void)self;
-    static char *kwlist[] = {"image", "bins", "range", "mask", "threads", "max_bytes", NULL};
-    PyObject *image, *bins_obj = NULL, *range_obj = NULL, *mask_obj = NULL;
+    static char *kwlist[] = {"image",   "bins",      "range",   "mask",
+                             "threads", "max_bytes", "capsule", NULL};
+    PyObject *image, *bins_obj = NULL, *range_obj = NULL, *mask_obj = NULL, *cap = NULL;
     Py_ssize_t max_bytes = 0;
     psb_opts o = {NULL, 0, 0, 0};
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$OOOnn:IntegralHistogram", kwlist,
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$OOOnnO:IntegralHistogram", kwlist,
                                      &image, &bins_obj, &range_obj, &mask_obj, &o.threads,
-                                     &max_bytes))
+                                     &max_bytes, &cap))
+        return NULL;
+    if (cap == Py_None)
+        cap = NULL;
+    pixsum_ihist *ih = NULL;
+    if (cap && !(ih = PyCapsule_GetPointer(cap, IHIST_CAPSULE)))
         return NULL;
     if (max_bytes < 0)
         return psb_fail(PIXSUM_ERR_INVALID_ARG, "max_bytes must be >= 0 (0: the default "
@@ -50,7 +59,6 @@ PyObject *psb_py_ihist_new(PyObject *self, PyObject *args, PyObject *kwargs)
         return NULL;
     PyArrayObject *mask = NULL;
     pixsum_ctx *ctx = NULL;
-    pixsum_ihist *ih = NULL;
     PyObject *result = NULL;
     pixsum_view vin, vmask;
     if (PyArray_NDIM(in) > 3) {
@@ -69,7 +77,8 @@ PyObject *psb_py_ihist_new(PyObject *self, PyObject *args, PyObject *kwargs)
     pixsum_hist_info info;
     int st;
     Py_BEGIN_ALLOW_THREADS
-    st = pixsum_ihist_new(ctx, &vin, &spec, (size_t)max_bytes, &ih);
+    st = cap ? pixsum_ihist_rebuild(ctx, ih, &vin, &spec, (size_t)max_bytes)
+             : pixsum_ihist_new(ctx, &vin, &spec, (size_t)max_bytes, &ih);
     if (st == PIXSUM_OK) {
         /* the size from the resolved bins and range: asked with the spec as
          * given, a data-range default would scan the image a second time */
@@ -81,12 +90,14 @@ PyObject *psb_py_ihist_new(PyObject *self, PyObject *args, PyObject *kwargs)
     }
     Py_END_ALLOW_THREADS
     if (st != PIXSUM_OK) {
-        pixsum_ihist_free(ih);
-        psb_fail_library(st, "IntegralHistogram");
+        if (!cap)
+            pixsum_ihist_free(ih);
+        psb_fail_library(st, cap ? "IntegralHistogram.rebuild" : "IntegralHistogram");
         goto done;
     }
-    PyObject *cap = PyCapsule_New(ih, IHIST_CAPSULE, ihist_capsule_free);
-    if (!cap) {
+    if (cap) {
+        Py_INCREF(cap);
+    } else if (!(cap = PyCapsule_New(ih, IHIST_CAPSULE, ihist_capsule_free))) {
         pixsum_ihist_free(ih);
         goto done;
     }

@@ -146,3 +146,57 @@ def test_batch_threads(rng):
     bad[7000] = (130, 0, 2, 1)
     with pytest.raises(pixsum.OutOfRangeError, match="box 7000"):
         ih.query(bad, threads=2)
+
+
+def test_rebuild_frames(rng):
+    """rebuild() of a sequence of frames (same shape, smaller, larger with
+    channels, masked) answers as a new IntegralHistogram with the first
+    build's bins and range; a refused rebuild keeps the table."""
+    first = random_image(rng, (40, 60), np.uint8)
+    ih = pixsum.IntegralHistogram(first, bins=16, max_bytes=4 << 20)
+    frames = [random_image(rng, (40, 60), np.uint8), random_image(rng, (7, 9), np.uint8),
+              random_image(rng, (90, 70, 3), np.uint8), random_image(rng, (1, 1), np.uint8)]
+    masks = [None, None, None, np.ones((1, 1), np.uint8)]
+    for frame, mask in zip(frames, masks):
+        assert ih.rebuild(frame, mask=mask) is ih
+        fresh = pixsum.IntegralHistogram(frame, bins=16, range=(0, 256), mask=mask)
+        assert (ih.width, ih.height, ih.channels, ih.nbytes) == \
+            (fresh.width, fresh.height, fresh.channels, fresh.nbytes)
+        h, w = frame.shape[:2]
+        boxes = random_boxes(rng, h, w, 30)
+        np.testing.assert_array_equal(ih.query(boxes), fresh.query(boxes))
+    before = ih.query((0, 0, 1, 1))
+    with pytest.raises(pixsum.TooLargeError):
+        ih.rebuild(np.zeros((2000, 2000), np.uint8))  # over the first build's max_bytes
+    with pytest.raises(pixsum.BadShapeError):
+        ih.rebuild(np.zeros((2, 3, 4, 1), np.uint8))
+    with pytest.raises(pixsum.BadShapeError):
+        ih.rebuild(first, mask=np.ones((3, 3), np.uint8))
+    np.testing.assert_array_equal(ih.query((0, 0, 1, 1)), before)
+    assert (ih.width, ih.height) == (1, 1)
+
+
+def test_rebuild_while_querying(rng):
+    """Queries from other threads during rebuilds that grow the table: every
+    answer is one frame's, never a crash or a mix."""
+    import threading
+    small = np.full((30, 40), 7, np.uint8)
+    large = np.full((300, 400), 200, np.uint8)
+    ih = pixsum.IntegralHistogram(small, bins=8, range=(0, 256))
+    want = {1: 7 // 32, 0: 200 // 32}
+    errors = []
+
+    def reader():
+        for _ in range(200):
+            c = ih.query((0, 0, 1, 1))
+            if c.sum() != 1 or int(np.argmax(c)) not in want.values():
+                errors.append(c)
+
+    threads = [threading.Thread(target=reader) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for k in range(20):
+        ih.rebuild(large if k % 2 == 0 else small)
+    for t in threads:
+        t.join()
+    assert not errors
