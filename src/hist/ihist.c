@@ -430,7 +430,8 @@ int pixsum_ihist_query(const pixsum_ihist *ih, size_t x, size_t y, size_t w, siz
 
 /* Always inlined: as a function of its own, GCC 12 finds it free of side
  * effects (prefetches do not count) and drops every call to it. */
-static inline __attribute__((always_inline)) void prefetch_rect(const pixsum_ihist *ih, const pixsum_box *b)
+static inline __attribute__((always_inline)) void prefetch_rect(const pixsum_ihist *ih,
+                                                                 const pixsum_box *b)
 {
     size_t at[4], e = ih->wide ? 8 : 4, bytes = ih->cell * e;
     if (bytes > IHIST_PREFETCH_LINES * 64)

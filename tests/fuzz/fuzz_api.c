@@ -295,7 +295,9 @@ done:
     free_image(&mask);
 }
 
-/* Integral histogram with a small memory limit, and a few queries. */
+/* Integral histogram with a small memory limit: a few queries, the same boxes
+ * as one batch (equal counts when all are good, nothing written when one is
+ * bad), then a rebuild with other bins that must answer as a new table. */
 static void fuzz_ihist(reader *r, pixsum_ctx *ctx, const image *in)
 {
     pixsum_hist_spec spec;
@@ -311,13 +313,50 @@ static void fuzz_ihist(reader *r, pixsum_ctx *ctx, const image *in)
     pixsum_hist_info info;
     if (pixsum_ihist_info(ih, &info) != PIXSUM_OK)
         abort();
-    uint64_t *counts = malloc(info.bins * info.channels * sizeof *counts);
-    for (int q = 0; counts && q < 3; q++) {
+    enum { Q = 3 };
+    size_t cell = info.bins * info.channels;
+    uint64_t *counts = malloc(Q * cell * sizeof *counts), *batch = malloc(Q * cell * sizeof *batch);
+    pixsum_box boxes[Q];
+    int all_ok = 1;
+    for (int q = 0; counts && batch && q < Q; q++) {
         size_t x = take_u8(r) % (in->view.width + 2), y = take_u8(r) % (in->view.height + 2);
         size_t w = take_u8(r) % (in->view.width + 2), h = take_u8(r) % (in->view.height + 2);
-        (void)pixsum_ihist_query(ih, x, y, w, h, counts);
+        boxes[q] = (pixsum_box){x, y, 0, w, h, 1};
+        all_ok &= pixsum_ihist_query(ih, x, y, w, h, counts + q * cell) == PIXSUM_OK;
+    }
+    if (counts && batch) {
+        memset(batch, FILL, Q * cell * sizeof *batch);
+        st = pixsum_ihist_queries(ctx, ih, boxes, Q, batch);
+        if ((st == PIXSUM_OK) != all_ok)
+            abort(); /* the batch refuses exactly when a single query does */
+        if (st == PIXSUM_OK ? memcmp(batch, counts, Q * cell * sizeof *batch) != 0
+                            : !untouched((const unsigned char *)batch, Q * cell * sizeof *batch))
+            abort();
     }
     free(counts);
+    free(batch);
+    spec.bins = take_u8(r);
+    pixsum_ihist *fresh = NULL;
+    int fst = pixsum_ihist_new(ctx, &in->view, &spec, (size_t)1 << 22, &fresh);
+    if (pixsum_ihist_rebuild(ctx, ih, &in->view, &spec, (size_t)1 << 22) != fst)
+        abort(); /* a rebuild refuses exactly what a new build refuses */
+    if (fst == PIXSUM_OK) {
+        pixsum_hist_info a, b;
+        pixsum_ihist_info(ih, &a);
+        pixsum_ihist_info(fresh, &b);
+        uint64_t *qa = malloc(a.bins * a.channels * sizeof *qa);
+        uint64_t *qb = malloc(b.bins * b.channels * sizeof *qb);
+        if (memcmp(&a, &b, sizeof a) != 0 ||
+            (qa && qb &&
+             (pixsum_ihist_query(ih, 0, 0, in->view.width, in->view.height, qa) != PIXSUM_OK ||
+              pixsum_ihist_query(fresh, 0, 0, in->view.width, in->view.height, qb) !=
+                  PIXSUM_OK ||
+              memcmp(qa, qb, a.bins * a.channels * sizeof *qa) != 0)))
+            abort();
+        free(qa);
+        free(qb);
+    }
+    pixsum_ihist_free(fresh);
     pixsum_ihist_free(ih);
 }
 
