@@ -31,17 +31,11 @@ static int check_table_view(const pixsum_view *t, const char *what)
     return PIXSUM_OK;
 }
 
-/* Checks a box against a table; *padded says how the table is laid out. */
-static int check_box(const pixsum_view *t, int padded, const pixsum_box *b, size_t index)
+int psi_check_box(size_t iw, size_t ih, size_t id, const pixsum_box *b, size_t index)
 {
     if (b->w == 0 || b->h == 0 || b->d == 0)
         return psi_fail(PIXSUM_ERR_BAD_SHAPE, "box %zu is empty (%zux%zux%zu)", index, b->w,
                         b->h, b->d);
-    size_t pad = padded ? 1 : 0;
-    if (padded && (t->width < 2 || t->height < 2))
-        return psi_fail(PIXSUM_ERR_BAD_SHAPE, "a padded table needs at least 2x2 entries");
-    size_t iw = t->width - pad, ih = t->height - pad;
-    size_t id = t->depth > 1 ? t->depth - pad : 1;
     if (b->x > iw || b->w > iw - b->x || b->y > ih || b->h > ih - b->y || b->z > id ||
         b->d > id - b->z)
         return psi_fail(PIXSUM_ERR_OUT_OF_RANGE,
@@ -49,6 +43,16 @@ static int check_box(const pixsum_view *t, int padded, const pixsum_box *b, size
                         "%zux%zux%zu image",
                         index, b->x, b->y, b->z, b->w, b->h, b->d, iw, ih, id);
     return PIXSUM_OK;
+}
+
+/* Checks a box against a table; *padded says how the table is laid out. */
+static int check_box(const pixsum_view *t, int padded, const pixsum_box *b, size_t index)
+{
+    size_t pad = padded ? 1 : 0;
+    if (padded && (t->width < 2 || t->height < 2))
+        return psi_fail(PIXSUM_ERR_BAD_SHAPE, "a padded table needs at least 2x2 entries");
+    return psi_check_box(t->width - pad, t->height - pad, t->depth > 1 ? t->depth - pad : 1, b,
+                         index);
 }
 
 /* Table coordinates of a box's corners along one axis: the corner "hi" is the

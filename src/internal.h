@@ -159,6 +159,11 @@ int psi_method_count(void);
  * run it), else the best available supporting one. */
 int psi_choose_method(const psi_job *job, const psi_method **chosen);
 
+/* Box `index` of a batch against an image of iw x ih x id pixels (box.c):
+ * PIXSUM_ERR_BAD_SHAPE when it is empty, PIXSUM_ERR_OUT_OF_RANGE when it
+ * leaves the image, each message naming the box; else PIXSUM_OK. */
+int psi_check_box(size_t iw, size_t ih, size_t id, const pixsum_box *b, size_t index);
+
 /* ---- element access (slow paths: reference code, box queries) --------- */
 
 /* Element i of a row of `type`, as a 64-bit two's-complement integer

@@ -683,7 +683,7 @@ static void test_ihist_batches(void **state)
             memset(got, 0xab, n * cell * sizeof *got);
             assert_int_equal(pixsum_ihist_queries(ctx3, ih, boxes, n, got), bad_status[k]);
             char name[32];
-            snprintf(name, sizeof name, "box %zu:", at);
+            snprintf(name, sizeof name, "box %zu ", at);
             if (!strstr(pixsum_last_error(), name))
                 fail_msg("'%s' does not name %s", pixsum_last_error(), name);
             for (size_t i = 0; i < n * cell; i++)

@@ -13,7 +13,6 @@
 #include "hist_classify.h"
 
 #include <stdint.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #if defined(__linux__)
@@ -354,21 +353,16 @@ int pixsum_ihist_info(const pixsum_ihist *ih, pixsum_hist_info *info)
     return PIXSUM_OK;
 }
 
-/* Checks rectangle [x, x+w) x [y, y+h) against the image; `index` names the
- * box of a batch in the message (SIZE_MAX: a single query). */
-static int check_rect(const pixsum_ihist *ih, size_t x, size_t y, size_t w, size_t h,
-                      size_t index)
+/* Checks rectangle [x, x+w) x [y, y+h) of a single query against the image
+ * (batches check their boxes with psi_check_box()). */
+static int check_rect(const pixsum_ihist *ih, size_t x, size_t y, size_t w, size_t h)
 {
-    char which[48] = "";
-    if (index != SIZE_MAX)
-        snprintf(which, sizeof which, "box %zu: ", index);
     if (w == 0 || h == 0)
-        return psi_fail(PIXSUM_ERR_BAD_SHAPE, "%sthe rectangle is empty (%zux%zu)", which, w,
-                        h);
+        return psi_fail(PIXSUM_ERR_BAD_SHAPE, "the rectangle is empty (%zux%zu)", w, h);
     if (x > ih->width || w > ih->width - x || y > ih->height || h > ih->height - y)
         return psi_fail(PIXSUM_ERR_OUT_OF_RANGE,
-                        "%srectangle [%zu, %zu+%zu) x [%zu, %zu+%zu) is outside the %zux%zu "
-                        "image", which, x, x, w, y, y, h, ih->width, ih->height);
+                        "rectangle [%zu, %zu+%zu) x [%zu, %zu+%zu) is outside the %zux%zu image",
+                        x, x, w, y, y, h, ih->width, ih->height);
     return PIXSUM_OK;
 }
 
@@ -410,7 +404,7 @@ int pixsum_ihist_query(const pixsum_ihist *ih, size_t x, size_t y, size_t w, siz
     psi_clear_error();
     if (!ih || !counts)
         return psi_fail(PIXSUM_ERR_NULL, "integral histogram or counts is NULL");
-    int st = check_rect(ih, x, y, w, h, SIZE_MAX);
+    int st = check_rect(ih, x, y, w, h);
     if (st != PIXSUM_OK)
         return st;
     pixsum_box b = {x, y, 0, w, h, 1};
@@ -488,14 +482,7 @@ int pixsum_ihist_queries(const pixsum_ctx *ctx, const pixsum_ihist *ih,
         return psi_fail(PIXSUM_ERR_TOO_LARGE, "%zu boxes of %zu counters overflow size_t", n,
                         ih->cell);
     for (size_t i = 0; i < n; i++) {
-        const pixsum_box *b = &boxes[i];
-        if (b->d == 0)
-            return psi_fail(PIXSUM_ERR_BAD_SHAPE, "box %zu: the rectangle is empty (d = 0)", i);
-        if (b->z != 0 || b->d != 1)
-            return psi_fail(PIXSUM_ERR_OUT_OF_RANGE,
-                            "box %zu: z = %zu, d = %zu; an integral histogram is 2-D (z = 0, "
-                            "d = 1)", i, b->z, b->d);
-        int st = check_rect(ih, b->x, b->y, b->w, b->h, i);
+        int st = psi_check_box(ih->width, ih->height, 1, &boxes[i], i);
         if (st != PIXSUM_OK)
             return st;
     }
