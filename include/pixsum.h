@@ -243,7 +243,9 @@ typedef enum pixsum_op {
     PIXSUM_OP_INTEGRAL_SQ = 1u << 1, /* squared integral (with or without the plain one) */
     PIXSUM_OP_TILTED      = 1u << 2, /* 45-degree tilted integral */
     PIXSUM_OP_INTEGRAL_3D = 1u << 3, /* 3-D integral volume */
-    PIXSUM_OP_HISTOGRAM   = 1u << 4  /* histograms */
+    PIXSUM_OP_HISTOGRAM   = 1u << 4, /* histograms */
+    PIXSUM_OP_CARRY       = 1u << 5  /* integral tables continuing a carry row
+                                        (pixsum_integral_carry()) */
 } pixsum_op;
 
 /* Backends (values pinned). */
@@ -333,6 +335,31 @@ PIXSUM_API int pixsum_integral(pixsum_ctx *ctx, const pixsum_view *in,
  * Returns as pixsum_integral(). */
 PIXSUM_API int pixsum_integral_sq(pixsum_ctx *ctx, const pixsum_view *in,
                                   const pixsum_view *out, const pixsum_view *out_sq);
+
+/* Computes the integral table of a band of an image below rows already
+ * summed, for images processed band by band in bounded memory: as
+ * pixsum_integral_sq(), but every table row also includes a carry row, a view
+ * of 1 row of in->width pixels with the channels and type of its table that
+ * holds the table row just above the band (the last row of the band above's
+ * table; it may lie in the same buffer as `out`, just above the band). Row y
+ * of the table is then the band's own table row y plus the carry.
+ *   out, carry         plain table and its carry, or both NULL;
+ *   out_sq, carry_sq   squared table and its carry, or both NULL;
+ * at least one table. A band-by-band table equals the one-call table bit for
+ * bit on integer types, and on floats too with the single-threaded methods
+ * (serial.2wh, serial.3wh, simd.2wh, and omp.banded on one thread), which
+ * also add each row's prefix to the row above. 2-D inclusive tables only.
+ * The overflow check (unless wrap) counts the carry's largest magnitude plus
+ * the band's worst case. Methods: those with PIXSUM_OP_CARRY (serial.2wh,
+ * serial.3wh, simd.2wh, omp.banded). Returns as pixsum_integral(), and:
+ * PIXSUM_ERR_NULL (a table without its carry or the reverse),
+ * PIXSUM_ERR_BAD_SHAPE (a carry of the wrong width, height or channels, or a
+ * 3-D input), PIXSUM_ERR_BAD_TYPE (a carry of another type than its table),
+ * PIXSUM_ERR_UNSUPPORTED (a padded context, or a method without
+ * PIXSUM_OP_CARRY), PIXSUM_ERR_ALIASING (a carry overlapping a table). */
+PIXSUM_API int pixsum_integral_carry(pixsum_ctx *ctx, const pixsum_view *in,
+                                     const pixsum_view *out, const pixsum_view *carry,
+                                     const pixsum_view *out_sq, const pixsum_view *carry_sq);
 
 /* Computes OpenCV's 45-degree tilted integral of a 2-D image:
  *   T(X, Y) = sum of i(x, y) over y < Y and |x - X + 1| <= Y - y - 1

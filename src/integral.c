@@ -35,9 +35,11 @@ static int check_no_overlap(const pixsum_view *a, const pixsum_view *b, const ch
     return PIXSUM_OK;
 }
 
-/* Validates one output table against the (checked) input. */
+/* Validates one output table against the (checked) input; `above` is the
+ * largest magnitude of its carry row (0 without one). */
 static int check_table(const pixsum_view *in, const pixsum_view *out, size_t want_w,
-                       size_t want_h, size_t want_d, int squared, int wrap, const char *what)
+                       size_t want_h, size_t want_d, int squared, int wrap, uint64_t above,
+                       const char *what)
 {
     int st = pixsum_view_check(out);
     if (st != PIXSUM_OK)
@@ -52,10 +54,68 @@ static int check_table(const pixsum_view *in, const pixsum_view *out, size_t wan
     if (wrap && psi_type_is_int(out->type)) {
         if (!psi_pair_supported(in->type, out->type, squared))
             return pixsum_integral_check(in->type, out->type, count, squared);
-    } else if ((st = pixsum_integral_check(in->type, out->type, count, squared)) != PIXSUM_OK) {
+    } else if ((st = psi_integral_check_above(in->type, out->type, count, squared, above)) !=
+               PIXSUM_OK) {
         return st;
     }
     return check_no_overlap(out, in, what);
+}
+
+/* The largest magnitude in a carry row of an integer table (0 for floats). */
+static uint64_t carry_magnitude(const pixsum_view *carry)
+{
+    const void *row = psi_row(carry, 0, 0);
+    size_t n = psi_row_samples(carry);
+    uint64_t most = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t m;
+        switch (carry->type) {
+        case PIXSUM_U32: m = ((const uint32_t *)row)[i]; break;
+        case PIXSUM_U64: m = ((const uint64_t *)row)[i]; break;
+        case PIXSUM_I64: {
+            int64_t v = ((const int64_t *)row)[i];
+            m = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+            break;
+        }
+        default: return 0;
+        }
+        if (m > most)
+            most = m;
+    }
+    return most;
+}
+
+/* Validates the carry row of a table: one row of the input's width and
+ * channels, of the table's type, not overlapping either table. */
+static int check_carry(const pixsum_view *in, const pixsum_view *table, const pixsum_view *carry,
+                       const pixsum_view *other, const char *what)
+{
+    int st = pixsum_view_check(carry);
+    if (st != PIXSUM_OK)
+        return psi_fail(st, "%s: %s", what, pixsum_last_error());
+    if (carry->type != table->type)
+        return psi_fail(PIXSUM_ERR_BAD_TYPE, "%s is %s, its table %s", what,
+                        pixsum_type_name(carry->type), pixsum_type_name(table->type));
+    if (carry->width != in->width || carry->height != 1 || carry->depth != 1 ||
+        carry->channels != in->channels)
+        return psi_fail(PIXSUM_ERR_BAD_SHAPE,
+                        "%s is %zux%zux%zu with %zu channels, expected one row of %zu pixels "
+                        "with %zu channels",
+                        what, carry->width, carry->height, carry->depth, carry->channels,
+                        in->width, in->channels);
+    uintptr_t clo, chi;
+    psi_view_extent(carry, &clo, &chi);
+    const pixsum_view *tables[2] = {table, other};
+    for (int i = 0; i < 2; i++) {
+        uintptr_t lo, hi;
+        if (!tables[i] || pixsum_view_check(tables[i]) != PIXSUM_OK)
+            continue; /* reported by check_table() */
+        psi_view_extent(tables[i], &lo, &hi);
+        if (clo < hi && lo < chi)
+            return psi_fail(PIXSUM_ERR_ALIASING, "%s overlaps the %s", what,
+                            tables[i] == table ? "table it continues" : "other table");
+    }
+    return PIXSUM_OK;
 }
 
 /* Writes zeros over the leading row and column (and slice, for 3-D) of a
@@ -71,21 +131,42 @@ static void zero_padding(const pixsum_view *t)
     }
 }
 
-/* Shared body of pixsum_integral() and pixsum_integral_sq(). */
+/* Shared body of pixsum_integral(), pixsum_integral_sq() and
+ * pixsum_integral_carry() (carry and carry_sq NULL but for the last). */
 static int integral_common(pixsum_ctx *ctx, const pixsum_view *in, const pixsum_view *out,
-                           const pixsum_view *out_sq)
+                           const pixsum_view *out_sq, const pixsum_view *carry,
+                           const pixsum_view *carry_sq)
 {
     pixsum_ctx local = psi_default_ctx;
     pixsum_ctx *c = ctx ? ctx : &local;
     int st = pixsum_view_check(in);
     if (st != PIXSUM_OK)
         return psi_fail(st, "input: %s", pixsum_last_error());
+    uint64_t above = 0, above_sq = 0;
+    if (carry || carry_sq) {
+        if (c->padded)
+            return psi_fail(PIXSUM_ERR_UNSUPPORTED,
+                            "carry rows continue inclusive tables; the context asks for padded "
+                            "ones");
+        if (in->depth != 1)
+            return psi_fail(PIXSUM_ERR_BAD_SHAPE, "carry rows continue 2-D tables; the input "
+                            "has %zu slices", in->depth);
+        if (carry && (st = check_carry(in, out, carry, out_sq, "carry row")) != PIXSUM_OK)
+            return st;
+        if (carry_sq &&
+            (st = check_carry(in, out_sq, carry_sq, out, "squared carry row")) != PIXSUM_OK)
+            return st;
+        if (!c->wrap) {
+            above = carry ? carry_magnitude(carry) : 0;
+            above_sq = carry_sq ? carry_magnitude(carry_sq) : 0;
+        }
+    }
     size_t w, h, d;
     pixsum_integral_shape(c, in, &w, &h, &d);
-    if (out && (st = check_table(in, out, w, h, d, 0, c->wrap, "output")) != PIXSUM_OK)
+    if (out && (st = check_table(in, out, w, h, d, 0, c->wrap, above, "output")) != PIXSUM_OK)
         return st;
-    if (out_sq &&
-        (st = check_table(in, out_sq, w, h, d, 1, c->wrap, "squared output")) != PIXSUM_OK)
+    if (out_sq && (st = check_table(in, out_sq, w, h, d, 1, c->wrap, above_sq,
+                                    "squared output")) != PIXSUM_OK)
         return st;
     if (out && out_sq && (st = check_no_overlap(out, out_sq, "squared output")) != PIXSUM_OK)
         return psi_fail(st, "the output and the squared output overlap");
@@ -95,6 +176,8 @@ static int integral_common(pixsum_ctx *ctx, const pixsum_view *in, const pixsum_
     job.op = out_sq ? PIXSUM_OP_INTEGRAL_SQ
                     : (in->depth > 1 ? PIXSUM_OP_INTEGRAL_3D : PIXSUM_OP_INTEGRAL);
     job.in = *in;
+    job.carry = carry ? psi_row(carry, 0, 0) : NULL;
+    job.carry_sq = carry_sq ? psi_row(carry_sq, 0, 0) : NULL;
     job.wrap = c->wrap;
     job.threads = psi_ctx_threads(c);
     job.ctx = c;
@@ -127,7 +210,7 @@ int pixsum_integral(pixsum_ctx *ctx, const pixsum_view *in, const pixsum_view *o
     psi_clear_error();
     if (!in || !out)
         return psi_fail(PIXSUM_ERR_NULL, "input or output view is NULL");
-    return integral_common(ctx, in, out, NULL);
+    return integral_common(ctx, in, out, NULL, NULL, NULL);
 }
 
 int pixsum_integral_sq(pixsum_ctx *ctx, const pixsum_view *in, const pixsum_view *out,
@@ -136,7 +219,26 @@ int pixsum_integral_sq(pixsum_ctx *ctx, const pixsum_view *in, const pixsum_view
     psi_clear_error();
     if (!in || !out_sq)
         return psi_fail(PIXSUM_ERR_NULL, "input or squared output view is NULL");
-    return integral_common(ctx, in, out, out_sq);
+    return integral_common(ctx, in, out, out_sq, NULL, NULL);
+}
+
+int pixsum_integral_carry(pixsum_ctx *ctx, const pixsum_view *in, const pixsum_view *out,
+                          const pixsum_view *carry, const pixsum_view *out_sq,
+                          const pixsum_view *carry_sq)
+{
+    psi_clear_error();
+    if (!in)
+        return psi_fail(PIXSUM_ERR_NULL, "input view is NULL");
+    if (!out && !out_sq)
+        return psi_fail(PIXSUM_ERR_NULL, "neither a table nor a squared table was given");
+    if (!out != !carry)
+        return psi_fail(PIXSUM_ERR_NULL, out ? "the table has no carry row"
+                                             : "a carry row was given without its table");
+    if (!out_sq != !carry_sq)
+        return psi_fail(PIXSUM_ERR_NULL, out_sq ? "the squared table has no carry row"
+                                                : "a squared carry row was given without its "
+                                                  "table");
+    return integral_common(ctx, in, out, out_sq, carry, carry_sq);
 }
 
 int pixsum_integral_tilted(pixsum_ctx *ctx, const pixsum_view *in, const pixsum_view *out)
@@ -151,7 +253,7 @@ int pixsum_integral_tilted(pixsum_ctx *ctx, const pixsum_view *in, const pixsum_
         return psi_fail(st, "input: %s", pixsum_last_error());
     if (in->depth != 1)
         return psi_fail(PIXSUM_ERR_BAD_SHAPE, "the tilted integral is defined for 2-D images");
-    st = check_table(in, out, in->width + 1, in->height + 1, 1, 0, c->wrap, "output");
+    st = check_table(in, out, in->width + 1, in->height + 1, 1, 0, c->wrap, 0, "output");
     if (st != PIXSUM_OK)
         return st;
     psi_job job;

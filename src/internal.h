@@ -77,6 +77,12 @@ uint64_t psi_type_max_magnitude(pixsum_type t);
  * (squared = 1) integral tables. */
 bool psi_pair_supported(pixsum_type in, pixsum_type out, int squared);
 
+/* pixsum_integral_check() for a table that continues a carry row whose
+ * largest magnitude is `above` (0: none): the band's worst case plus `above`
+ * must fit the output (types.c). Does not clear the error detail. */
+int psi_integral_check_above(pixsum_type in, pixsum_type out, size_t count, int squared,
+                             uint64_t above);
+
 /* Number of available online CPU cores (>= 1), computed once. */
 int psi_cpu_count(void);
 
@@ -118,6 +124,10 @@ typedef struct psi_job {
     pixsum_view in;
     pixsum_view out;     /* plain table (data NULL if not requested) */
     pixsum_view out_sq;  /* squared table (data NULL if not requested) */
+    /* pixsum_integral_carry(): the table row above the first row of out and
+     * out_sq (width x channels elements of the table's type, contiguous), or
+     * NULL; methods that take them declare PIXSUM_OP_CARRY */
+    const void *carry, *carry_sq;
     int wrap;
     int threads;         /* resolved: >= 1 */
     pixsum_ctx *ctx;     /* never NULL: the caller's or a local default copy */

@@ -106,12 +106,15 @@ int pixsum_method_supports(int id, pixsum_op op, pixsum_type in, pixsum_type out
 }
 
 /* The op bits a job needs: a squared table of a volume (op INTEGRAL_SQ with
- * depth > 1) also needs INTEGRAL_3D, so a 2-D-only method never receives it. */
+ * depth > 1) also needs INTEGRAL_3D, so a 2-D-only method never receives it;
+ * a job with carry rows also needs CARRY. */
 static unsigned job_ops(const psi_job *job)
 {
     unsigned ops = (unsigned)job->op;
     if (job->op == PIXSUM_OP_INTEGRAL_SQ && job->in.depth > 1)
         ops |= PIXSUM_OP_INTEGRAL_3D;
+    if (job->carry || job->carry_sq)
+        ops |= PIXSUM_OP_CARRY;
     return ops;
 }
 

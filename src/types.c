@@ -131,26 +131,40 @@ static void describe_bound(char *buf, size_t size, uint64_t count, uint64_t m, i
     }
 }
 
-int pixsum_integral_check(pixsum_type in, pixsum_type out, size_t count, int squared)
+int psi_integral_check_above(pixsum_type in, pixsum_type out, size_t count, int squared,
+                             uint64_t above)
 {
-    psi_clear_error();
     if (!is_input_type(in) || !psi_pair_supported(in, out, squared))
         return psi_fail(PIXSUM_ERR_BAD_TYPE, "%s -> %s is not a supported %stable type pair",
                         pixsum_type_name(in), pixsum_type_name(out),
                         squared ? "squared " : "");
     if (!psi_type_is_int(out) || !psi_type_is_int(in))
         return PIXSUM_OK;
-    uint64_t m = psi_type_max_magnitude(in);
-    if (bound_fits(count, m, squared, out_limit(out)))
+    uint64_t m = psi_type_max_magnitude(in), limit = out_limit(out);
+    if (above <= limit && bound_fits(count, m, squared, limit - above))
         return PIXSUM_OK;
     char bound[64];
     describe_bound(bound, sizeof bound, count, m, squared);
+    if (above)
+        return psi_fail(PIXSUM_ERR_OVERFLOW,
+                        "%s output can overflow: the carry row holds a value of magnitude "
+                        "%llu, and the %s of %zu %s pixels below it can add %s, above the %s "
+                        "maximum %llu; use a wider output type or wrap mode",
+                        pixsum_type_name(out), (unsigned long long)above,
+                        squared ? "squared sum" : "sum", count, pixsum_type_name(in), bound,
+                        pixsum_type_name(out), (unsigned long long)limit);
     return psi_fail(PIXSUM_ERR_OVERFLOW,
                     "%s output can overflow: the %s of %zu %s pixels can reach %s, above the "
                     "%s maximum %llu; use a wider output type or wrap mode",
                     pixsum_type_name(out), squared ? "squared sum" : "sum", count,
                     pixsum_type_name(in), bound, pixsum_type_name(out),
-                    (unsigned long long)out_limit(out));
+                    (unsigned long long)limit);
+}
+
+int pixsum_integral_check(pixsum_type in, pixsum_type out, size_t count, int squared)
+{
+    psi_clear_error();
+    return psi_integral_check_above(in, out, count, squared, 0);
 }
 
 pixsum_type pixsum_integral_type(pixsum_type in, size_t count, int squared)

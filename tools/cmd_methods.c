@@ -30,7 +30,7 @@ static void ops_text(unsigned ops, char *buf, size_t n)
         const char *name;
     } names[] = {{PIXSUM_OP_INTEGRAL, "integral"}, {PIXSUM_OP_INTEGRAL_SQ, "sq"},
                  {PIXSUM_OP_TILTED, "tilted"},     {PIXSUM_OP_INTEGRAL_3D, "3d"},
-                 {PIXSUM_OP_HISTOGRAM, "hist"}};
+                 {PIXSUM_OP_HISTOGRAM, "hist"}, {PIXSUM_OP_CARRY, "carry"}};
     buf[0] = '\0';
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (ops & names[i].bit) {
@@ -47,6 +47,7 @@ static unsigned op_bit(const char *name)
     if (!strcmp(name, "tilted")) return PIXSUM_OP_TILTED;
     if (!strcmp(name, "3d")) return PIXSUM_OP_INTEGRAL_3D;
     if (!strcmp(name, "hist")) return PIXSUM_OP_HISTOGRAM;
+    if (!strcmp(name, "carry")) return PIXSUM_OP_CARRY;
     return 0;
 }
 
@@ -64,7 +65,7 @@ int cmd_methods(int argc, char **argv)
                    "and what it is. Select one with --method NAME in other commands.\n\n"
                    "  --names       print only the names, one a line\n"
                    "  --available   only methods that can run in this process\n"
-                   "  --op OP       only methods doing OP (integral sq tilted 3d hist)\n");
+                   "  --op OP       only methods doing OP (integral sq tilted 3d hist carry)\n");
             return CLI_EXIT_OK;
         }
         if (!strcmp(argv[i], "--names")) {
@@ -75,7 +76,7 @@ int cmd_methods(int argc, char **argv)
             if (m < 0)
                 return CLI_EXIT_USAGE;
             if (!(want = op_bit(v)))
-                return cli_usage_error(CMD, "unknown --op '%s' (integral sq tilted 3d hist)", v);
+                return cli_usage_error(CMD, "unknown --op '%s' (integral sq tilted 3d hist carry)", v);
         } else {
             return cli_usage_error(CMD, "unknown argument '%s'", argv[i]);
         }

@@ -1,7 +1,8 @@
 /*
  * stream.c - strip-by-strip processing for the `pixsum` tool: a generic strip
  * walker (used by integral and available to hist) and the streaming integral
- * image with its carry row. See stream.h for the contracts.
+ * image, each strip continuing the last row of the one above
+ * (pixsum_integral_carry()). See stream.h for the contracts.
  */
 #include "stream.h"
 
@@ -74,9 +75,11 @@ typedef struct integral_state {
     table_out plain, sq;
     cli_progress progress;
     int started;
+    int lib_carry; /* the method continues carry rows itself (PIXSUM_OP_CARRY) */
 } integral_state;
 
-/* Adds the carry row to `rows` rows of n samples; modular for integers. */
+/* Adds the carry row to `rows` rows of n samples; modular for integers (the
+ * methods without PIXSUM_OP_CARRY). */
 static void add_carry(pixsum_type t, unsigned char *rows_buf, ptrdiff_t stride, size_t rows,
                       const unsigned char *carry, size_t n)
 {
@@ -192,13 +195,22 @@ static int integral_header(const pxio_info *info, void *user)
         return rc;
     if (job->sq_path && (rc = table_open(s, &s->sq, job->sq_path, job->sq_type, 1)) != 0)
         return rc;
-    /* Float tables go one row at a time: each output row is then its row's
-     * prefix sums plus the row above, the order the in-memory methods use, so
-     * the streamed table matches the in-memory one bit for bit. (With taller
-     * strips the carry would be added after the strip's own column sums and
-     * round differently.) Integer tables are exact with any strip height. */
-    if ((job->out_path && !is_int_type(s->plain.type)) ||
-        (job->sq_path && !is_int_type(s->sq.type)))
+    /* Methods with PIXSUM_OP_CARRY ("auto" picks one) continue each strip
+     * from the carry row in their own pass. Others compute each strip alone,
+     * then the carry is added; their float tables go one row at a time, so that
+     * each row is still its prefix sums plus the row above (with taller strips
+     * the carry would be added after the strip's column sums and round
+     * differently). Integer tables are exact either way. */
+    intptr_t method = 0;
+    pixsum_ctx_get(job->ctx, PIXSUM_PARAM_METHOD, &method);
+    s->lib_carry =
+        method == 0 ||
+        ((!job->out_path ||
+          pixsum_method_supports((int)method, PIXSUM_OP_CARRY, info->type, s->plain.type)) &&
+         (!job->sq_path ||
+          pixsum_method_supports((int)method, PIXSUM_OP_CARRY, info->type, s->sq.type)));
+    if (!s->lib_carry && ((job->out_path && !is_int_type(s->plain.type)) ||
+                          (job->sq_path && !is_int_type(s->sq.type))))
         s->strip_rows = 1;
     if (job->progress)
         cli_progress_start(&s->progress, "integral", info->height);
@@ -213,12 +225,20 @@ static pixsum_view table_view(const integral_state *s, const table_out *t, size_
                           rows, s->info.channels, t->stride);
 }
 
+/* The table row above the strip (pixsum_integral_carry()). */
+static pixsum_view carry_view(const integral_state *s, const table_out *t)
+{
+    return pixsum_view_2d(t->carry, t->type, s->info.width, 1, s->info.channels, 0);
+}
+
+/* Adds the carry where the method could not (first_row > 0), keeps the
+ * strip's last table row as the next strip's carry and writes the strip. */
 static int table_finish_strip(integral_state *s, table_out *t, size_t rows, size_t first_row)
 {
     size_t pad = s->job->padded ? 1 : 0;
     size_t n = s->info.width * s->info.channels;
     unsigned char *first = t->strip + pad * s->info.channels * t->tsize;
-    if (first_row > 0)
+    if (first_row > 0 && !s->lib_carry)
         add_carry(t->type, first, t->stride, rows, t->carry, n);
     memcpy(t->carry, first + (ptrdiff_t)(rows - 1) * t->stride, n * t->tsize);
     char err[512];
@@ -240,10 +260,19 @@ static int integral_strip(const pixsum_view *strip, size_t first_row, void *user
             return cli_lib_error(job->cmd, "strip", st);
         pixsum_view pv = job->out_path ? table_view(s, &s->plain, rows) : (pixsum_view){0};
         pixsum_view sv = job->sq_path ? table_view(s, &s->sq, rows) : (pixsum_view){0};
-        if (job->sq_path)
+        /* below the first strip each table continues from its last row: the
+         * same arithmetic as one call over the image, so the streamed table
+         * equals the in-memory one bit for bit (floats included) */
+        if (first_row + y > 0 && s->lib_carry) {
+            pixsum_view pc = carry_view(s, &s->plain), sc = carry_view(s, &s->sq);
+            st = pixsum_integral_carry(job->ctx, &part, job->out_path ? &pv : NULL,
+                                       job->out_path ? &pc : NULL, job->sq_path ? &sv : NULL,
+                                       job->sq_path ? &sc : NULL);
+        } else if (job->sq_path) {
             st = pixsum_integral_sq(job->ctx, &part, job->out_path ? &pv : NULL, &sv);
-        else
+        } else {
             st = pixsum_integral(job->ctx, &part, &pv);
+        }
         if (st != PIXSUM_OK)
             return cli_lib_error(job->cmd, job->in_path, st);
         int rc;

@@ -10,9 +10,10 @@
  * strip or tile row of the file).
  *
  * cli_integral_stream() is the streaming integral image: it reads strips,
- * computes each strip's integral with the library, adds the carry (the last
- * output row of the previous strip, one row per channel) and writes the rows
- * out, so the table is exact for integer types whatever the image size.
+ * computes each strip's table with the library continuing from the carry (the
+ * last table row of the previous strip, pixsum_integral_carry()) and writes
+ * the rows out, so the table equals the in-memory one bit for bit (floats
+ * too, with a single-threaded method) whatever the image size.
  */
 #ifndef PIXSUM_TOOLS_STREAM_H
 #define PIXSUM_TOOLS_STREAM_H

@@ -294,7 +294,7 @@ int psi_fast_run(const psi_job *job)
         bytes += pixsum_type_size(job->out_sq.type);
     bytes *= job->in.width * job->in.height * job->in.depth * job->in.channels;
     int stream = job->in.depth == 1 && bytes > psi_stream_threshold();
-    return psi_fast_rows(job, 0, job->in.height, NULL, NULL, stream, NULL);
+    return psi_fast_rows(job, 0, job->in.height, job->carry, job->carry_sq, stream, NULL);
 }
 
 /* Portable column sums through the element helpers (the scalar level). */

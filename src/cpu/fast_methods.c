@@ -19,7 +19,8 @@ static int run_simd_2wh(const psi_job *job)
 
 const psi_method psi_methods_cpu_fast[] = {
     {"simd.2wh", PIXSUM_BACKEND_CPU,
-     PIXSUM_OP_INTEGRAL | PIXSUM_OP_INTEGRAL_SQ | PIXSUM_OP_INTEGRAL_3D | PIXSUM_OP_TILTED,
+     PIXSUM_OP_INTEGRAL | PIXSUM_OP_INTEGRAL_SQ | PIXSUM_OP_INTEGRAL_3D | PIXSUM_OP_TILTED |
+         PIXSUM_OP_CARRY,
      "single pass, row prefix in SIMD registers + row above, non-temporal stores for "
      "large tables; ISA chosen at run time (PIXSUM_FORCE_ISA); tilted tables by "
      "typed, vectorised diagonal rows",

@@ -24,6 +24,12 @@
  * dependency to one addition; otherwise the pattern rotates and the carry is
  * rebuilt from the finished vector.
  *
+ * A streamed row whose start is not vector-aligned begins with a partial vector
+ * of `head` samples, so that the streaming stores are aligned; integer tables
+ * are exact either way, but float tables would round by the address. They are
+ * computed from the row's first sample into the cached accumulator row and
+ * copied out instead, so a float table has the same bits streamed or not.
+ *
  * PSI_SHORT_CARRY (default 0): in the two-vector loop, 1 adds both vectors'
  * totals to the carry (one addition on the loop-carried path, one extra
  * shuffle) instead of taking the carry from the second result (an addition, an
@@ -191,6 +197,21 @@
         int st = stream && mis % sizeof(TOUT) == 0;                                         \
         if (st && mis)                                                                      \
             head = (PSI_VDW * 4 - mis) / sizeof(TOUT);                                      \
+        if (head && acc && (TOUT)0.5 != (TOUT)0) {                                          \
+            /* float tables: the vectors start at the row's first sample whatever */       \
+            /* its address, since where they start decides how the sums round; */          \
+            /* the row goes to the cached acc, then out by aligned streaming stores */     \
+            if (ch == 1)                                                                    \
+                NAME##_flags(in, acc, prev, NULL, n, 1, 0, 0);                              \
+            else                                                                            \
+                NAME##_flags(in, acc, prev, NULL, n, ch, 0, 0);                             \
+            size_t part = head < n ? head : n, i = part;                                    \
+            memcpy(out, acc, part * sizeof(TOUT));                                          \
+            for (; i + (PSI_VDW * 4) / sizeof(TOUT) <= n; i += (PSI_VDW * 4) / sizeof(TOUT)) \
+                PSI_STREAM(out + i, PSI_LOADU(acc + i));                                    \
+            memcpy(out + i, acc + i, (n - i) * sizeof(TOUT));                               \
+            return;                                                                         \
+        }                                                                                   \
         /* one channel (the common case) gets its own copy with the ladder unrolled */     \
         if (ch == 1)                                                                        \
             NAME##_flags(in, out, prev, acc, n, 1, head, st);                               \

@@ -77,6 +77,16 @@ static int job_tables(const psi_job *job, const pixsum_view **tables, int *squar
     return n;
 }
 
+/* The carry rows of the job's tables, in job_tables()' order. */
+static void job_carries(const psi_job *job, const void **carries)
+{
+    int n = 0;
+    if (job->out.data)
+        carries[n++] = job->carry;
+    if (job->out_sq.data)
+        carries[n++] = job->carry_sq;
+}
+
 typedef void (*running_fn)(void *row, size_t w, size_t ch);
 static running_fn running_for(pixsum_type t);
 
@@ -148,12 +158,18 @@ static int run_banded(const psi_job *job)
                                                         NULL, n);
                     }
                 }
-                /* the row above the band = running sums of those column sums */
-                for (int k = 0; k < nt; k++)
-                    running_for(tables[k]->type)(off + (k ? row_bytes[0] : 0), in->width,
-                                                 in->channels);
+                /* the row above the band = running sums of those column sums,
+                 * plus the carry row above the whole table */
+                const void *carries[2];
+                job_carries(job, carries);
+                for (int k = 0; k < nt; k++) {
+                    unsigned char *row = off + (k ? row_bytes[0] : 0);
+                    running_for(tables[k]->type)(row, in->width, in->channels);
+                    if (carries[k])
+                        psi_scalar_add(tables[k]->type)(row, carries[k], NULL, n);
+                }
             }
-            const void *init = NULL, *init_sq = NULL;
+            const void *init = job->carry, *init_sq = job->carry_sq;
             if (id >= 1) {
                 unsigned char *off = offsets + per_band * (size_t)id;
                 if (job->out.data)
@@ -323,7 +339,7 @@ static bool is_2d(const psi_job *job)
 
 #define OMP_ENTRIES                                                                          \
     {"omp.banded", PIXSUM_BACKEND_OMP,                                                       \
-     PIXSUM_OP_INTEGRAL | PIXSUM_OP_INTEGRAL_SQ | PIXSUM_OP_INTEGRAL_3D,                     \
+     PIXSUM_OP_INTEGRAL | PIXSUM_OP_INTEGRAL_SQ | PIXSUM_OP_INTEGRAL_3D | PIXSUM_OP_CARRY,   \
      "OpenMP bands: column sums of earlier bands, then each band's final table in one SIMD " \
      "pass (input read <= 2x, output written once); 3-D runs single-threaded",               \
      30, NULL, NULL, run_banded},                                                 \

@@ -128,11 +128,11 @@ psi_add_fn psi_scalar_add(pixsum_type out)
 
 /* One table (plain or squared) of one row. */
 static void table_row(const pixsum_view *in, const pixsum_view *t, psi_row_fn fn,
-                      psi_add_fn add, size_t y, size_t z)
+                      psi_add_fn add, const void *carry, size_t y, size_t z)
 {
     const void *src = psi_row(in, y, z);
     void *dst = psi_row(t, y, z);
-    fn(src, dst, y ? psi_row(t, y - 1, z) : NULL, in->width, in->channels);
+    fn(src, dst, y ? psi_row(t, y - 1, z) : carry, in->width, in->channels);
     if (z > 0)
         add(dst, psi_row(t, y, z - 1), y ? psi_row(t, y - 1, z - 1) : NULL,
             psi_row_samples(t));
@@ -147,9 +147,9 @@ int psi_rows_driver(const psi_job *job, psi_row_fn sum_fn, psi_row_fn sq_fn, siz
     for (size_t z = 0; z < in->depth; z++) {
         for (size_t y = y0; y < y1; y++) {
             if (job->out.data)
-                table_row(in, &job->out, sum_fn, add_sum, y, z);
+                table_row(in, &job->out, sum_fn, add_sum, job->carry, y, z);
             if (job->out_sq.data)
-                table_row(in, &job->out_sq, sq_fn, add_sq, y, z);
+                table_row(in, &job->out_sq, sq_fn, add_sq, job->carry_sq, y, z);
         }
     }
     return PIXSUM_OK;

@@ -70,11 +70,13 @@ static int run_dual(const psi_job *job)
 #define SERIAL_OPS \
     (PIXSUM_OP_INTEGRAL | PIXSUM_OP_INTEGRAL_SQ | PIXSUM_OP_INTEGRAL_3D)
 
+/* serial.2wh and serial.3wh start from the carry row (the job's carry,
+ * psi_rows_driver()); serial.dual does not take one. */
 const psi_method psi_methods_serial[] = {
-    {"serial.2wh", PIXSUM_BACKEND_CPU, SERIAL_OPS | PIXSUM_OP_TILTED,
+    {"serial.2wh", PIXSUM_BACKEND_CPU, SERIAL_OPS | PIXSUM_OP_TILTED | PIXSUM_OP_CARRY,
      "single pass, row running sum + row above, 2wh additions (paper 001); scalar reference",
      10, NULL, NULL, run_2wh},
-    {"serial.3wh", PIXSUM_BACKEND_CPU, SERIAL_OPS,
+    {"serial.3wh", PIXSUM_BACKEND_CPU, SERIAL_OPS | PIXSUM_OP_CARRY,
      "single pass, recurrence v + left + up - upleft, 3wh additions (papers 000, 001, 004)",
      0, NULL, NULL, run_3wh},
     {"serial.dual", PIXSUM_BACKEND_CPU, SERIAL_OPS,

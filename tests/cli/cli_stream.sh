@@ -3,7 +3,8 @@
 # the in-memory one: integer tables bit for bit (cmp), for .npy, striped TIFF,
 # tiled TIFF and BigTIFF inputs, .npy and TIFF outputs, plain / padded /
 # squared tables, strips of 1, 7, 64 and more rows than the image; float
-# tables too (streamed one row at a time; same method on both paths).
+# tables too (same method on both paths: strips continued from the carry row by
+# the methods with PIXSUM_OP_CARRY, one row at a time by the others).
 # Also: --max-memory makes the choice automatically.
 . "$2/lib.sh"
 need_numpy
@@ -76,9 +77,10 @@ if has_format tiff; then
     [ "$n" -ge 500 ] || fail "only $n streaming runs"
 fi
 
-# float tables are streamed a row at a time: bit for bit as well, for every
-# method whose rows add their prefix sums to the row above
-for m in serial.2wh serial.dual simd.2wh; do
+# float tables bit for bit as well, for every method whose rows add their
+# prefix sums to the row above: those with PIXSUM_OP_CARRY continue each strip
+# from the carry row, serial.dual (without it) streams them a row at a time
+for m in serial.2wh serial.3wh serial.dual simd.2wh; do
     run "$PIXSUM" integral s_f4.npy -o fmem.npy --no-stream --method $m
     for src in s_f4.npy s_f4.tiled.tif; do
         [ -e "$src" ] || continue
