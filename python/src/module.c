@@ -356,39 +356,94 @@ static void zero_slice0(const pixsum_view *t)
         memset((char *)t->data + (ptrdiff_t)y * t->row_stride, 0, row);
 }
 
+/* The view of a carry row: an array of the shape of one image row, (W,) or
+ * (W, C) for an image of shape (H, W) or (H, W, C), read as a table of one
+ * row (a contiguous copy when it is strided: it is small and only read).
+ * Returns 1, or 0 with an exception set. `keep` receives the array (a new
+ * reference, to release after the call). */
+static int carry_view_of(PyObject *obj, PyArrayObject *image, const char *what,
+                         PyArrayObject **keep, pixsum_view *v)
+{
+    PyArrayObject *given = psb_as_array(obj, what);
+    if (!given)
+        return 0;
+    PyArrayObject *a = PyArray_GETCONTIGUOUS(given);
+    Py_DECREF(given);
+    if (!a)
+        return 0;
+    *keep = a;
+    int nd = PyArray_NDIM(a), ind = PyArray_NDIM(image);
+    int same = nd == ind - 1 && nd >= 1 && nd <= 2;
+    for (int i = 0; same && i < nd; i++)
+        same = PyArray_DIMS(a)[i] == PyArray_DIMS(image)[i + 1];
+    if (!same) {
+        char got[96], img[96];
+        psb_shape_text(nd, PyArray_DIMS(a), got, sizeof got);
+        psb_shape_text(ind, PyArray_DIMS(image), img, sizeof img);
+        psb_fail(PIXSUM_ERR_BAD_SHAPE, "%s must have the shape of one image row (the image "
+                 "is %s), got %s", what, img, got);
+        return 0;
+    }
+    pixsum_type t = psb_type_of_descr(PyArray_DESCR(a));
+    if (t == PIXSUM_TYPE_NONE) {
+        psb_fail(PIXSUM_ERR_BAD_TYPE, "%s: dtype %s is not a table type", what,
+                 PyArray_DESCR(a)->typeobj->tp_name);
+        return 0;
+    }
+    npy_intp dims[3] = {1, 1, 1}, strides[3] = {0, 0, 0};
+    for (int i = 0; i < nd; i++) {
+        dims[i + 1] = PyArray_DIMS(a)[i];
+        strides[i + 1] = PyArray_STRIDES(a)[i];
+    }
+    return psb_view_raw(PyArray_DATA(a), t, nd + 1, dims, strides, 2, what, v);
+}
+
 /* The shared body of integral(), integral_sq(), integral_tilted() and
  * integral3d(). Returns a new reference (an array, or a tuple for KIND_SQ). */
 static PyObject *integral_common(enum integral_kind kind, PyObject *args, PyObject *kwargs)
 {
     static char *kwlist[] = {"image", "dtype", "sq_dtype", "method", "threads", "wrap",
-                             "padded", "out", "out_sq", NULL};
+                             "padded", "out", "out_sq", "carry", "carry_sq", NULL};
     static char *kwlist_plain[] = {"image", "dtype", "method", "threads", "wrap", "padded",
-                                   "out", NULL};
+                                   "out", "carry", NULL};
+    static char *kwlist_volume[] = {"image", "dtype", "method", "threads", "wrap", "padded",
+                                    "out", NULL};
     static char *kwlist_tilted[] = {"image", "dtype", "method", "threads", "wrap", "out", NULL};
     const char *names[] = {"integral", "integral_sq", "integral_tilted", "integral3d"};
     const char *name = names[kind];
     PyObject *image = NULL, *dtype_obj = NULL, *sq_dtype_obj = NULL, *out = NULL,
-             *out_sq = NULL;
+             *out_sq = NULL, *carry = NULL, *carry_sq = NULL;
     psb_opts o = {NULL, 0, 0, 0};
     int ok;
     if (kind == KIND_SQ)
-        ok = PyArg_ParseTupleAndKeywords(args, kwargs, "O|$OOznppOO:integral_sq", kwlist,
+        ok = PyArg_ParseTupleAndKeywords(args, kwargs, "O|$OOznppOOOO:integral_sq", kwlist,
                                          &image, &dtype_obj, &sq_dtype_obj, &o.method,
-                                         &o.threads, &o.wrap, &o.padded, &out, &out_sq);
+                                         &o.threads, &o.wrap, &o.padded, &out, &out_sq,
+                                         &carry, &carry_sq);
     else if (kind == KIND_TILTED)
         ok = PyArg_ParseTupleAndKeywords(args, kwargs, "O|$OznpO:integral_tilted",
                                          kwlist_tilted, &image, &dtype_obj, &o.method,
                                          &o.threads, &o.wrap, &out);
+    else if (kind == KIND_VOLUME)
+        ok = PyArg_ParseTupleAndKeywords(args, kwargs, "O|$OznppO:integral3d", kwlist_volume,
+                                         &image, &dtype_obj, &o.method, &o.threads, &o.wrap,
+                                         &o.padded, &out);
     else
-        ok = PyArg_ParseTupleAndKeywords(args, kwargs,
-                                         kind == KIND_PLAIN ? "O|$OznppO:integral"
-                                                            : "O|$OznppO:integral3d",
-                                         kwlist_plain, &image, &dtype_obj, &o.method,
-                                         &o.threads, &o.wrap, &o.padded, &out);
+        ok = PyArg_ParseTupleAndKeywords(args, kwargs, "O|$OznppOO:integral", kwlist_plain,
+                                         &image, &dtype_obj, &o.method, &o.threads, &o.wrap,
+                                         &o.padded, &out, &carry);
     if (!ok)
         return NULL;
-    if (psb_is_gpu_array(image))
+    if (carry == Py_None)
+        carry = NULL;
+    if (carry_sq == Py_None)
+        carry_sq = NULL;
+    if (psb_is_gpu_array(image)) {
+        if (carry || carry_sq)
+            return psb_fail(PIXSUM_ERR_UNSUPPORTED, "%s: carry rows are taken on the CPU "
+                            "only; copy the band to the host", name);
         return psb_gpu_dispatch(name, args, kwargs);
+    }
 
     pixsum_type type = PIXSUM_TYPE_NONE, sq_type = PIXSUM_TYPE_NONE;
     if (!psb_dtype_arg(dtype_obj, &type) || !psb_dtype_arg(sq_dtype_obj, &sq_type))
@@ -400,12 +455,20 @@ static PyObject *integral_common(enum integral_kind kind, PyObject *args, PyObje
     PyArrayObject *in = psb_as_array(image, "image");
     if (!in)
         return NULL;
-    PyArrayObject *res = NULL, *res_sq = NULL;
+    PyArrayObject *res = NULL, *res_sq = NULL, *keep_carry = NULL, *keep_carry_sq = NULL;
     pixsum_ctx *ctx = NULL;
     PyObject *result = NULL;
-    pixsum_view vin, vout, vsq;
+    pixsum_view vin, vout, vsq, vcarry, vcarry_sq;
     if (!psb_view_of(in, spatial, 0, "image", &vin))
         goto done;
+    if ((carry && !carry_view_of(carry, in, "carry", &keep_carry, &vcarry)) ||
+        (carry_sq && !carry_view_of(carry_sq, in, "carry_sq", &keep_carry_sq, &vcarry_sq)))
+        goto done;
+    /* a continued table keeps its carry's type */
+    if (carry && type == PIXSUM_TYPE_NONE && (out == NULL || out == Py_None))
+        type = vcarry.type;
+    if (carry_sq && sq_type == PIXSUM_TYPE_NONE && (out_sq == NULL || out_sq == Py_None))
+        sq_type = vcarry_sq.type;
     size_t count = vin.width * vin.height * vin.depth;
     if (type == PIXSUM_TYPE_NONE && (out == NULL || out == Py_None))
         type = pixsum_integral_type(vin.type, count, 0);
@@ -443,7 +506,10 @@ static PyObject *integral_common(enum integral_kind kind, PyObject *args, PyObje
     }
     int st;
     Py_BEGIN_ALLOW_THREADS
-    if (kind == KIND_SQ)
+    if (carry || carry_sq) /* kind PLAIN or SQ */
+        st = pixsum_integral_carry(ctx, &vin, &vout, carry ? &vcarry : NULL,
+                                   kind == KIND_SQ ? &vsq : NULL, carry_sq ? &vcarry_sq : NULL);
+    else if (kind == KIND_SQ)
         st = pixsum_integral_sq(ctx, &vin, &vout, &vsq);
     else if (kind == KIND_TILTED)
         st = pixsum_integral_tilted(ctx, &vin, &vout);
@@ -466,13 +532,15 @@ done:
     pixsum_ctx_free(ctx);
     Py_XDECREF(res);
     Py_XDECREF(res_sq);
+    Py_XDECREF(keep_carry);
+    Py_XDECREF(keep_carry_sq);
     Py_DECREF(in);
     return result;
 }
 
 PyDoc_STRVAR(integral_doc,
 "integral(image, *, dtype=None, method='auto', threads=0, wrap=False, padded=False,\n"
-"         out=None)\n"
+"         out=None, carry=None)\n"
 "--\n\n"
 "Integral image (summed-area table) of a 2-D image.\n\n"
 "image: array of shape (H, W) or (H, W, C) with 1..4 interleaved channels, dtype\n"
@@ -489,7 +557,13 @@ PyDoc_STRVAR(integral_doc,
 "padded: add a leading row and column of zeros (OpenCV layout, shape\n"
 "  (H+1, W+1[, C])); otherwise the table is inclusive: T[y, x] = image[:y+1, :x+1].sum().\n"
 "out: an existing array to write into (right shape; its dtype is used when dtype\n"
-"  is None). It is written in place and returned.\n\n"
+"  is None). It is written in place and returned.\n"
+"carry: for an image processed in bands, the table row just above this band\n"
+"  (the last row of the band above's table), of shape (W,) or (W, C). Every row\n"
+"  of the result then includes it, so the bands' tables stacked equal the\n"
+"  whole image's table (bit for bit on integers; on floats too with one\n"
+"  thread). The table keeps the carry's dtype when dtype is None. Inclusive\n"
+"  tables only (not padded); CPU arrays only.\n\n"
 "Returns the table as a NumPy array. GPU arrays (__cuda_array_interface__ or\n"
 "__dlpack__) run on the CUDA backend and return a GPU array of the same kind.\n"
 "The GIL is released while the table is computed.\n"
@@ -503,12 +577,14 @@ static PyObject *py_integral(PyObject *self, PyObject *args, PyObject *kwargs)
 
 PyDoc_STRVAR(integral_sq_doc,
 "integral_sq(image, *, dtype=None, sq_dtype=None, method='auto', threads=0,\n"
-"            wrap=False, padded=False, out=None, out_sq=None)\n"
+"            wrap=False, padded=False, out=None, out_sq=None, carry=None,\n"
+"            carry_sq=None)\n"
 "--\n\n"
 "Integral image and integral of squares of a 2-D image, in one pass.\n\n"
 "Arguments as integral(); sq_dtype is the type of the squared table (None: uint64\n"
-"for integer images while it cannot overflow, else float64) and out_sq an\n"
-"existing array for it. Returns the tuple (table, squared_table); together they\n"
+"for integer images while it cannot overflow, else float64), out_sq an\n"
+"existing array for it, and carry / carry_sq the rows above a band for each\n"
+"table (give both when both tables continue a band above). Returns the tuple (table, squared_table); together they\n"
 "give box means and variances (see box_var).");
 
 static PyObject *py_integral_sq(PyObject *self, PyObject *args, PyObject *kwargs)

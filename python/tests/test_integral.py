@@ -178,3 +178,59 @@ def test_integral_dtype():
     assert pixsum.integral_dtype(np.int16, 10) == np.int64
     assert pixsum.integral_dtype(np.float32, 10) == np.float64
     assert pixsum.integral_dtype(np.uint8, 10, squared=True) == np.uint64
+
+
+@pytest.mark.parametrize("shape", [(1, 1), (23, 1), (37, 19), (40, 17, 3)])
+@pytest.mark.parametrize("dtype", [np.uint8, np.int32, np.float32, np.float64])
+def test_bands_with_carry_equal_whole(rng, shape, dtype):
+    """An image cut into bands, each band's table continuing the row above
+    (carry=), stacks into the whole image's table, bit for bit (one thread)."""
+    img = random_image(rng, shape, dtype)
+    whole = pixsum.integral(img, threads=1)
+    whole_t, whole_q = pixsum.integral_sq(img, threads=1)
+    inner = rng.integers(1, shape[0], size=3).tolist() if shape[0] > 1 else []
+    cuts = sorted(set(inner) | {0, shape[0]})
+    bands, bands_t, bands_q = [], [], []
+    for a, b in zip(cuts, cuts[1:]):
+        band = img[a:b]
+        if not bands:
+            bands.append(pixsum.integral(band, dtype=whole.dtype, threads=1))
+            t, q = pixsum.integral_sq(band, dtype=whole_t.dtype, sq_dtype=whole_q.dtype,
+                                      threads=1)
+        else:
+            bands.append(pixsum.integral(band, carry=bands[-1][-1], threads=1))
+            t, q = pixsum.integral_sq(band, carry=bands_t[-1][-1], carry_sq=bands_q[-1][-1],
+                                      threads=1)
+        bands_t.append(t)
+        bands_q.append(q)
+    for got, want in ((bands, whole), (bands_t, whole_t), (bands_q, whole_q)):
+        stacked = np.concatenate(got)
+        assert stacked.dtype == want.dtype
+        np.testing.assert_array_equal(stacked, want)
+
+
+def test_carry_refusals(rng):
+    img = random_image(rng, (6, 5), np.uint8)
+    row = np.zeros(5, np.uint32)
+    with pytest.raises(pixsum.BadShapeError):
+        pixsum.integral(img, carry=np.zeros(4, np.uint32))
+    with pytest.raises(pixsum.BadShapeError):
+        pixsum.integral(img, carry=np.zeros((5, 1), np.uint32))
+    with pytest.raises(pixsum.BadTypeError):
+        pixsum.integral(img, dtype=np.uint64, carry=row)
+    with pytest.raises(pixsum.UnsupportedError):
+        pixsum.integral(img, carry=row, padded=True)
+    with pytest.raises(pixsum.UnsupportedError):
+        pixsum.integral(img, carry=row, method="serial.dual")
+    with pytest.raises(pixsum.OverflowError):
+        pixsum.integral(img, carry=np.full(5, 2**32 - 100, np.uint32))
+    assert pixsum.integral(img, carry=np.full(5, 2**32 - 100, np.uint32), wrap=True).dtype \
+        == np.uint32
+    with pytest.raises(pixsum.NullError):  # a squared table without its carry
+        pixsum.integral_sq(img, carry=row)
+    with pytest.raises(TypeError):
+        pixsum.integral3d(img[None], carry=row)
+    # the carry's dtype is kept, and it may be any readable row (a strided one)
+    t = pixsum.integral(img, carry=np.arange(10, dtype=np.int64)[::2])
+    assert t.dtype == np.int64
+    np.testing.assert_array_equal(t, np.arange(0, 10, 2) + ref_integral(img))
