@@ -200,11 +200,9 @@
         if (head && acc && (TOUT)0.5 != (TOUT)0) {                                          \
             /* float tables: the vectors start at the row's first sample whatever */       \
             /* its address, since where they start decides how the sums round; */          \
-            /* the row goes to the cached acc, then out by aligned streaming stores */     \
-            if (ch == 1)                                                                    \
-                NAME##_flags(in, acc, prev, NULL, n, 1, 0, 0);                              \
-            else                                                                            \
-                NAME##_flags(in, acc, prev, NULL, n, ch, 0, 0);                             \
+            /* the row goes to the cached acc (this kernel, not streamed: a call, */       \
+            /* not another inlined copy), then out by aligned streaming stores */          \
+            NAME(in_, acc, prev_, NULL, width, ch, 0);                                      \
             size_t part = head < n ? head : n, i = part;                                    \
             memcpy(out, acc, part * sizeof(TOUT));                                          \
             for (; i + (PSI_VDW * 4) / sizeof(TOUT) <= n; i += (PSI_VDW * 4) / sizeof(TOUT)) \
