@@ -14,6 +14,8 @@
  *     pixsum_integral*, pixsum_histogram*, pixsum_equalize);
  *   - a successful integer integral equals the scalar reference method
  *     serial.2wh bit for bit (same wrap/padded settings);
+ *   - a band's integer table continued from the row above it
+ *     (pixsum_integral_carry()) equals the whole image's lower rows;
  *   - a successful histogram agrees with hist.scalar, and its in-range,
  *     below, above and NaN counts add up to the pixels considered;
  *   - box sums on a successful table succeed or fail with a status, and
@@ -381,6 +383,58 @@ static void fuzz_equalize(reader *r, pixsum_ctx *ctx, const image *in)
         abort();
     free(out);
 }
+/* pixsum_integral_carry(): the image split at a fuzzed row, the lower band's
+ * table continuing the upper band's last row (or a fuzzed carry), with the
+ * fuzzed context. On success with the upper band's row as carry, an integer
+ * table must equal the lower rows of the whole-image table (same context);
+ * on error the band's table is left untouched. */
+static void fuzz_carry(reader *r, pixsum_ctx *ctx, const image *in)
+{
+    const pixsum_view *v = &in->view;
+    size_t h = v->height, n = v->width * v->channels;
+    unsigned sel = take_u8(r);
+    pixsum_type ot = output_types[sel % (sizeof output_types / sizeof output_types[0])];
+    if (ot == PIXSUM_TYPE_NONE)
+        ot = pixsum_integral_type(v->type, v->width * h * v->depth, 0);
+    if (v->depth != 1 || h < 2 || v->width > 64 || h > 64 || pixsum_type_size(ot) == 0)
+        return;
+    size_t es = pixsum_type_size(ot), k = 1 + take_u8(r) % (h - 1);
+    size_t bytes = n * h * es;
+    unsigned char *whole = malloc(bytes), *band = malloc(bytes), *carry = malloc(n * es);
+    if (!whole || !band || !carry)
+        goto done;
+    pixsum_view bottom;
+    if (pixsum_view_roi(v, 0, k, v->width, h - k, &bottom) != PIXSUM_OK)
+        goto done; /* the fuzzed image view itself is invalid */
+    pixsum_view wv = pixsum_view_2d(whole, ot, v->width, h, v->channels, 0);
+    int whole_st = pixsum_integral(ctx, v, &wv);
+    int fuzzed = take_u8(r) & 1; /* 1: a fuzzed carry instead of the upper band's row */
+    for (size_t i = 0; i < n * es; i++)
+        carry[i] = whole_st == PIXSUM_OK && !fuzzed ? whole[(k - 1) * n * es + i]
+                                                    : (unsigned char)take_u8(r);
+    memset(band, FILL, bytes);
+    pixsum_view bv = pixsum_view_2d(band, ot, v->width, h - k, v->channels, 0);
+    pixsum_view cv = pixsum_view_2d(carry, ot, v->width, 1 + (take_u8(r) % 8 == 0),
+                                    v->channels, 0); /* sometimes two rows: refused */
+    if (cv.height == 2)
+        cv.data = band; /* the band's own first rows: refused as well */
+    int st = pixsum_integral_carry(ctx, &bottom, &bv, &cv, NULL, NULL);
+    if (st != PIXSUM_OK) {
+        if (!untouched(band, bytes))
+            abort(); /* documented: on error the output is left untouched */
+        goto done;
+    }
+    if (cv.height != 1)
+        abort(); /* a carry of two rows must be refused */
+    if (whole_st == PIXSUM_OK && !fuzzed && is_integer_type(ot) &&
+        memcmp(band, whole + k * n * es, (h - k) * n * es) != 0)
+        abort(); /* the band's table differs from the whole image's lower rows */
+done:
+    free(whole);
+    free(band);
+    free(carry);
+}
+
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -435,13 +489,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     }
     (void)pixsum_view_check(&in.view);
-    switch (op % 7) {
+    switch (op % 8) {
     case 0: fuzz_integral(&pr, ctx, &in, 0); break;
     case 1: fuzz_integral(&pr, ctx, &in, 1); break;
     case 2: fuzz_integral(&pr, ctx, &in, 2); break;
     case 3: fuzz_histogram(&pr, ctx, &in, pixels, npixels); break;
     case 4: fuzz_ihist(&pr, ctx, &in); break;
     case 5: fuzz_equalize(&pr, ctx, &in); break;
+    case 7: fuzz_carry(&pr, ctx, &in); break;
     default: {
         pixsum_view roi;
         size_t x = take_u8(&pr), y = take_u8(&pr);
@@ -455,3 +510,4 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     pixsum_ctx_free(ctx);
     return 0;
 }
+
