@@ -96,10 +96,14 @@ static int tiff_load_band(pxio_reader *r, size_t y, char *err, size_t errlen)
             return pxio_fail(err, errlen, r->path, "TIFF read failed at row %zu: %s",
                              first + 1, got < 0 ? tiff_last() : "strip too short (truncated?)");
     } else {
+        tmsize_t ts = TIFFTileSize(s->tif);
+        if (!s->tile && !(s->tile = malloc((size_t)ts)))
+            return pxio_fail(err, errlen, r->path, "out of memory for a %u x %u tile",
+                             s->tile_w, s->band_h);
         size_t tile_row_bytes = (size_t)s->tile_w * r->info.channels * s->tsize;
         for (size_t x = 0; x < r->info.width; x += s->tile_w) {
             ttile_t t = TIFFComputeTile(s->tif, (uint32_t)x, (uint32_t)first, 0, 0);
-            if (TIFFReadEncodedTile(s->tif, t, s->tile, TIFFTileSize(s->tif)) < 0)
+            if (TIFFReadEncodedTile(s->tif, t, s->tile, ts) < 0)
                 return pxio_fail(err, errlen, r->path,
                                  "TIFF read failed at tile (%zu, %zu): %s", x, first,
                                  tiff_last());
@@ -207,21 +211,26 @@ int pxio_tiff_open(pxio_reader *r, char *err, size_t errlen)
         uint32_t tw = 0, th = 0;
         TIFFGetField(s->tif, TIFFTAG_TILEWIDTH, &tw);
         TIFFGetField(s->tif, TIFFTAG_TILELENGTH, &th);
-        if (tw == 0 || th == 0 || th > h + 16u * 1024)
-            return pxio_fail(err, errlen, r->path, "corrupt TIFF tile size %u x %u", tw, th);
+        /* tiles may overhang the image (a 100 x 100 image in 256 x 256 tiles), but
+         * not by more than a 4096-pixel tile: a 2 KB fuzz input claimed a
+         * 16 GiB tile for a tiny image */
+        uint32_t most_w = (w > 4096 ? w : 4096) + 16, most_h = (h > 4096 ? h : 4096) + 16;
+        if (tw == 0 || th == 0 || tw > most_w || th > most_h)
+            return pxio_fail(err, errlen, r->path, "corrupt TIFF tile size %u x %u for a "
+                             "%u x %u image", tw, th, w, h);
         s->tile_w = tw;
         s->band_h = th;
-        tmsize_t ts = TIFFTileSize(s->tif);
-        if (ts <= 0 || !(s->tile = malloc((size_t)ts)))
-            return pxio_fail(err, errlen, r->path, "out of memory for a %u x %u tile", tw, th);
+        if (TIFFTileSize(s->tif) <= 0) /* the tile buffer waits for the first read */
+            return pxio_fail(err, errlen, r->path, "corrupt TIFF tile size %u x %u", tw, th);
     } else {
         uint32_t rps = h;
         TIFFGetFieldDefaulted(s->tif, TIFFTAG_ROWSPERSTRIP, &rps);
         s->band_h = rps == 0 || rps > h ? h : rps;
     }
     size_t band_bytes = (size_t)s->band_h * r->row_bytes;
-    /* the band is allocated by the first read (tiff_load_band): probing a tiny
-     * file whose header claims a huge image must not allocate that size */
+    /* the band and the tile are allocated by the first read (tiff_load_band):
+     * probing a tiny file whose header claims a huge image must not allocate
+     * that size */
     if (band_bytes / s->band_h != r->row_bytes)
         return pxio_fail(err, errlen, r->path, "corrupt TIFF: a band of %u rows of %u "
                          "pixels overflows", s->band_h, w);
