@@ -25,12 +25,18 @@ void pixsum_integral_shape(const pixsum_ctx *ctx, const pixsum_view *in, size_t 
     if (depth) *depth = d;
 }
 
-static int check_no_overlap(const pixsum_view *a, const pixsum_view *b, const char *what)
+/* Whether the byte ranges two views span (first to last byte) overlap. */
+static bool views_overlap(const pixsum_view *a, const pixsum_view *b)
 {
     uintptr_t alo, ahi, blo, bhi;
     psi_view_extent(a, &alo, &ahi);
     psi_view_extent(b, &blo, &bhi);
-    if (alo < bhi && blo < ahi)
+    return alo < bhi && blo < ahi;
+}
+
+static int check_no_overlap(const pixsum_view *a, const pixsum_view *b, const char *what)
+{
+    if (views_overlap(a, b))
         return psi_fail(PIXSUM_ERR_ALIASING, "%s overlaps the input", what);
     return PIXSUM_OK;
 }
@@ -103,15 +109,11 @@ static int check_carry(const pixsum_view *in, const pixsum_view *table, const pi
                         "with %zu channels",
                         what, carry->width, carry->height, carry->depth, carry->channels,
                         in->width, in->channels);
-    uintptr_t clo, chi;
-    psi_view_extent(carry, &clo, &chi);
     const pixsum_view *tables[2] = {table, other};
     for (int i = 0; i < 2; i++) {
-        uintptr_t lo, hi;
         if (!tables[i] || pixsum_view_check(tables[i]) != PIXSUM_OK)
             continue; /* reported by check_table() */
-        psi_view_extent(tables[i], &lo, &hi);
-        if (clo < hi && lo < chi)
+        if (views_overlap(carry, tables[i]))
             return psi_fail(PIXSUM_ERR_ALIASING, "%s overlaps the %s", what,
                             tables[i] == table ? "table it continues" : "other table");
     }
