@@ -6,8 +6,9 @@
  * batches, the padded layout, wrap mode, the host-memory path (pinned staging
  * in row strips), the device-pointer API on a caller's stream, a caller-given
  * workspace, repeated launches on the same buffers (no stale flags) and an
- * output larger than 2^31 bytes. Integer tables must match bit for bit; float
- * tables within (W + H + 16) x epsilon x the exact table of |input|.
+ * output larger than 2^31 bytes from every method. Integer tables must match
+ * bit for bit; float tables within (W + H + D + 16) x epsilon x the exact
+ * table of |input|.
  *
  * Without a CUDA device (or in a build without CUDA) the program prints
  * "skipped: no CUDA device" and exits with 77, which ctest reports as skipped.
@@ -421,8 +422,9 @@ static void test_repeated_launches(void **state)
     free(href);
 }
 
-/* An output table of more than 2^31 bytes, through the host path (many row
- * strips, each carrying the row above) and the device path. */
+/* An output table of more than 2^31 bytes (byte offsets past 32 bits in every
+ * kernel): through cuda.lookback's host path (many row strips, each carrying
+ * the row above) and through the device path of every CUDA method. */
 static void test_large_output(void **state)
 {
     (void)state;
@@ -442,7 +444,10 @@ static void test_large_output(void **state)
                API_HOST};
     run_case(&c, g_stream);
     c.api = API_DEVICE;
-    run_case(&c, g_stream);
+    for (size_t m = 0; m < sizeof methods / sizeof methods[0]; m++) {
+        c.method = methods[m];
+        run_case(&c, g_stream);
+    }
 }
 
 static void test_errors(void **state)

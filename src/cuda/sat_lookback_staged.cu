@@ -801,19 +801,26 @@ static int staged_launch(const psi_cu_plan *p, const lb_choice &c)
     /* The tile copy moves 16-byte chunks: rows and planes 16-byte aligned. */
     g.vec_in = p->channels == 1 && (uintptr_t)p->in % 16 == 0 && p->in_row % 16 == 0 &&
                (p->depth == 1 || p->in_slice % 16 == 0);
-    /* Above 48 KB a kernel must opt in to its dynamic shared memory: once for
-     * L::bytes, and at every smempad= launch (a timing experiment) for its
-     * size. */
+    /* Above 48 KB a kernel must opt in to its dynamic shared memory, and the
+     * opt-in holds for the current device only: once per device for L::bytes
+     * (a bit per device ordinal; ordinals from 64 up opt in at every launch),
+     * and at every smempad= launch (a timing experiment) for its size. */
     const size_t smem = L::bytes + (size_t)c.smem_pad;
-    static std::atomic<int> smem_opted(0);
-    if (smem > 48 * 1024 && (c.smem_pad || !smem_opted.load(std::memory_order_relaxed))) {
-        cudaError_t e = cudaFuncSetAttribute(staged_kernel<TIn, TAcc, R, MINB, TRACE, ROWSCAN>,
-                                             cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                             (int)smem);
+    static std::atomic<unsigned long long> smem_opted(0);
+    if (smem > 48 * 1024) {
+        int dev = 0;
+        cudaError_t e = cudaGetDevice(&dev);
         if (e != cudaSuccess)
             return (int)e;
-        if (!c.smem_pad)
-            smem_opted.store(1, std::memory_order_relaxed);
+        const unsigned long long bit = dev >= 0 && dev < 64 ? 1ull << dev : 0;
+        if (c.smem_pad || !(smem_opted.load(std::memory_order_relaxed) & bit)) {
+            e = cudaFuncSetAttribute(staged_kernel<TIn, TAcc, R, MINB, TRACE, ROWSCAN>,
+                                     cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+            if (e != cudaSuccess)
+                return (int)e;
+            if (!c.smem_pad)
+                smem_opted.fetch_or(bit, std::memory_order_relaxed);
+        }
     }
     /* The blocks an SM holds, for the stagger: MINB, or fewer with smempad=. */
     const int per_sm = staged_blocks_per_sm(smem, MINB);
