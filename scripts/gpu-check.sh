@@ -4,7 +4,7 @@
 # them again small under compute-sanitizer (memcheck, racecheck, synccheck),
 # then the GPU benchmarks (bench/cuda/gpu_bench: fast method vs same-run copy
 # floor and NPP, paper 004 sweep, paper 003 table) and the PyTorch peer
-# (bench/cuda/torch_peer.py). Logs go to $OUT (default ./gpu-out).
+# (bench/cuda/torch_peer.py, pixsum in the same process). Logs go to $OUT (default ./gpu-out).
 #
 # usage: scripts/gpu-check.sh [steps]   steps: any of build test sanitize bench gl
 #                                       failtest leakcheck clibench histtest histbench python
@@ -385,6 +385,12 @@ if has gl; then
         PIXSUM_GL_VERBOSE=1 $GLB/tests/test_gl_hist 2>&1 | tee "$OUT/gl-test.log" | tail -14
         rc=${PIPESTATUS[0]}
         [ $rc -eq 0 ] || status=1 # 77 (no EGL display) counts as a failure here
+        # and, with CUDA, a context on anything but NVIDIA's driver (a fallback to Mesa) too
+        if [ "${GL_CUDA:-ON}" != OFF ] && ! grep -q '^pixsum gl: NVIDIA' "$OUT/gl-test.log"; then
+            echo "gl: the context was not made on the NVIDIA driver:"
+            grep '^pixsum gl:' "$OUT/gl-test.log" | head -2
+            status=1
+        fi
         for v in nodisplay:PIXSUM_GL_PLATFORM=bogus nocontext:PIXSUM_GL_VERSION=9.9; do
             env PIXSUM_TEST_GL_EXPECT=unavailable "${v#*:}" $GLB/tests/test_gl_hist \
                 >"$OUT/gl-test-${v%%:*}.log" 2>&1 || status=1
@@ -404,8 +410,12 @@ fi
 if has python; then step "python package: CuPy/PyTorch arrays"; bench/python/gpu_check.sh "$OUT" || status=1; fi
 
 if has torch; then
-    step "torch peer"
-    PYTHONUNBUFFERED=1 python3 bench/cuda/torch_peer.py 2>&1 | tee "$OUT/torch.log"
+    # torch.cumsum twice next to cuda.lookback (libpixsum through ctypes) and
+    # a copy floor, all in one process.
+    step "torch peer (same process as pixsum)"
+    PYTHONUNBUFFERED=1 python3 bench/cuda/torch_peer.py --lib "$PWD/$BUILD/src/libpixsum.so" 2>&1 |
+        tee "$OUT/torch.log"
+    [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 fi
 
 # integral/hist --mpi with one GPU per rank, against one process (skips itself without mpirun)
