@@ -199,7 +199,8 @@ typedef struct pixsum_ctx pixsum_ctx;
 typedef enum pixsum_param {
     /* Method id from pixsum_method_find(); 0 = "auto" (default). */
     PIXSUM_PARAM_METHOD      = 1,
-    /* CPU threads for threaded methods; 0 = all online cores (default). */
+    /* CPU threads for threaded methods, and for the staging copies of CUDA
+     * methods on host memory (at most 8 there); 0 = all online cores (default). */
     PIXSUM_PARAM_THREADS     = 2,
     /* 1 = modular (wrap-around) integer arithmetic: no overflow refusal; every
      * box sum whose true value fits the output type is still exact. 0 (default)

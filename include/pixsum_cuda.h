@@ -36,7 +36,8 @@
  * backend is PIXSUM_BACKEND_CUDA ("auto" and non-CUDA methods select
  * "cuda.lookback", the single-pass decoupled look-back kernel).
  * `pixsum methods` lists them; all of them also serve the host-memory entry
- * points of pixsum.h (pinned staging, chunked copies overlapped with compute).
+ * points of pixsum.h (pinned staging filled and emptied by up to 8 of the
+ * context's threads, chunked copies overlapped with compute).
  *
  * This header needs no CUDA header: streams are passed as `void *`.
  */
