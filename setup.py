@@ -85,7 +85,9 @@ class BuildExt(build_ext):
         # tests run at), unless CFLAGS names its own level (the pip-install
         # test builds at -O1: half the compile time, same code paths)
         opt = [] if re.search(r"(^|\s)-O", os.environ.get("CFLAGS", "")) else ["-O3"]
-        common = ["-std=c11"] + opt + ["-fvisibility=hidden"]
+        # -ffp-contract=off as the CMake build (src/CMakeLists.txt): the
+        # histogram edges round a product and a sum separately
+        common = ["-std=c11", "-ffp-contract=off"] + opt + ["-fvisibility=hidden"]
         macros = [("_GNU_SOURCE", None), ("PIXSUM_SHARED_BUILD", None),
                   ("PSB_HAVE_HIST", "1")]
         if self._has_flag("-fopenmp"):

@@ -411,24 +411,36 @@ PIXSUM_API int pixsum_box_stats(const pixsum_ctx *ctx, const pixsum_view *sum_ta
 /* 8. Histograms                                                         */
 /* ===================================================================== */
 
-/* Bins. A histogram has `bins` equal bins over the half-open range [lo, hi).
+/* Bins. A histogram has `bins` equal bins over the half-open range [lo, hi),
+ * defined by their edges (pixsum_hist_edge()):
+ *   edge[i] = lo + i * step for i < bins, edge[bins] = hi,
+ *   where step = (hi - lo) / bins; each operation rounded once to double
+ *   (no fused multiply-add): NumPy's linspace rule.
  * A sample v (converted exactly to double) is classified as
  *   NaN                      -> counted in nan[c], never in a bin
  *   v <  lo (incl. -inf)     -> counted in below[c]
  *   v >= hi (incl. +inf)     -> counted in above[c]
- *   otherwise                -> bin i = min(bins - 1, (size_t)floor((v - lo) * scale))
- * where scale = (double)bins / (hi - lo) is computed once, in double, and the
- * product is rounded once (no fused multiply-add). The min() only matters for
- * values a rounding step below hi; every backend uses this exact formula, so
- * CPU and GPU counts are identical. Integer images with unit bins (e.g. u8 with
- * 256 bins over [0, 256)) therefore count each value in its own bin.
+ *   otherwise                -> the bin i with edge[i] <= v < edge[i + 1]
+ * The edges never decrease, so that bin is unique (where rounding makes two
+ * edges equal, the bins between them stay empty). Every method and backend
+ * (CPU, SIMD, threads, CUDA, OpenGL, MPI; joint and integral histograms, Otsu,
+ * equalisation) decides by this rule, so counts are identical everywhere and
+ * agree with NumPy's np.histogram on the same float64 edges (except NumPy's
+ * closed last bin). When lo and hi are integers (|lo|, |hi| <= 2^53) and bins
+ * divides hi - lo, every edge is an integer: integer images are then decided
+ * in integer arithmetic, with the same result.
  *
  * Defaults (spec NULL, bins 0 or lo == hi):
  *   u8  -> 256 bins over [0, 256)          u16 -> 65536 bins over [0, 65536)
  *   i16 -> 65536 bins over [-32768, 32768)
- *   i32, f32, f64 -> 256 bins over the data's range: lo = smallest finite sample,
- *   hi = largest finite sample + 1 (i32) or the next double above it (floats;
- *   when that sample is DBL_MAX, hi = DBL_MAX and such samples count as above);
+ *   i32 -> 256 bins over [min, max + 1) of the data: the maximum is counted
+ *   in the last bin, and with 256 dividing max + 1 - min every edge is an
+ *   integer.
+ *   f32, f64 -> 256 bins over [min, next double above max) of the finite
+ *   samples: the maximum is counted in the last bin, and the edges are rarely
+ *   round numbers (give a range for round edges). When that max is DBL_MAX,
+ *   hi = DBL_MAX and such samples count as above. Data of a single value v
+ *   gets [v, v + 1) (v in bin 0) where v + 1 > v.
  *   [0, 1) if no sample is finite. Only samples the mask selects are looked at.
  * A given bin count with the default range, or a given range with bins 0 (256
  * bins), combine as expected. */
@@ -467,6 +479,13 @@ typedef struct pixsum_hist_info {
  * bins / (hi - lo) overflows). */
 PIXSUM_API int pixsum_hist_resolve(const pixsum_view *in, const pixsum_hist_spec *spec,
                                    pixsum_hist_info *info);
+
+/* Edge i (0 <= i <= bins) of `bins` bins over [lo, hi), by the rule above: the
+ * lower edge of bin i, and edge[bins] = hi. This is the value every front-end
+ * reports (CLI CSV/JSON, Python info['edges']). Returns NaN when i > bins or
+ * (bins, lo, hi) is not a valid histogram range (bins 0, lo >= hi, not
+ * finite, or a step that is not a positive double). */
+PIXSUM_API double pixsum_hist_edge(size_t bins, double lo, double hi, size_t i);
 
 /* Absolute histogram h_i of every channel of `in` (2-D or 3-D; u8 u16 i16 i32
  * f32 f64; 1-4 channels counted in one pass) into `counts`: channel c's bin i
@@ -584,7 +603,7 @@ PIXSUM_API int pixsum_otsu(const uint64_t *counts, size_t bins, size_t *t);
 
 /* Otsu's threshold of channel 0 of an image: histogram per `spec` (NULL =
  * defaults), then pixsum_otsu(). *threshold receives the value at the upper
- * edge of bin t, lo + (t + 1) * (hi - lo) / bins: the lower class is
+ * edge of bin t, pixsum_hist_edge(bins, lo, hi, t + 1): the lower class is
  * v < *threshold. `bin` (may be NULL) receives t. Returns the codes of
  * pixsum_histogram() and pixsum_otsu(). */
 PIXSUM_API int pixsum_otsu_threshold(pixsum_ctx *ctx, const pixsum_view *in,

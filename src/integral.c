@@ -41,11 +41,9 @@ static int check_no_overlap(const pixsum_view *a, const pixsum_view *b, const ch
     return PIXSUM_OK;
 }
 
-/* Validates one output table against the (checked) input; `above` is the
- * largest magnitude of its carry row (0 without one). */
-static int check_table(const pixsum_view *in, const pixsum_view *out, size_t want_w,
-                       size_t want_h, size_t want_d, int squared, int wrap, uint64_t above,
-                       const char *what)
+int psi_integral_check_table(const pixsum_view *in, const pixsum_view *out, size_t want_w,
+                             size_t want_h, size_t want_d, int squared, int wrap, uint64_t above,
+                             bool per_slice, const char *what)
 {
     int st = pixsum_view_check(out);
     if (st != PIXSUM_OK)
@@ -56,7 +54,8 @@ static int check_table(const pixsum_view *in, const pixsum_view *out, size_t wan
     if (out->width != want_w || out->height != want_h || out->depth != want_d)
         return psi_fail(PIXSUM_ERR_BAD_SHAPE, "%s is %zux%zux%zu, expected %zux%zux%zu", what,
                         out->width, out->height, out->depth, want_w, want_h, want_d);
-    size_t count = in->width * in->height * in->depth;
+    /* One table's worst case: a batch's images are summed apart. */
+    size_t count = in->width * in->height * (per_slice ? 1 : in->depth);
     if (wrap && psi_type_is_int(out->type)) {
         if (!psi_pair_supported(in->type, out->type, squared))
             return pixsum_integral_check(in->type, out->type, count, squared);
@@ -112,7 +111,7 @@ static int check_carry(const pixsum_view *in, const pixsum_view *table, const pi
     const pixsum_view *tables[2] = {table, other};
     for (int i = 0; i < 2; i++) {
         if (!tables[i] || pixsum_view_check(tables[i]) != PIXSUM_OK)
-            continue; /* reported by check_table() */
+            continue; /* reported by psi_integral_check_table() */
         if (views_overlap(carry, tables[i]))
             return psi_fail(PIXSUM_ERR_ALIASING, "%s overlaps the %s", what,
                             tables[i] == table ? "table it continues" : "other table");
@@ -165,9 +164,10 @@ static int integral_common(pixsum_ctx *ctx, const pixsum_view *in, const pixsum_
     }
     size_t w, h, d;
     pixsum_integral_shape(c, in, &w, &h, &d);
-    if (out && (st = check_table(in, out, w, h, d, 0, c->wrap, above, "output")) != PIXSUM_OK)
+    if (out && (st = psi_integral_check_table(in, out, w, h, d, 0, c->wrap, above, false,
+                                                   "output")) != PIXSUM_OK)
         return st;
-    if (out_sq && (st = check_table(in, out_sq, w, h, d, 1, c->wrap, above_sq,
+    if (out_sq && (st = psi_integral_check_table(in, out_sq, w, h, d, 1, c->wrap, above_sq, false,
                                     "squared output")) != PIXSUM_OK)
         return st;
     if (out && out_sq && (st = check_no_overlap(out, out_sq, "squared output")) != PIXSUM_OK)
@@ -255,7 +255,8 @@ int pixsum_integral_tilted(pixsum_ctx *ctx, const pixsum_view *in, const pixsum_
         return psi_fail(st, "input: %s", pixsum_last_error());
     if (in->depth != 1)
         return psi_fail(PIXSUM_ERR_BAD_SHAPE, "the tilted integral is defined for 2-D images");
-    st = check_table(in, out, in->width + 1, in->height + 1, 1, 0, c->wrap, 0, "output");
+    st = psi_integral_check_table(in, out, in->width + 1, in->height + 1, 1, 0, c->wrap, 0,
+                                  false, "output");
     if (st != PIXSUM_OK)
         return st;
     psi_job job;

@@ -83,6 +83,19 @@ bool psi_pair_supported(pixsum_type in, pixsum_type out, int squared);
 int psi_integral_check_above(pixsum_type in, pixsum_type out, size_t count, int squared,
                              uint64_t above);
 
+/* Validates an integral table `out` for the (checked) input `in`, on every
+ * backend: a valid view of in's channels and shape want_w x want_h x want_d,
+ * a type pair that exists (squared or not) and cannot overflow unless wrap
+ * mode allows it, and no overlap with the input. The overflow rule counts one
+ * table's pixels: the whole volume, or one slice when `per_slice` (a batch of
+ * independent images), plus `above`, the largest magnitude of a carry row (0:
+ * none). `what` names the table in the detail text. Returns PIXSUM_OK, the
+ * codes of pixsum_view_check(), PIXSUM_ERR_BAD_SHAPE, PIXSUM_ERR_BAD_TYPE,
+ * PIXSUM_ERR_OVERFLOW or PIXSUM_ERR_ALIASING (integral.c). */
+int psi_integral_check_table(const pixsum_view *in, const pixsum_view *out, size_t want_w,
+                             size_t want_h, size_t want_d, int squared, int wrap, uint64_t above,
+                             bool per_slice, const char *what);
+
 /* Number of available online CPU cores (>= 1), computed once. */
 int psi_cpu_count(void);
 

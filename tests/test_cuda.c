@@ -488,6 +488,50 @@ static void test_errors(void **state)
     pixsum_ctx_free(ctx);
 }
 
+/* The overflow rule of a batch counts one image: images of 257 x 65537 =
+ * 16843009 all-255 u8 pixels sum to exactly 2^32 - 1, so a batch of them has
+ * u32 tables (its volume would not), and one pixel more per image (2 x
+ * 8421505) is refused; a volume of the same slices is refused too. */
+static void test_batch_overflow_rule(void **state)
+{
+    (void)state;
+    const size_t w = 65537, h = 257, n = 2, px = w * h;
+    void *din, *dout, *ws;
+    CU_OK(cudaMalloc(&din, n * px + 64)); /* + 64: room for the 2 x 8421505 views */
+    CU_OK(cudaMalloc(&dout, n * px * 4 + 64));
+    CU_OK(cudaMemset(din, 0xFF, n * px));
+    pixsum_ctx *ctx = pixsum_ctx_new();
+    pixsum_view in = pixsum_view_3d(din, PIXSUM_U8, w, h, n, 1, (ptrdiff_t)w, (ptrdiff_t)px);
+    pixsum_view out = pixsum_view_3d(dout, PIXSUM_U32, w, h, n, 1, (ptrdiff_t)(w * 4),
+                                     (ptrdiff_t)(px * 4));
+    PX_OK(pixsum_cuda_integral_batch(ctx, &in, &out, NULL));
+    size_t need = 0;
+    PX_OK(pixsum_cuda_workspace_size(ctx, &in, &out, NULL, &need));
+    CU_OK(cudaMalloc(&ws, need));
+    CU_OK(cudaMemset(ws, 0, need));
+    PX_OK(pixsum_cuda_integral_ws(ctx, &in, &out, NULL, 1, ws, need, NULL));
+    CU_OK(cudaDeviceSynchronize());
+    for (size_t z = 0; z < n; z++) {
+        uint32_t last;
+        CU_OK(cudaMemcpy(&last, (char *)dout + (z + 1) * px * 4 - 4, 4, cudaMemcpyDeviceToHost));
+        assert_int_equal(last, UINT32_MAX);
+    }
+    /* the same slices as one volume: 2 x (2^32 - 1) does not fit */
+    assert_int_equal(pixsum_cuda_integral(ctx, &in, &out, NULL), PIXSUM_ERR_OVERFLOW);
+    assert_int_equal(pixsum_cuda_integral_ws(ctx, &in, &out, NULL, 0, ws, need, NULL),
+                     PIXSUM_ERR_OVERFLOW);
+    /* one pixel more per image */
+    pixsum_view in1 = pixsum_view_3d(din, PIXSUM_U8, 8421505, 2, n, 1, 8421505, 16843010);
+    pixsum_view out1 = pixsum_view_3d(dout, PIXSUM_U32, 8421505, 2, n, 1, 8421505 * 4,
+                                      16843010 * 4);
+    assert_int_equal(pixsum_cuda_integral_batch(ctx, &in1, &out1, NULL), PIXSUM_ERR_OVERFLOW);
+    assert_non_null(strstr(pixsum_last_error(), "16843010"));
+    CU_OK(cudaFree(ws));
+    CU_OK(cudaFree(din));
+    CU_OK(cudaFree(dout));
+    pixsum_ctx_free(ctx);
+}
+
 /* The paper-004 sweep parameters all give the same table. */
 static void test_tuning(void **state)
 {
@@ -535,6 +579,7 @@ int main(void)
     }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_batch_overflow_rule),
         cmocka_unit_test(test_methods_types_shapes),
         cmocka_unit_test(test_host_memory_path),
         cmocka_unit_test(test_squared_volumes_batches_padded),

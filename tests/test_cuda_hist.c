@@ -55,9 +55,12 @@ static size_t rnd_in(size_t lo, size_t hi) /* inclusive */
 /* C_LANES: a period of 8 pixels, so with 16-bit samples every lane of a warp
  * holds the same value at each step of the wide scheme (all 32 lanes add to
  * one shared word at once). */
-enum content { C_RANDOM, C_NATURAL, C_CONSTANT, C_SKEWED, C_STRIPES, C_LANES, C_COUNT };
+/* C_EDGES: samples on the bin edges of the case's range and one step
+ * beside them (set in run_case, once the bins are known). */
+enum content { C_RANDOM, C_NATURAL, C_CONSTANT, C_SKEWED, C_STRIPES, C_LANES, C_EDGES,
+               C_COUNT };
 static const char *const content_names[] = {"random", "natural", "constant", "skewed",
-                                             "stripes", "lanes"};
+                                             "stripes", "lanes", "edges"};
 
 /* A value of `content` at (x, y, z, c) as a double in the type's range. */
 static double sample_value(pixsum_type t, int content, size_t x, size_t y, size_t z, size_t c,
@@ -203,6 +206,42 @@ static void compare_counts(const uint64_t *got, const uint64_t *want, size_t n, 
                      (unsigned long long)got[i], (unsigned long long)want[i]);
 }
 
+/* Replaces the samples of m by edges of info's bins (pixsum_hist_edge), the
+ * doubles beside them, or values in range, rounded to the type, and uploads
+ * them (the range must not depend on the data). */
+static void put_on_edges(img *m, const pixsum_hist_info *info)
+{
+    const pixsum_view *v = &m->h;
+    size_t n = v->width * v->channels;
+    for (size_t z = 0; z < v->depth; z++)
+        for (size_t y = 0; y < v->height; y++) {
+            char *r = (char *)v->data + (ptrdiff_t)z * v->slice_stride +
+                      (ptrdiff_t)y * v->row_stride;
+            for (size_t i = 0; i < n; i++) {
+                double e = pixsum_hist_edge(info->bins, info->lo, info->hi,
+                                            rnd() % (info->bins + 1));
+                int k = (int)(rnd() % 4);
+                double s = k == 0   ? e
+                           : k == 1 ? nextafter(e, -INFINITY)
+                           : k == 2 ? nextafter(e, INFINITY)
+                                    : info->lo + (info->hi - info->lo) * (double)(rnd() % 1000) / 1000.0;
+                if (v->type != PIXSUM_F32 && v->type != PIXSUM_F64) {
+                    double tlo = v->type == PIXSUM_U8 || v->type == PIXSUM_U16 ? 0
+                                 : v->type == PIXSUM_I16                     ? -32768
+                                                                              : -2147483648.0;
+                    double thi = v->type == PIXSUM_U8    ? 255
+                                 : v->type == PIXSUM_U16 ? 65535
+                                 : v->type == PIXSUM_I16 ? 32767
+                                                         : 2147483647.0;
+                    s = fmin(fmax(floor(s + (k == 1 ? 0 : 0.5)), tlo), thi);
+                }
+                store(v->type, r, i, s);
+            }
+        }
+    size_t bytes = (size_t)v->row_stride * v->height * v->depth;
+    CU_OK(cudaMemcpy(m->d.data, m->h.data, bytes, cudaMemcpyHostToDevice));
+}
+
 typedef struct hcase {
     pixsum_type t;
     size_t w, h, d, ch, pad, offset;
@@ -255,6 +294,8 @@ static void run_case(const hcase *k, int also_host)
     }
     pixsum_hist_info info;
     PX_OK(pixsum_hist_resolve(&im.h, &hs, &info));
+    if (k->content == C_EDGES)
+        put_on_edges(&im, &info);
     size_t n = info.bins * k->ch;
     uint64_t *want = calloc(n, sizeof *want), *got = calloc(n, sizeof *got);
     assert_non_null(want);

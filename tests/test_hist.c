@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "pixsum.h"
+#include "testutil.h"
 
 /* ---- helpers ----------------------------------------------------------- */
 
@@ -138,7 +139,6 @@ static reference naive(const pixsum_view *v, const pixsum_view *mask, size_t bin
     memset(&r, 0, sizeof r);
     r.counts = calloc(bins * v->channels, sizeof *r.counts);
     assert_non_null(r.counts);
-    double scale = (double)bins / (hi - lo);
     for (size_t z = 0; z < v->depth; z++)
         for (size_t y = 0; y < v->height; y++)
             for (size_t x = 0; x < v->width; x++) {
@@ -154,8 +154,7 @@ static reference naive(const pixsum_view *v, const pixsum_view *mask, size_t bin
                     } else if (s >= hi) {
                         r.above[c]++;
                     } else {
-                        double f = floor((s - lo) * scale);
-                        size_t i = f >= (double)bins ? bins - 1 : (size_t)f;
+                        size_t i = tu_hist_bin(s, bins, lo, hi);
                         r.counts[c * bins + i]++;
                         r.in_range[c]++;
                     }
@@ -497,6 +496,146 @@ static void test_edge_values(void **state)
     free(im.buf);
 }
 
+/* Fills a 1-row image with samples on, just below and just above the edges
+ * of (bins, lo, hi) as the type can hold them, plus random samples in range. */
+static void fill_on_edges(const pixsum_view *v, size_t bins, double lo, double hi)
+{
+    size_t n = v->width * v->channels;
+    for (size_t k = 0; k < n; k++) {
+        double e = tu_hist_edge(bins, lo, hi, rnd() % (bins + 1));
+        double s;
+        switch (rnd() % 4) {
+        case 0: s = e; break;
+        case 1: s = nextafter(e, -INFINITY); break;
+        case 2: s = nextafter(e, INFINITY); break;
+        default: s = lo + (hi - lo) * (double)(rnd() >> 11) * 0x1p-53; break;
+        }
+        switch (v->type) {
+        case PIXSUM_U8: s = fmin(fmax(round(s), 0), 255); break;
+        case PIXSUM_U16: s = fmin(fmax(round(s), 0), 65535); break;
+        case PIXSUM_I16: s = fmin(fmax(round(s), -32768), 32767); break;
+        case PIXSUM_I32: s = fmin(fmax(round(s), -2147483648.0), 2147483647.0); break;
+        case PIXSUM_F32: s = (double)(float)s; break;
+        default: break;
+        }
+        set(v, k / v->channels, 0, 0, k % v->channels, s);
+    }
+}
+
+/* The bins are their reported edges: on random (lo, hi, bins), with most
+ * samples exactly on an edge or one step beside it, every method counts
+ * sample v in the bin i with edge[i] <= v < edge[i + 1], the edges being
+ * pixsum_hist_edge(), equal to the definition's (tu_hist_edge). */
+static void test_edge_rule(void **state)
+{
+    (void)state;
+    for (int round = 0; round < 240; round++) {
+        pixsum_type t = types[round % (sizeof types / sizeof types[0])];
+        size_t bins = rnd_between(1, round % 3 == 0 ? 300 : 40);
+        double lo, hi;
+        if (t == PIXSUM_F32 || t == PIXSUM_F64) {
+            lo = ((double)(int64_t)(rnd() % 2001) - 1000.0) / (double)(1 + rnd() % 16);
+            hi = lo + (double)(1 + rnd() % 5000) / (double)(1 + rnd() % 64);
+        } else {
+            double tmin = t == PIXSUM_U8 || t == PIXSUM_U16 ? 0 : -30000;
+            double span = t == PIXSUM_U8 ? 255 : 30000;
+            lo = tmin + (double)(rnd() % (uint64_t)span);
+            hi = lo + 1 + (double)(rnd() % 6000);
+            if (round % 5 == 0) /* integer edges: bins divides hi - lo */
+                hi = lo + (double)bins * (double)(1 + rnd() % 7);
+        }
+        for (size_t i = 0; i <= bins; i++) {
+            double a = pixsum_hist_edge(bins, lo, hi, i), b = tu_hist_edge(bins, lo, hi, i);
+            if (memcmp(&a, &b, sizeof a) != 0)
+                fail_msg("edge %zu of %zu over [%.17g, %.17g): %.17g, definition %.17g", i,
+                         bins, lo, hi, a, b);
+        }
+        size_t ch = 1 + round % 3;
+        image im = make_image(t, rnd_between(1, 700), 1, 1, ch, 0);
+        fill_on_edges(&im.v, bins, lo, hi);
+        pixsum_hist_spec spec = {0};
+        spec.bins = bins;
+        spec.lo = lo;
+        spec.hi = hi;
+        check_all_methods(&im.v, &spec);
+        free(im.buf);
+    }
+    assert_true(isnan(pixsum_hist_edge(4, 0, 1, 5)));
+    assert_true(isnan(pixsum_hist_edge(0, 0, 1, 0)));
+    assert_true(isnan(pixsum_hist_edge(4, 1, 1, 0)));
+}
+
+/* The cases that found the fault: a u16 ramp 3496..8311 in 217 bins over
+ * [3496, 8312) (edge 31 is 4184, and 4184 belongs to bin 31), and float data
+ * with integer values under the automatic range. */
+static void test_edge_regressions(void **state)
+{
+    (void)state;
+    image im = make_image(PIXSUM_U16, 8312 - 3496, 1, 1, 1, 0);
+    for (size_t i = 0; i < im.v.width; i++)
+        ((uint16_t *)im.buf)[i] = (uint16_t)(3496 + i);
+    pixsum_hist_spec spec = {0};
+    spec.bins = 217;
+    spec.lo = 3496;
+    spec.hi = 8312;
+    assert_true(pixsum_hist_edge(217, 3496, 8312, 31) == 4184.0);
+    uint64_t h[217];
+    assert_int_equal(pixsum_histogram(NULL, &im.v, &spec, h, 217, NULL), PIXSUM_OK);
+    for (size_t i = 0; i < 217; i++) {
+        double e0 = pixsum_hist_edge(217, 3496, 8312, i);
+        double e1 = pixsum_hist_edge(217, 3496, 8312, i + 1);
+        uint64_t want = (uint64_t)(ceil(e1) - ceil(e0)); /* integers in [e0, e1) */
+        if (h[i] != want)
+            fail_msg("bin %zu [%.17g, %.17g): %llu, want %llu", i, e0, e1,
+                     (unsigned long long)h[i], (unsigned long long)want);
+    }
+    check_all_methods(&im.v, &spec);
+    free(im.buf);
+
+    /* 0.0 .. 100.0, 10 bins, automatic range [0, 100 + 1 ulp): every bin is
+     * what its reported edges say */
+    image f = make_image(PIXSUM_F64, 101, 1, 1, 1, 0);
+    for (size_t i = 0; i <= 100; i++)
+        ((double *)f.buf)[i] = (double)i;
+    pixsum_hist_spec ten = {0};
+    ten.bins = 10;
+    pixsum_hist_info info;
+    uint64_t g[10];
+    assert_int_equal(pixsum_histogram(NULL, &f.v, &ten, g, 10, &info), PIXSUM_OK);
+    assert_true(info.lo == 0 && info.hi == nextafter(100.0, INFINITY));
+    for (size_t i = 0; i < 10; i++) {
+        uint64_t want = 0;
+        for (size_t v = 0; v <= 100; v++)
+            want += tu_hist_bin((double)v, 10, info.lo, info.hi) == i;
+        assert_int_equal(g[i], want);
+    }
+    assert_int_equal(g[9], 10); /* the maximum is in the last bin */
+    check_all_methods(&f.v, &ten);
+    free(f.buf);
+
+    /* one value: [v, v + 1), the value in bin 0 */
+    image c = make_image(PIXSUM_F32, 5, 3, 1, 1, 0);
+    for (size_t i = 0; i < 15; i++)
+        ((float *)c.buf)[i] = 2.5f;
+    uint64_t k[256];
+    assert_int_equal(pixsum_histogram(NULL, &c.v, NULL, k, 256, &info), PIXSUM_OK);
+    assert_true(info.lo == 2.5 && info.hi == 3.5);
+    assert_int_equal(k[0], 15);
+    free(c.buf);
+
+    /* edges merged by rounding: a range a few ulps wide in many bins */
+    image m = make_image(PIXSUM_F64, 64, 1, 1, 1, 0);
+    double base = 1e8;
+    for (size_t i = 0; i < 64; i++)
+        ((double *)m.buf)[i] = base + (double)(i % 8) * 0x1p-26;
+    pixsum_hist_spec merged = {0};
+    merged.bins = 1000;
+    merged.lo = base;
+    merged.hi = base + 8 * 0x1p-26;
+    check_all_methods(&m.v, &merged);
+    free(m.buf);
+}
+
 static void test_masks(void **state)
 {
     (void)state;
@@ -664,6 +803,8 @@ int main(void)
         cmocka_unit_test(test_table_paths),
         cmocka_unit_test(test_long_rows),
         cmocka_unit_test(test_edge_values),
+        cmocka_unit_test(test_edge_rule),
+        cmocka_unit_test(test_edge_regressions),
         cmocka_unit_test(test_masks),
         cmocka_unit_test(test_relative_cumulative),
         cmocka_unit_test(test_bad_calls),

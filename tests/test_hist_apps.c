@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "pixsum.h"
+#include "testutil.h"
 
 static uint64_t rng_state = 0x243F6A8885A308D3ull;
 
@@ -38,10 +39,7 @@ static size_t rnd_between(size_t lo, size_t hi)
 
 static size_t bin_of(double v, size_t bins, double lo, double hi)
 {
-    if (isnan(v) || v < lo || v >= hi)
-        return SIZE_MAX;
-    double f = floor((v - lo) * ((double)bins / (hi - lo)));
-    return f >= (double)bins ? bins - 1 : (size_t)f;
+    return tu_hist_bin(v, bins, lo, hi);
 }
 
 /* ---- joint histograms --------------------------------------------------- */

@@ -742,3 +742,33 @@ size_t tu_supported_pairs(int squared, pixsum_type *in, pixsum_type *out, size_t
         }
     return n;
 }
+
+/* ---- histogram bins from the definition ---------------------------------- */
+
+/* volatile: each operation rounded to double on its own, whatever the
+ * compiler's contraction rules. */
+double tu_hist_edge(size_t bins, double lo, double hi, size_t i)
+{
+    if (i >= bins)
+        return hi;
+    volatile double width = hi - lo;
+    volatile double step = width / (double)bins;
+    volatile double offset = (double)i * step;
+    volatile double edge = lo + offset;
+    return edge;
+}
+
+size_t tu_hist_bin(double v, size_t bins, double lo, double hi)
+{
+    if (isnan(v) || v < lo || v >= hi)
+        return SIZE_MAX;
+    size_t a = 0, b = bins; /* edge(a) <= v < edge(b) */
+    while (b - a > 1) {
+        size_t mid = a + (b - a) / 2;
+        if (tu_hist_edge(bins, lo, hi, mid) <= v)
+            a = mid;
+        else
+            b = mid;
+    }
+    return a;
+}

@@ -195,4 +195,17 @@ int tu_method_must_support(int id);
  * to in[] / out[] (at most max). */
 size_t tu_supported_pairs(int squared, pixsum_type *in, pixsum_type *out, size_t max);
 
+/* ---- histogram bins from the definition -------------------------------- */
+
+/* Edge i (0..bins) of `bins` bins over [lo, hi) as pixsum.h defines them:
+ * lo + i * ((hi - lo) / bins), each operation rounded once (no fused
+ * multiply-add), and hi for i == bins. Written here from the definition, not
+ * with the library's code. */
+double tu_hist_edge(size_t bins, double lo, double hi, size_t i);
+
+/* The bin of v decided from the edges alone: the largest i with
+ * edge(i) <= v, found by bisection, for lo <= v < hi; SIZE_MAX for NaN,
+ * v < lo or v >= hi. */
+size_t tu_hist_bin(double v, size_t bins, double lo, double hi);
+
 #endif /* PIXSUM_TESTUTIL_H */

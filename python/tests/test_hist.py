@@ -15,13 +15,79 @@ if not hasattr(pixsum, "histogram"):
 
 
 def ref_hist(values, bins, lo, hi):
-    """Counts by the library's documented formula, in float64 like the library."""
+    """Counts decided from the edges alone, as documented: bin i holds the
+    samples with edges[i] <= v < edges[i + 1], edges = np.linspace(lo, hi,
+    bins + 1) in float64 (found by a sorted search, not by a formula)."""
     v = np.asarray(values, dtype=np.float64).ravel()
     v = v[~np.isnan(v)]
     v = v[(v >= lo) & (v < hi)]
-    scale = float(bins) / (hi - lo)
-    idx = np.minimum(np.floor((v - lo) * scale).astype(np.int64), bins - 1)
+    edges = np.linspace(lo, hi, bins + 1)
+    idx = np.searchsorted(edges, v, side="right") - 1
     return np.bincount(idx, minlength=bins).astype(np.uint64)
+
+
+def on_edges(rng, n, bins, lo, hi, dtype):
+    """n samples on the float64 edges of (bins, lo, hi), one double beside
+    them, or anywhere in range, rounded into dtype."""
+    edges = np.linspace(lo, hi, bins + 1)
+    e = edges[rng.integers(0, bins + 1, n)]
+    kind = rng.integers(0, 4, n)
+    v = np.where(kind == 1, np.nextafter(e, -np.inf),
+                 np.where(kind == 2, np.nextafter(e, np.inf),
+                          np.where(kind == 3, rng.uniform(lo, hi, n), e)))
+    if np.issubdtype(dtype, np.integer):
+        info = np.iinfo(dtype)
+        v = np.clip(np.round(v), info.min, info.max)
+    return v.astype(dtype)
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint16, np.int16, np.int32, np.float32,
+                                   np.float64])
+def test_bins_are_their_reported_edges(rng, dtype):
+    """On random ranges with samples on the edges: the counts are those of the
+    edges pixsum reports (info['edges'] equal np.linspace's), and equal
+    np.histogram's half-open bins on the same float64 edges."""
+    for _ in range(40):
+        bins = int(rng.integers(1, 300))
+        if np.issubdtype(dtype, np.integer):
+            lo = float(rng.integers(-300 if dtype != np.uint8 else 0, 200))
+            hi = lo + float(rng.integers(1, 5000))
+            if rng.integers(0, 4) == 0:
+                hi = lo + bins * float(rng.integers(1, 6))  # integer edges
+        else:
+            lo = float(rng.integers(-1000, 1000)) / float(rng.integers(1, 17))
+            hi = lo + float(rng.integers(1, 5000)) / float(rng.integers(1, 65))
+        img = on_edges(rng, 3000, bins, lo, hi, dtype)
+        h, info = pixsum.histogram(img, bins=bins, range=(lo, hi), info=True)
+        np.testing.assert_array_equal(info["edges"], np.linspace(lo, hi, bins + 1))
+        np.testing.assert_array_equal(h, ref_hist(img, bins, lo, hi))
+        v = img.astype(np.float64)
+        want, _ = np.histogram(v[v < hi], bins=info["edges"])
+        np.testing.assert_array_equal(h, want)
+        for m in pixsum.methods():
+            if "histogram" in m["ops"] and m["available"] and m["backend"] != "cuda":
+                try:
+                    got = pixsum.histogram(img, bins=bins, range=(lo, hi), method=m["name"])
+                except pixsum.UnsupportedError:
+                    continue
+                np.testing.assert_array_equal(got, h)
+
+
+def test_edge_regressions():
+    """A uint16 ramp 3496..8311 in 217 bins over [3496, 8312): edge 31 is 4184,
+    and 4184 is in bin 31, as in np.histogram; float data with integer values
+    and the automatic range: every bin is what its reported edges say."""
+    ramp = np.arange(3496, 8312, dtype=np.uint16)
+    h, info = pixsum.histogram(ramp, bins=217, range=(3496, 8312), info=True)
+    assert info["edges"][31] == 4184.0
+    want, _ = np.histogram(ramp, bins=217, range=(3496, 8312))
+    np.testing.assert_array_equal(h, want)
+    vals = np.arange(0, 101.0)
+    h, info = pixsum.histogram(vals, bins=10, info=True)
+    assert info["hi"] == np.nextafter(100.0, np.inf)
+    np.testing.assert_array_equal(h, ref_hist(vals, 10, info["lo"], info["hi"]))
+    want, _ = np.histogram(vals, bins=info["edges"])
+    np.testing.assert_array_equal(h, want)
 
 
 @pytest.mark.parametrize("shape", [(1, 1), (1, 999), (77, 1), (123, 457)])

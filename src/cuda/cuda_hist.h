@@ -40,6 +40,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../hist/hist_bins.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -69,12 +71,8 @@ typedef struct psi_ch_image {
     long long mask_row, mask_slice;
 } psi_ch_image;
 
-/* The bins of pixsum.h: class of v = NaN / below / above / bin
- * min(bins - 1, (size_t)((v - lo) * scale)), double, no FMA. */
-typedef struct psi_ch_bins {
-    long long bins; /* 1 .. 65536 */
-    double lo, hi, scale;
-} psi_ch_bins;
+/* The bins of pixsum.h (1 .. 65536 of them), decided by hist_bins.h. */
+typedef psi_bins psi_ch_bins;
 
 /* Scheme choices for benchmarks and tests (0 = the launcher decides). */
 typedef struct psi_ch_tuning {

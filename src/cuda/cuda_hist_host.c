@@ -162,10 +162,7 @@ static void to_image(const pixsum_view *in, const pixsum_view *mask, psi_ch_imag
 
 static void to_bins(const psi_hist_params *p, psi_ch_bins *b)
 {
-    b->bins = (long long)p->bins;
-    b->lo = p->lo;
-    b->hi = p->hi;
-    b->scale = p->scale;
+    *b = p->b;
 }
 
 /* Resolves and checks a device request (reads no device memory). */
@@ -264,9 +261,9 @@ static int launch_count(hist_state *h, psi_ch_plan *plan, pixsum_cuda_hist_total
         cudaGetLastError();
         return psi_fail(PIXSUM_ERR_UNSUPPORTED,
                         "cuda.hist: this device cannot run the counting kernels for this image "
-                        "type with %lld bins (16-bit images and many bins need 128 KiB of "
+                        "type with %u bins (16-bit images and many bins need 128 KiB of "
                         "shared memory per block)",
-                        plan->b.bins);
+                        (unsigned)plan->b.bins);
     }
     if (e)
         return psi_cuda_fail((cudaError_t)e, "cuda.hist");

@@ -321,33 +321,6 @@ static void view_extent(const pixsum_view *v, uintptr_t *lo, uintptr_t *hi)
     psi_view_extent(v, lo, hi);
 }
 
-static int check_table(const pixsum_view *in, const pixsum_view *t, size_t w, size_t h,
-                       size_t d, int squared, int wrap, const char *what)
-{
-    int st = pixsum_view_check(t);
-    if (st != PIXSUM_OK)
-        return psi_fail(st, "%s: %s", what, pixsum_last_error());
-    if (t->channels != in->channels)
-        return psi_fail(PIXSUM_ERR_BAD_SHAPE, "%s has %zu channels, the input %zu", what,
-                        t->channels, in->channels);
-    if (t->width != w || t->height != h || t->depth != d)
-        return psi_fail(PIXSUM_ERR_BAD_SHAPE, "%s is %zux%zux%zu, expected %zux%zux%zu", what,
-                        t->width, t->height, t->depth, w, h, d);
-    size_t count = in->width * in->height * in->depth;
-    if (wrap && psi_type_is_int(t->type)) {
-        if (!psi_pair_supported(in->type, t->type, squared))
-            return pixsum_integral_check(in->type, t->type, count, squared);
-    } else if ((st = pixsum_integral_check(in->type, t->type, count, squared)) != PIXSUM_OK) {
-        return st;
-    }
-    uintptr_t alo, ahi, blo, bhi;
-    view_extent(in, &alo, &ahi);
-    view_extent(t, &blo, &bhi);
-    if (alo < bhi && blo < ahi)
-        return psi_fail(PIXSUM_ERR_ALIASING, "%s overlaps the input", what);
-    return PIXSUM_OK;
-}
-
 /* A validated device request: inner (inclusive) views of the tables. */
 typedef struct dev_request {
     pixsum_view in, out, out_sq, full_out, full_sq;
@@ -366,10 +339,12 @@ static int validate(const pixsum_ctx *c, const pixsum_view *in, const pixsum_vie
     size_t pad = c->padded ? 1 : 0;
     size_t w = in->width + pad, h = in->height + pad;
     size_t d = in->depth > 1 && !batch ? in->depth + pad : in->depth;
-    if (out && (st = check_table(in, out, w, h, d, 0, c->wrap, "output")) != PIXSUM_OK)
+    if (out && (st = psi_integral_check_table(in, out, w, h, d, 0, c->wrap, 0, batch,
+                                              "output")) != PIXSUM_OK)
         return st;
     if (out_sq &&
-        (st = check_table(in, out_sq, w, h, d, 1, c->wrap, "squared output")) != PIXSUM_OK)
+        (st = psi_integral_check_table(in, out_sq, w, h, d, 1, c->wrap, 0, batch,
+                                       "squared output")) != PIXSUM_OK)
         return st;
     if (out && out_sq) {
         uintptr_t alo, ahi, blo, bhi;
@@ -494,18 +469,31 @@ int pixsum_cuda_workspace_size(const pixsum_ctx *ctx, const pixsum_view *in,
     const pixsum_ctx *c = ctx ? ctx : &psi_default_ctx;
     if (!bytes)
         return psi_fail(PIXSUM_ERR_NULL, "bytes is NULL");
-    dev_request r;
-    int st = validate(c, in, out, out_sq, 0, &r), n;
-    if (st == PIXSUM_ERR_BAD_SHAPE && in && in->depth > 1) /* a batch's table shape */
-        st = validate(c, in, out, out_sq, 1, &r);
-    if (st != PIXSUM_OK)
-        return st;
-    psi_cu_plan plans[2];
-    if ((st = request_plans(&r, plans, &n)) != PIXSUM_OK)
-        return st;
+    /* A volume's and a batch's tables can have the same shape, and a batch
+     * can be valid where the volume's sum would overflow: the size that
+     * serves every reading of the request that validates. */
     const psi_cuda_state *s = (const psi_cuda_state *)c->cuda_scratch;
     pixsum_cuda_tuning t = resolve_tuning(s ? &s->tuning : NULL);
-    *bytes = plans_workspace(ctx_method(c), plans, n, &t);
+    int valid = 0, readings = in && in->depth > 1 ? 2 : 1;
+    size_t most = 0;
+    for (int batch = 0; batch < readings; batch++) {
+        dev_request r;
+        psi_cu_plan plans[2];
+        int n, st = validate(c, in, out, out_sq, batch, &r);
+        if (st == PIXSUM_OK && (st = request_plans(&r, plans, &n)) == PIXSUM_OK) {
+            size_t need = plans_workspace(ctx_method(c), plans, n, &t);
+            most = need > most ? need : most;
+            valid = 1;
+        }
+    }
+    if (!valid) { /* the volume reading's refusal, with its own detail text */
+        dev_request r;
+        psi_cu_plan plans[2];
+        int n, st = validate(c, in, out, out_sq, 0, &r);
+        return st != PIXSUM_OK ? st : request_plans(&r, plans, &n);
+    }
+    psi_clear_error();
+    *bytes = most;
     return PIXSUM_OK;
 }
 
@@ -631,14 +619,9 @@ int pixsum_cuda_integral_tilted(pixsum_ctx *ctx, const pixsum_view *in, const pi
         return psi_fail(st, "input: %s", pixsum_last_error());
     if (in->depth != 1)
         return psi_fail(PIXSUM_ERR_BAD_SHAPE, "the tilted integral is defined for 2-D images");
-    if ((st = check_table(in, out, in->width + 1, in->height + 1, 1, 0, c->wrap, "output")) !=
-        PIXSUM_OK)
+    if ((st = psi_integral_check_table(in, out, in->width + 1, in->height + 1, 1, 0, c->wrap, 0,
+                                       false, "output")) != PIXSUM_OK)
         return st;
-    uintptr_t ilo, ihi, olo, ohi;
-    view_extent(in, &ilo, &ihi);
-    view_extent(out, &olo, &ohi);
-    if (ilo < ohi && olo < ihi)
-        return psi_fail(PIXSUM_ERR_ALIASING, "the tilted table overlaps the input");
     psi_cu_plan plan;
     if ((st = make_plan(in, out, 0, 0, &plan)) != PIXSUM_OK)
         return st;

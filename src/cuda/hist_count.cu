@@ -109,23 +109,12 @@ constexpr size_t kAccumOff = 512;
 constexpr size_t kAccumBytes = (size_t)4 * (kFusedCells + 3) * 8;
 constexpr size_t kWideOff = (kAccumOff + kAccumBytes + 255) / 256 * 256;
 
-struct Bins {
-    double lo, hi, scale;
-    unsigned bins;
-};
+typedef psi_bins Bins;
 
-/* The class of v (hist.h): bin, or bins + 0 below, + 1 above, + 2 NaN. */
+/* The class of v (hist_bins.h): bin, or bins + 0 below, + 1 above, + 2 NaN. */
 __device__ __forceinline__ unsigned classify(double v, const Bins &b)
 {
-    if (v != v)
-        return b.bins + 2;
-    if (v < b.lo)
-        return b.bins;
-    if (v >= b.hi)
-        return b.bins + 1;
-    double f = __dmul_rn(__dsub_rn(v, b.lo), b.scale);
-    unsigned long long i = __double2ull_rz(f);
-    return i < b.bins ? (unsigned)i : b.bins - 1;
+    return (unsigned)psi_bins_class(&b, v);
 }
 
 /* Adds k to class cls of channel ch of the caller's outputs. */
@@ -1291,12 +1280,7 @@ Geo make_geo(const psi_ch_image &im, bool vec, long long per_item_vec, long long
 
 Bins make_bins(const psi_ch_bins &b)
 {
-    Bins r;
-    r.lo = b.lo;
-    r.hi = b.hi;
-    r.scale = b.scale;
-    r.bins = (unsigned)b.bins;
-    return r;
+    return b;
 }
 
 Fused fused_of(const psi_ch_plan *p)
@@ -1469,7 +1453,7 @@ int direct_of(const psi_ch_plan *p)
     if (!raw16(p->img.type))
         return 0;
     double lo = p->img.type == PSI_CH_U16 ? 0.0 : -32768.0;
-    if (p->b.bins == 65536 && p->b.lo == lo && p->b.hi == lo + 65536.0 && p->b.scale == 1.0)
+    if (p->b.bins == 65536 && p->b.lo == lo && p->b.hi == lo + 65536.0 && p->b.step == 1.0)
         return p->img.type == PSI_CH_U16 ? 0 : 0x8000;
     return -1;
 }

@@ -27,22 +27,12 @@ constexpr int kJointThreads = 512;
 constexpr int kJointPix = 8;
 constexpr size_t kJointSmem = 96u << 10;
 
-struct Bins {
-    double lo, hi, scale;
-    unsigned bins;
-};
+typedef psi_bins Bins;
 
+/* The class of v (hist_bins.h): bin, or bins + 0 below, + 1 above, + 2 NaN. */
 __device__ __forceinline__ unsigned classify(double v, const Bins &b)
 {
-    if (v != v)
-        return b.bins + 2;
-    if (v < b.lo)
-        return b.bins;
-    if (v >= b.hi)
-        return b.bins + 1;
-    double f = __dmul_rn(__dsub_rn(v, b.lo), b.scale);
-    unsigned long long i = __double2ull_rz(f);
-    return i < b.bins ? (unsigned)i : b.bins - 1;
+    return (unsigned)psi_bins_class(&b, v);
 }
 
 /* Exclusive prefix of v over the block (all threads call); *total = sum. */
@@ -235,12 +225,7 @@ __global__ void __launch_bounds__(kJointThreads)
 
 Bins make_bins(const psi_ch_bins &b)
 {
-    Bins r;
-    r.lo = b.lo;
-    r.hi = b.hi;
-    r.scale = b.scale;
-    r.bins = (unsigned)b.bins;
-    return r;
+    return b;
 }
 
 Img make_img(const psi_ch_image *im)

@@ -227,7 +227,7 @@ int pixsum_otsu_threshold(pixsum_ctx *ctx, const pixsum_view *in, const pixsum_h
     size_t t = 0;
     if ((st = pixsum_histogram(ctx, in, &s, h, n, &info)) == PIXSUM_OK &&
         (st = pixsum_otsu(h, info.bins, &t)) == PIXSUM_OK) {
-        *threshold = info.lo + (double)(t + 1) * (info.hi - info.lo) / (double)info.bins;
+        *threshold = pixsum_hist_edge(info.bins, info.lo, info.hi, t + 1);
         if (bin)
             *bin = t;
     }

@@ -13,13 +13,14 @@
 #define PIXSUM_HIST_H
 
 #include "../internal.h"
+#include "hist_bins.h"
 
 #include <math.h>
 
 typedef struct psi_hist_params {
-    size_t bins;          /* >= 1 */
-    double lo, hi;        /* finite, lo < hi */
-    double scale;         /* bins / (hi - lo), finite and > 0 */
+    size_t bins;          /* >= 1 (= b.bins) */
+    double lo, hi;        /* finite, lo < hi (= b.lo, b.hi) */
+    psi_bins b;           /* the edges and the bin rule (hist_bins.h) */
     pixsum_view mask;     /* data == NULL: no mask; else u8, 1 channel, image shape */
     uint64_t *counts;     /* channels x bins, channel-major, zeroed by the core */
     uint64_t below[4];    /* per channel, zeroed by the core */
@@ -31,19 +32,11 @@ typedef struct psi_hist_params {
 enum { PSI_HIST_BELOW = 0, PSI_HIST_ABOVE = 1, PSI_HIST_NAN = 2, PSI_HIST_SKIP = 3,
        PSI_HIST_EXTRA = 4 /* extra slots after the bins in a counting table */ };
 
-/* The bin formula of pixsum.h: returns the bin of v, or bins + PSI_HIST_BELOW /
- * ABOVE / NAN. This is the definition every method is tested against. */
+/* The bin of v under the edge rule of hist_bins.h, or bins + PSI_HIST_BELOW /
+ * ABOVE / NAN. Every method must give the classes of this function. */
 static inline size_t psi_hist_bin(const psi_hist_params *p, double v)
 {
-    if (v != v)
-        return p->bins + PSI_HIST_NAN;
-    if (v < p->lo)
-        return p->bins + PSI_HIST_BELOW;
-    if (v >= p->hi)
-        return p->bins + PSI_HIST_ABOVE;
-    double f = (v - p->lo) * p->scale;
-    size_t i = (size_t)f;
-    return i < p->bins ? i : p->bins - 1;
+    return (size_t)psi_bins_class(&p->b, v);
 }
 
 /* True for the types whose every value can be counted in a table of raw

@@ -29,8 +29,11 @@
  * bit.
  *
  * Float classification: 8 samples at a time are compared with lo and hi
- * (NaN unordered), and (v - lo) * scale is computed with the same two IEEE
- * double operations as psi_hist_bin(), so the bins are identical.
+ * (NaN unordered); the estimate (v - lo) * scale is corrected by one bin
+ * against the two neighbouring edges lo + i * step (separate multiply and add,
+ * as hist_bins.h), and a vector where any lane still breaks the edge rule
+ * (merged edges) is classified again by psi_hist_bin(), so the bins are
+ * identical.
  */
 #include "hist.h"
 
@@ -417,8 +420,9 @@ void psi_hist_classify_avx512(const void *data, bool is_f64, size_t n,
                               const psi_hist_params *p, uint32_t *out)
 {
     const __m512d lo = _mm512_set1_pd(p->lo), hi = _mm512_set1_pd(p->hi);
-    const __m512d scale = _mm512_set1_pd(p->scale);
+    const __m512d scale = _mm512_set1_pd(p->b.scale), step = _mm512_set1_pd(p->b.step);
     const __m256i last = _mm256_set1_epi32((int)(p->bins - 1));
+    const __m256i one = _mm256_set1_epi32(1);
     const __m256i cls_below = _mm256_set1_epi32((int)(p->bins + PSI_HIST_BELOW));
     const __m256i cls_above = _mm256_set1_epi32((int)(p->bins + PSI_HIST_ABOVE));
     const __m256i cls_nan = _mm256_set1_epi32((int)(p->bins + PSI_HIST_NAN));
@@ -437,6 +441,32 @@ void psi_hist_classify_avx512(const void *data, bool is_f64, size_t n,
         __m512d f = _mm512_mul_pd(_mm512_sub_pd(v, lo), scale);
         __m256i b = _mm512_maskz_cvttpd_epu32(in, f);
         b = _mm256_min_epu32(b, last);
+        /* edge(b) and edge(b + 1) (= hi for b + 1 == bins) */
+        __m512d e0 = _mm512_add_pd(lo, _mm512_mul_pd(_mm512_cvtepu32_pd(b), step));
+        __mmask8 down = _mm512_mask_cmp_pd_mask(in, v, e0, _CMP_LT_OQ);
+        b = _mm256_mask_sub_epi32(b, down, b, one);
+        __m256i b1 = _mm256_add_epi32(b, one);
+        __mmask8 top = _mm256_cmpeq_epi32_mask(b1, _mm256_add_epi32(last, one));
+        __m512d e1 = _mm512_add_pd(lo, _mm512_mul_pd(_mm512_cvtepu32_pd(b1), step));
+        e1 = _mm512_mask_mov_pd(e1, top, hi);
+        __mmask8 up = _mm512_mask_cmp_pd_mask(in & (__mmask8)~top, v, e1, _CMP_GE_OQ);
+        b = _mm256_mask_add_epi32(b, up, b, one);
+        /* check: edge(b) <= v < edge(b + 1) in every lane, else the scalar rule */
+        e0 = _mm512_add_pd(lo, _mm512_mul_pd(_mm512_cvtepu32_pd(b), step));
+        b1 = _mm256_add_epi32(b, one);
+        top = _mm256_cmpeq_epi32_mask(b1, _mm256_add_epi32(last, one));
+        e1 = _mm512_add_pd(lo, _mm512_mul_pd(_mm512_cvtepu32_pd(b1), step));
+        e1 = _mm512_mask_mov_pd(e1, top, hi);
+        __mmask8 bad = _mm512_mask_cmp_pd_mask(in, v, e0, _CMP_LT_OQ) |
+                       _mm512_mask_cmp_pd_mask(in, v, e1, _CMP_GE_OQ);
+        if (__builtin_expect(bad != 0, 0)) {
+            for (int k = 0; k < 8; k++) {
+                double s = is_f64 ? ((const double *)data)[i + k]
+                                  : (double)((const float *)data)[i + k];
+                out[i + k] = (uint32_t)psi_hist_bin(p, s);
+            }
+            continue;
+        }
         b = _mm256_mask_mov_epi32(b, below, cls_below);
         b = _mm256_mask_mov_epi32(b, above, cls_above);
         b = _mm256_mask_mov_epi32(b, nan, cls_nan);

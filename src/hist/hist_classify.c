@@ -54,7 +54,7 @@ void psi_classify_row(const psi_classifier *k, const void *row, size_t n, uint32
         break;
     case PIXSUM_I32:
         for (size_t i = 0; i < n; i++)
-            out[i] = (uint32_t)psi_hist_bin(k->p, (double)((const int32_t *)row)[i]);
+            out[i] = (uint32_t)psi_bins_class_int(&k->p->b, ((const int32_t *)row)[i]);
         break;
     case PIXSUM_F32:
         for (size_t i = 0; i < n; i++)

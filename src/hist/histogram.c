@@ -134,6 +134,11 @@ static int resolve_params(const pixsum_view *in, const pixsum_hist_spec *spec,
                 lo = 0, hi = 1;
             } else if (in->type == PIXSUM_I32) {
                 lo = mn, hi = mx + 1;
+            } else if (mn == mx && mx + 1 > mx) {
+                /* One value: a unit range as for i32, so that the value is
+                 * in bin 0 and the edges are distinct (with [v, v + 1 ulp)
+                 * every edge but the last would round to v). */
+                lo = mn, hi = mx + 1;
             } else {
                 lo = mn, hi = nextafter(mx, INFINITY);
                 if (!isfinite(hi))
@@ -147,29 +152,33 @@ static int resolve_params(const pixsum_view *in, const pixsum_hist_spec *spec,
     }
     if (bins == 0)
         bins = 256;
-    double width = hi - lo;
-    double scale = (double)bins / width;
-    if (!isfinite(width) || !(scale > 0) || !isfinite(scale)) {
+    if (psi_bins_init(&p->b, bins, lo, hi) != 0) {
         if (given_range)
             return psi_fail(PIXSUM_ERR_INVALID_ARG,
                             "the range [%g, %g) cannot be split into %zu bins in double "
                             "precision", lo, hi, bins);
-        /* A data range of tiny or huge values: widen it to something usable. */
-        if (!isfinite(width)) {
+        if (!isfinite(hi - lo))
             return psi_fail(PIXSUM_ERR_INVALID_ARG,
                             "the data range [%g, %g] is wider than a double can hold; "
                             "give a range", lo, hi);
-        }
+        /* A data range of tiny values (its width or step underflows): widen
+         * it to something usable. */
         hi = lo + 1 > lo ? lo + 1 : nextafter(lo, INFINITY) * 2;
-        scale = (double)bins / (hi - lo);
-        if (!isfinite(scale) || !(scale > 0))
+        if (psi_bins_init(&p->b, bins, lo, hi) != 0)
             return psi_fail(PIXSUM_ERR_INVALID_ARG, "cannot choose a range for this data");
     }
     p->bins = bins;
     p->lo = lo;
     p->hi = hi;
-    p->scale = scale;
     return PIXSUM_OK;
+}
+
+double pixsum_hist_edge(size_t bins, double lo, double hi, size_t i)
+{
+    psi_bins b;
+    if (i > bins || psi_bins_init(&b, bins, lo, hi) != 0)
+        return NAN;
+    return psi_bins_edge(&b, (uint32_t)i);
 }
 
 /* Shared by the single-image entry points, the joint and the integral
