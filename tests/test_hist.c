@@ -192,7 +192,8 @@ static void check_all_methods(const pixsum_view *v, const pixsum_hist_spec *spec
         if (!method_usable(methods[m]))
             continue;
         int avx = strcmp(methods[m], "hist.avx512") == 0;
-        if (avx && !(v->type == PIXSUM_F32 || v->type == PIXSUM_F64 || v->type == PIXSUM_U8))
+        if (avx && !(v->type == PIXSUM_I32 || v->type == PIXSUM_F32 || v->type == PIXSUM_F64 ||
+                     v->type == PIXSUM_U8))
             continue; /* the method declines such jobs (tested below) */
         assert_int_equal(pixsum_ctx_set_method(ctx, methods[m]), PIXSUM_OK);
         for (int threads = 1; threads <= 2; threads++) {

@@ -93,10 +93,10 @@ bool psi_hist_u8_rows_avx512(const pixsum_view *in, const pixsum_view *mask, siz
  * Requires psi_hist_avx512_available(). */
 void psi_hist_map_u8_avx512(const uint8_t *src, uint8_t *dst, size_t n, const uint8_t lut[256]);
 
-/* Classifies n f32 (is_f64 false) or f64 samples into table offsets:
+/* Classifies n i32, f32 or f64 samples (`type`) into table offsets:
  * out[i] = class of sample i (bin or bins + PSI_HIST_*), identical to
  * psi_hist_bin(). Requires psi_hist_avx512_available(). */
-void psi_hist_classify_avx512(const void *data, bool is_f64, size_t n,
+void psi_hist_classify_avx512(const void *data, pixsum_type type, size_t n,
                               const psi_hist_params *p, uint32_t *out);
 
 #endif /* PIXSUM_HIST_H */

@@ -28,12 +28,12 @@
  * of the 256-byte table by one VPERMI2B, the half picked by the index's top
  * bit.
  *
- * Float classification: 8 samples at a time are compared with lo and hi
+ * i32, f32, f64 classification: 8 samples at a time (as doubles) are compared with lo and hi
  * (NaN unordered); the estimate (v - lo) * scale is corrected by one bin
- * against the two neighbouring edges lo + i * step (separate multiply and add,
- * as hist_bins.h), and a vector where any lane still breaks the edge rule
- * (merged edges) is classified again by psi_hist_bin(), so the bins are
- * identical.
+ * against the two neighbouring edges lo + i * step (separate multiply and add)
+ * exactly as psi_bins_class() does, so the bins are identical. Bins whose
+ * estimate can be more than one bin off (merged edges, !one_step) go through
+ * psi_hist_bin() instead.
  */
 #include "hist.h"
 
@@ -416,66 +416,47 @@ BS_TARGET2 bool psi_hist_u8_rows_avx512(const pixsum_view *in, const pixsum_view
     return true;
 }
 
-void psi_hist_classify_avx512(const void *data, bool is_f64, size_t n,
+void psi_hist_classify_avx512(const void *data, pixsum_type type, size_t n,
                               const psi_hist_params *p, uint32_t *out)
 {
     const __m512d lo = _mm512_set1_pd(p->lo), hi = _mm512_set1_pd(p->hi);
     const __m512d scale = _mm512_set1_pd(p->b.scale), step = _mm512_set1_pd(p->b.step);
     const __m256i last = _mm256_set1_epi32((int)(p->bins - 1));
     const __m256i one = _mm256_set1_epi32(1);
+    const __m512d onef = _mm512_set1_pd(1.0);
     const __m256i cls_below = _mm256_set1_epi32((int)(p->bins + PSI_HIST_BELOW));
     const __m256i cls_above = _mm256_set1_epi32((int)(p->bins + PSI_HIST_ABOVE));
     const __m256i cls_nan = _mm256_set1_epi32((int)(p->bins + PSI_HIST_NAN));
     size_t i = 0;
     const char *bytes = data;
+    const bool is_f64 = type == PIXSUM_F64, is_i32 = type == PIXSUM_I32;
     size_t es = is_f64 ? 8 : 4;
-    for (; i + 8 <= n; i += 8) {
+    for (; p->b.one_step && i + 8 <= n; i += 8) {
         if ((i * es) % 64 == 0) /* one prefetch per cache line, 16 KiB ahead */
             _mm_prefetch(bytes + i * es + PF_DIST, _MM_HINT_T0);
-        __m512d v = is_f64 ? _mm512_loadu_pd((const double *)data + i)
-                           : _mm512_cvtps_pd(_mm256_loadu_ps((const float *)data + i));
+        __m512d v = is_f64   ? _mm512_loadu_pd((const double *)data + i)
+                    : is_i32 ? _mm512_cvtepi32_pd(_mm256_loadu_si256((const __m256i *)data + i / 8))
+                             : _mm512_cvtps_pd(_mm256_loadu_ps((const float *)data + i));
         __mmask8 below = _mm512_cmp_pd_mask(v, lo, _CMP_LT_OQ);
         __mmask8 above = _mm512_cmp_pd_mask(v, hi, _CMP_GE_OQ);
         __mmask8 nan = _mm512_cmp_pd_mask(v, v, _CMP_UNORD_Q);
         __mmask8 in = (__mmask8)~(below | above | nan);
         __m512d f = _mm512_mul_pd(_mm512_sub_pd(v, lo), scale);
-        __m256i b = _mm512_maskz_cvttpd_epu32(in, f);
+        __m256i b = _mm512_maskz_cvttpd_epu32(in, f); /* <= bins */
+        /* psi_bins_class(): both edges of the estimate, one step each way */
+        __m512d bd = _mm512_cvtepu32_pd(b);
+        __m512d e0 = _mm512_add_pd(lo, _mm512_mul_pd(bd, step));
+        __m512d e1 = _mm512_add_pd(lo, _mm512_mul_pd(_mm512_add_pd(bd, onef), step));
+        b = _mm256_mask_sub_epi32(b, _mm512_mask_cmp_pd_mask(in, v, e0, _CMP_LT_OQ), b, one);
+        b = _mm256_mask_add_epi32(b, _mm512_mask_cmp_pd_mask(in, v, e1, _CMP_GE_OQ), b, one);
         b = _mm256_min_epu32(b, last);
-        /* edge(b) and edge(b + 1) (= hi for b + 1 == bins) */
-        __m512d e0 = _mm512_add_pd(lo, _mm512_mul_pd(_mm512_cvtepu32_pd(b), step));
-        __mmask8 down = _mm512_mask_cmp_pd_mask(in, v, e0, _CMP_LT_OQ);
-        b = _mm256_mask_sub_epi32(b, down, b, one);
-        __m256i b1 = _mm256_add_epi32(b, one);
-        __mmask8 top = _mm256_cmpeq_epi32_mask(b1, _mm256_add_epi32(last, one));
-        __m512d e1 = _mm512_add_pd(lo, _mm512_mul_pd(_mm512_cvtepu32_pd(b1), step));
-        e1 = _mm512_mask_mov_pd(e1, top, hi);
-        __mmask8 up = _mm512_mask_cmp_pd_mask(in & (__mmask8)~top, v, e1, _CMP_GE_OQ);
-        b = _mm256_mask_add_epi32(b, up, b, one);
-        /* check: edge(b) <= v < edge(b + 1) in every lane, else the scalar rule */
-        e0 = _mm512_add_pd(lo, _mm512_mul_pd(_mm512_cvtepu32_pd(b), step));
-        b1 = _mm256_add_epi32(b, one);
-        top = _mm256_cmpeq_epi32_mask(b1, _mm256_add_epi32(last, one));
-        e1 = _mm512_add_pd(lo, _mm512_mul_pd(_mm512_cvtepu32_pd(b1), step));
-        e1 = _mm512_mask_mov_pd(e1, top, hi);
-        __mmask8 bad = _mm512_mask_cmp_pd_mask(in, v, e0, _CMP_LT_OQ) |
-                       _mm512_mask_cmp_pd_mask(in, v, e1, _CMP_GE_OQ);
-        if (__builtin_expect(bad != 0, 0)) {
-            for (int k = 0; k < 8; k++) {
-                double s = is_f64 ? ((const double *)data)[i + k]
-                                  : (double)((const float *)data)[i + k];
-                out[i + k] = (uint32_t)psi_hist_bin(p, s);
-            }
-            continue;
-        }
         b = _mm256_mask_mov_epi32(b, below, cls_below);
         b = _mm256_mask_mov_epi32(b, above, cls_above);
         b = _mm256_mask_mov_epi32(b, nan, cls_nan);
         _mm256_storeu_si256((__m256i *)(out + i), b);
     }
-    for (; i < n; i++) {
-        double v = is_f64 ? ((const double *)data)[i] : (double)((const float *)data)[i];
-        out[i] = (uint32_t)psi_hist_bin(p, v);
-    }
+    for (; i < n; i++)
+        out[i] = (uint32_t)psi_hist_bin(p, psi_load_f64(type, data, i));
 }
 
 BS_TARGET void psi_hist_map_u8_avx512(const uint8_t *src, uint8_t *dst, size_t n,

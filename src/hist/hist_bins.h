@@ -16,14 +16,19 @@
  * unique; where rounding merges edges, the bins between them are empty.
  *
  * The decision: an estimate floor((v - lo) * scale), scale = bins / (hi - lo),
- * corrected against the two neighbouring edges until the rule holds (as
- * NumPy corrects its estimate). The estimate is off by at most one except
- * where edges merge, so the loops almost never turn.
+ * corrected by one bin against the two neighbouring edges (as NumPy corrects
+ * its estimate), branch-free. One step is enough whenever the step is at
+ * least 2^-48 of max(|lo|, |hi|) (`one_step`, decided once): the computed
+ * edges then lie within 7 units in the last place of that magnitude of their
+ * exact values, and the estimate within a few of the exact position, so
+ * together less than one bin off. Otherwise (a range a few ulps wide split
+ * into many bins, where rounding merges edges) the correction walks until
+ * the rule holds.
  *
  * The integer rule: when lo and hi are integers of magnitude at most 2^53 and
  * bins divides hi - lo, every edge is an integer computed exactly, and an
- * integer sample's bin is (v - lo) / int_step in integer arithmetic, the same
- * bin as the edge rule gives.
+ * integer sample is decided in integer arithmetic: the same estimate,
+ * corrected against the integer edges lo + i * int_step (exact, no division).
  */
 #ifndef PIXSUM_HIST_BINS_H
 #define PIXSUM_HIST_BINS_H
@@ -52,6 +57,7 @@ typedef struct psi_bins {
     int64_t int_lo;   /* the integer rule, when int_step > 0: lo */
     int64_t int_step; /* the integer bin width, or 0 where the rule does not apply */
     uint32_t bins;    /* 1 .. 2^31 */
+    uint32_t one_step; /* 1: the estimate is never more than one bin off */
 } psi_bins;
 
 /* One IEEE double product and sum, each rounded on its own: the compilers may
@@ -108,6 +114,9 @@ PSI_BINS_FN int psi_bins_init(psi_bins *b, uint64_t bins, double lo, double hi)
     b->step = step;
     b->scale = scale;
     b->bins = (uint32_t)bins;
+    double mag = -lo > hi ? -lo : hi; /* max(|lo|, |hi|) */
+    mag = lo > mag ? lo : mag;
+    b->one_step = step >= mag * 0x1p-48;
     b->int_lo = 0;
     b->int_step = 0;
     const double limit = 9007199254740992.0; /* 2^53 */
@@ -140,26 +149,48 @@ PSI_BINS_FN uint32_t psi_bins_class(const psi_bins *b, double v)
     if (v >= b->hi)
         return b->bins + PSI_BIN_ABOVE;
     /* lo <= v < hi: the estimate is finite and >= 0 */
+    const uint32_t last = b->bins - 1;
     double f = psi_bins_mul(psi_bins_sub(v, b->lo), b->scale);
-    uint32_t i = f < (double)b->bins ? (uint32_t)f : b->bins - 1;
-    while (i > 0 && v < psi_bins_edge(b, i))
-        i--;
-    while (i + 1 < b->bins && v >= psi_bins_edge(b, i + 1))
-        i++;
+    uint32_t i = f < (double)b->bins ? (uint32_t)f : b->bins;
+    /* One step each way, both edges of the estimate at once (lo + i * step
+     * by the formula, also for i = bins): an estimate one above the bin has
+     * v below its lower edge, one below has v at or above its upper edge.
+     * edge(0) = lo <= v, so i never goes below 0; a result of bins (v at or
+     * above the formula's lo + bins * step, but below hi) is the last bin. */
+    double di = (double)i;
+    double e0 = psi_bins_add(b->lo, psi_bins_mul(di, b->step));
+    double e1 = psi_bins_add(b->lo, psi_bins_mul(psi_bins_add(di, 1.0), b->step));
+    i = i - (uint32_t)(v < e0) + (uint32_t)(v >= e1);
+    i = i < last ? i : last;
+    if (!b->one_step) { /* merged edges: walk to the bin the rule names */
+        while (i > 0 && v < psi_bins_edge(b, i))
+            i--;
+        while (i < last && v >= psi_bins_edge(b, i + 1))
+            i++;
+    }
     return i;
 }
 
-/* The class of an integer sample (|v| <= 2^53): the integer rule where it applies (the
- * same class as psi_bins_class((double)v)), else psi_bins_class(). */
+/* The class of an integer sample (|v| <= 2^53): the integer rule where it
+ * applies (the same class as psi_bins_class((double)v)), else
+ * psi_bins_class(). */
 PSI_BINS_FN uint32_t psi_bins_class_int(const psi_bins *b, int64_t v)
 {
     if (b->int_step <= 0)
         return psi_bins_class(b, (double)v);
     if (v < b->int_lo)
         return b->bins + PSI_BIN_BELOW;
-    uint64_t d = (uint64_t)(v - b->int_lo); /* |v|, |int_lo| <= 2^53: no overflow */
-    uint64_t i = b->int_step == 1 ? d : d / (uint64_t)b->int_step;
-    return i < b->bins ? (uint32_t)i : b->bins + PSI_BIN_ABOVE;
+    const uint64_t d = (uint64_t)(v - b->int_lo); /* |v|, |int_lo| <= 2^53: no overflow */
+    const uint64_t w = (uint64_t)b->int_step, last = b->bins - 1;
+    if (d >= w * b->bins)
+        return b->bins + PSI_BIN_ABOVE;
+    /* the estimate is within one bin (its error is a few ulps of at most
+     * 2^31 bins); the edges lo + i * w are exact integers */
+    uint64_t i = (uint64_t)((double)d * b->scale);
+    i = i < last ? i : last;
+    i -= (uint64_t)(d < i * w);
+    i += (uint64_t)(d >= (i + 1) * w);
+    return (uint32_t)(i < last ? i : last);
 }
 
 #ifdef __cplusplus

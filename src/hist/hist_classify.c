@@ -15,7 +15,7 @@ int psi_classifier_init(psi_classifier *k, pixsum_type type, const psi_hist_para
     k->type = type;
     k->p = p;
     k->lut = NULL;
-    k->simd = allow_simd && (type == PIXSUM_F32 || type == PIXSUM_F64) &&
+    k->simd = allow_simd && (type == PIXSUM_I32 || type == PIXSUM_F32 || type == PIXSUM_F64) &&
               psi_hist_avx512_available();
     if (!psi_hist_small_type(type))
         return PIXSUM_OK;
@@ -39,7 +39,7 @@ void psi_classifier_free(psi_classifier *k)
 void psi_classify_row(const psi_classifier *k, const void *row, size_t n, uint32_t *out)
 {
     if (k->simd) {
-        psi_hist_classify_avx512(row, k->type == PIXSUM_F64, n, k->p, out);
+        psi_hist_classify_avx512(row, k->type, n, k->p, out);
         return;
     }
     switch (k->type) {

@@ -11,11 +11,11 @@ typedef struct psi_classifier {
     pixsum_type type;
     const psi_hist_params *p;
     uint32_t *lut; /* class of every raw value (u8/u16/i16), else NULL */
-    bool simd;     /* f32/f64 rows through psi_hist_classify_avx512() */
+    bool simd;     /* i32/f32/f64 rows through psi_hist_classify_avx512() */
 } psi_classifier;
 
 /* Prepares a classifier for images of `type` under p (p must outlive it).
- * allow_simd: classify f32/f64 rows with AVX-512 where this CPU has it (the
+ * allow_simd: classify i32/f32/f64 rows with AVX-512 where this CPU has it (the
  * same classes as the formula; false for the scalar reference methods).
  * Allocates only for the 8/16-bit types. Returns PIXSUM_OK or
  * PIXSUM_ERR_NO_MEMORY. */

@@ -492,11 +492,10 @@ void psi_hist_map_u8_avx512(const uint8_t *src, uint8_t *dst, size_t n, const ui
     for (size_t i = 0; i < n; i++)
         dst[i] = lut[src[i]];
 }
-void psi_hist_classify_avx512(const void *data, bool is_f64, size_t n,
+void psi_hist_classify_avx512(const void *data, pixsum_type type, size_t n,
                               const psi_hist_params *p, uint32_t *out)
 {
     for (size_t i = 0; i < n; i++)
-        out[i] = (uint32_t)psi_hist_bin(p, is_f64 ? ((const double *)data)[i]
-                                                  : (double)((const float *)data)[i]);
+        out[i] = (uint32_t)psi_hist_bin(p, psi_load_f64(type, data, i));
 }
 #endif

@@ -7,7 +7,7 @@
  *   hist.avx512  hist.sub with the AVX-512 kernels: u8 (any channels, masks)
  *                counted without a per-pixel store (channel planes, uniform
  *                blocks, buckets, bit-sliced popcounts; see hist_avx512.c),
- *                vector bins for f32/f64;
+ *                vector bins for i32/f32/f64;
  *   hist.omp     OpenMP threads over row ranges, each with its own tables (the
  *                best single-thread kernel), merged in thread order, so the
  *                result is deterministic and identical to the other methods.
@@ -50,8 +50,8 @@ static bool avx512_available(void)
 /* The AVX-512 method only claims the jobs its kernels speed up. */
 static bool avx512_supports(const psi_job *job)
 {
-    return job->in.type == PIXSUM_F32 || job->in.type == PIXSUM_F64 ||
-           job->in.type == PIXSUM_U8;
+    return job->in.type == PIXSUM_I32 || job->in.type == PIXSUM_F32 ||
+           job->in.type == PIXSUM_F64 || job->in.type == PIXSUM_U8;
 }
 
 #ifdef PIXSUM_HAVE_OPENMP
@@ -147,7 +147,7 @@ const psi_method psi_methods_hist[] = {
      "raw-value / classified counting into 1-4 u32 sub-tables merged at the end (portable C)",
      10, NULL, NULL, run_sub},
     {"hist.avx512", PIXSUM_BACKEND_CPU, PIXSUM_OP_HISTOGRAM,
-     "u8: uniform-block skip, VPCOMPRESSB buckets, bit-sliced VPOPCNTQ counts; AVX-512 float bins",
+     "u8: uniform-block skip, VPCOMPRESSB buckets, bit-sliced VPOPCNTQ counts; AVX-512 i32/float bins",
      20,
      avx512_available, avx512_supports, run_avx512},
     {"hist.omp", PIXSUM_BACKEND_OMP, PIXSUM_OP_HISTOGRAM,

@@ -24,6 +24,7 @@
 #include "pixsum.h"
 
 #include <stdint.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -284,6 +285,23 @@ static void fuzz_histogram(reader *r, pixsum_ctx *ctx, const image *in, const ui
     pixsum_ctx_free(rc);
     if (rst != PIXSUM_OK || memcmp(ref, counts, n * sizeof *counts) != 0)
         abort(); /* every method gives bit-identical counts */
+    /* the reported edges: lo first, hi last, never decreasing */
+    if (pixsum_hist_edge(info.bins, info.lo, info.hi, 0) != info.lo ||
+        pixsum_hist_edge(info.bins, info.lo, info.hi, info.bins) != info.hi ||
+        !isnan(pixsum_hist_edge(info.bins, info.lo, info.hi, info.bins + 1)))
+        abort();
+    for (size_t i = 0, k = take_u8(r); i < 8; i++, k = k * 7 + 1) {
+        size_t e = k % info.bins;
+        if (!(pixsum_hist_edge(info.bins, info.lo, info.hi, e) <=
+              pixsum_hist_edge(info.bins, info.lo, info.hi, e + 1)))
+            abort();
+    }
+    /* raw (bins, lo, hi): NaN or an edge within [lo, hi] */
+    double flo = take_f64(r), fhi = take_f64(r);
+    size_t fbins = take_u8(r) | (size_t)take_u8(r) << 8, fi = take_u8(r);
+    double fe = pixsum_hist_edge(fbins, flo, fhi, fi);
+    if (!isnan(fe) && !(fe >= flo && fe <= fhi))
+        abort();
     /* derived histograms */
     double *rel = malloc(n * sizeof *rel);
     if (rel) {
