@@ -1,6 +1,8 @@
 # Makefile - the two commands of the README, and a few more:
-#   make run            install what is missing, build, run the demo on a built-in sample
-#   make test           install what is missing, build, run every test (ctest)
+#   make run            install what the library and the CLI need, build only those
+#                       (in build-run/; CUDA only where a GPU can run it, or with
+#                       RUN_CUDA=ON), run the demo on a built-in sample
+#   make test           install everything, build everything, run every test (ctest)
 #   make test-sanitize  the same under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make test-tsan      the threaded tests under ThreadSanitizer
 #   make fuzz           libFuzzer targets (clang), each for FUZZ_SECONDS from its seed corpus
@@ -10,12 +12,20 @@ JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
 PREFIX ?= /usr/local
 
-.PHONY: all deps configure build run test test-sanitize test-tsan fuzz install clean
+RUN_BUILD ?= build-run
+# The demo's build: CUDA objects only when a GPU answers (nvidia-smi -L) unless
+# RUN_CUDA=ON/OFF says otherwise; no tests, examples, benchmarks, Python, GL or MPI.
+RUN_CUDA ?= $(shell nvidia-smi -L >/dev/null 2>&1 && echo AUTO || echo OFF)
+
+.PHONY: all deps deps-run configure build run test test-sanitize test-tsan fuzz install clean
 
 all: build
 
 deps:
-	@scripts/install-deps.sh
+	@scripts/install-deps.sh all
+
+deps-run:
+	@scripts/install-deps.sh run
 
 configure: deps
 	cmake -S . -B $(BUILD) -DCMAKE_INSTALL_PREFIX=$(PREFIX) $(CMAKE_FLAGS)
@@ -23,8 +33,12 @@ configure: deps
 build: configure
 	cmake --build $(BUILD) -j $(JOBS)
 
-run: build
-	$(BUILD)/tools/pixsum demo
+run: deps-run
+	cmake -S . -B $(RUN_BUILD) -DBUILD_TESTING=OFF -DPIXSUM_BUILD_EXAMPLES=OFF \
+	      -DPIXSUM_BUILD_BENCH=OFF -DPIXSUM_PYTHON=OFF -DPIXSUM_GL=OFF -DPIXSUM_MPI=OFF \
+	      -DPIXSUM_CUDA=$(RUN_CUDA) $(CMAKE_FLAGS)
+	cmake --build $(RUN_BUILD) -j $(JOBS) --target pixsum_cli
+	$(RUN_BUILD)/tools/pixsum demo
 
 test: build
 	@PIXSUM_TEST_PROBE=1 $(BUILD)/tests/test_cuda || true
@@ -83,4 +97,4 @@ install: build
 	cmake --install $(BUILD)
 
 clean:
-	rm -rf build build-sanitize build-tsan build-fuzz
+	rm -rf build build-run build-sanitize build-tsan build-fuzz

@@ -1,7 +1,7 @@
 #!/bin/sh
 # run_cpu.sh - the CPU integral-image measurements of docs/benchmarks.md
-# (issue 3). Writes JSON records and terminal tables under OUT (default
-# bench/results) and the plots under docs/img. Usage:
+# Writes JSON records, terminal tables and the plots under OUT (default
+# build/bench-cpu; raw outputs never go into the source tree). Usage:
 #   bench/run_cpu.sh [BUILD_DIR] [OUT] [PARTS]
 # PARTS: a space-separated subset of "headline threads sizes paper000 paper001
 # paper003 sweep plots" (default all). Every table compares methods, the OpenCV
@@ -12,7 +12,7 @@
 # priority with more threads than cores never yield, and starve the machine.
 set -eu
 BUILD=${1:-build}
-OUT=${2:-bench/results}
+OUT=${2:-build/bench-cpu}
 PARTS=${3:-"headline threads sizes paper000 paper001 paper003 sweep plots"}
 PIXSUM="$BUILD/tools/pixsum"
 mkdir -p "$OUT"
@@ -46,5 +46,5 @@ want paper003 && run paper003 --op integral --pair f32:f64 --size 4096 --threads
 # 7. thread sweep for the speed-up plot
 want sweep && run sweep --op integral --pair u8:u32 --size 4096 --threads 1,2,3,4 --max-seconds 1 \
     --method omp.banded,omp.transpose,omp.chunks,p001.unroll6
-want plots && python3 bench/plot_cpu.py "$OUT/sizes.json" "$OUT/sweep.json" docs/img
+want plots && /usr/bin/python3 bench/plot_cpu.py "$OUT/sizes.json" "$OUT/sweep.json" "$OUT"
 exit 0

@@ -1,11 +1,23 @@
 #!/bin/sh
-# install-deps.sh - installs the Debian packages listed in
-# scripts/debian-packages.txt that are missing; a no-op when all are present.
-# Uses sudo when not root. Set PIXSUM_NO_INSTALL=1 to skip entirely.
+# install-deps.sh - installs the missing Debian packages pixsum needs; a no-op
+# when all are present. Uses sudo when not root. Set PIXSUM_NO_INSTALL=1 to
+# skip entirely.
+#
+# usage: scripts/install-deps.sh [run|all]
+#   run  scripts/debian-packages-run.txt: the library and the CLI (make run)
+#   all  that list and scripts/debian-packages.txt: every test, peer and
+#        optional part (make test; the default)
 set -eu
 [ "${PIXSUM_NO_INSTALL:-0}" = 1 ] && exit 0
 here=$(dirname "$0")
-list=$(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$here/debian-packages.txt")
+lists="$here/debian-packages-run.txt"
+case "${1:-all}" in
+run) ;;
+all) lists="$lists $here/debian-packages.txt" ;;
+*) echo "install-deps: unknown set '$1' (run or all)" >&2; exit 2 ;;
+esac
+# shellcheck disable=SC2086
+list=$(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' $lists)
 missing=""
 for pkg in $list; do
     if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed"; then
