@@ -17,8 +17,10 @@
  * an entry with its setup/run/bytes functions, a new peer an entry naming the
  * op it serves, its module and its symbol.
  */
+#include "cli_util.h"
 #include "commands.h"
 #include "pixsum.h"
+#include "text_out.h"
 #include "../src/cpu/isa.h"
 #include "../bench/bench_timing.h"
 
@@ -885,12 +887,60 @@ int cmd_bench(int argc, char **argv)
         npairs = split_list(pair_s, pairs), nsizes = split_list(size_s, sizes),
         nthr = split_list(thr_s, thr);
 
-    if (json_path) {
-        rs.json = fopen(json_path, "w");
-        if (!rs.json) {
-            fprintf(stderr, "pixsum bench: cannot write %s: %s\n", json_path, strerror(errno));
-            return 1;
+    /* Every name on the command line is checked before any timing: an unknown
+     * op, method, type pair or size is a usage error (2) as in the other
+     * commands, not a failure found halfway through the table. */
+    unsigned first_ops = 0;
+    for (int oi = 0; oi < nops; oi++) {
+        const bench_op *op = find_op(ops[oi]);
+        if (!op)
+            return cli_usage_error("bench", "unknown op '%s' (try --list)", ops[oi]);
+        if (!first_ops)
+            first_ops = op->ops;
+    }
+    for (int mi = 0; mi < nmeth; mi++) {
+        const char *name = methods_in[mi];
+        if (!strcmp(name, "auto") || !strcmp(name, "all"))
+            continue;
+        if (!strncmp(name, "peer.", 5)) {
+            int known = 0;
+            for (size_t k = 0; k < N_PEERS; k++)
+                known |= !strcmp(bench_peers[k].name, name);
+            if (!known)
+                return cli_usage_error("bench", "unknown peer '%s' (try --list)", name);
+            continue;
         }
+        int id = pixsum_method_find(name);
+        const pixsum_method_info *info = id > 0 ? pixsum_method_get(id) : NULL;
+        int does_one = 0;
+        for (int oi = 0; info && oi < nops; oi++)
+            does_one |= (info->ops & find_op(ops[oi])->ops) == find_op(ops[oi])->ops;
+        if (!does_one)
+            return cli_method_error("bench", name, first_ops);
+    }
+    for (int pi = 0; pi < npairs; pi++) {
+        char pbuf[64];
+        snprintf(pbuf, sizeof pbuf, "%s", pairs[pi]);
+        char *colon = strchr(pbuf, ':');
+        if (colon)
+            *colon = 0;
+        if (pixsum_type_from_name(pbuf) == PIXSUM_TYPE_NONE ||
+            (colon && pixsum_type_from_name(colon + 1) == PIXSUM_TYPE_NONE))
+            return cli_usage_error("bench", "bad type pair '%s' (want e.g. u8:u32)", pairs[pi]);
+    }
+    for (int si = 0; si < nsizes; si++) {
+        size_t w, h;
+        if (parse_size(sizes[si], &w, &h) != 0)
+            return cli_usage_error("bench", "bad size '%s'", sizes[si]);
+    }
+
+    /* The JSON goes to a temporary put in place at the end (tools/out_file.h):
+     * an interrupted or failed run leaves the previous file as it was. */
+    text_out json_out = {0};
+    if (json_path) {
+        if (text_out_open(&json_out, "bench", json_path) != 0)
+            return 1;
+        rs.json = json_out.file;
         fprintf(rs.json, "[");
     }
     printf("# pixsum %s bench, isa %s, M=%d K=%d eps=%g; x peer = peer/method, "
@@ -952,7 +1002,8 @@ int cmd_bench(int argc, char **argv)
     }
     if (rs.json) {
         fprintf(rs.json, "\n]\n");
-        fclose(rs.json);
+        if (text_out_commit(&json_out, "bench") != 0)
+            return 1;
     }
     return rs.failures ? 1 : 0;
 }

@@ -18,7 +18,9 @@
 #include "cli_util.h"
 #include "commands.h"
 #include "image_io.h"
+#include "stream.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,15 +51,15 @@ static void box_usage(FILE *f)
 
 /* Copies `in` into a new packed image extended by l/r columns and t/b rows of
  * repeated edge pixels. */
-static int replicate_pad(const pixsum_view *in, size_t l, size_t r, size_t t, size_t b,
-                         pixsum_view *out)
+static int replicate_pad(const char *path, const pixsum_view *in, size_t l, size_t r, size_t t,
+                         size_t b, pixsum_view *out)
 {
     size_t W = in->width + l + r, H = in->height + t + b;
     size_t px = pixsum_type_size(in->type) * in->channels;
     size_t bytes = pixsum_packed_bytes(in->type, W, H, 1, in->channels);
-    unsigned char *data = bytes ? malloc(bytes) : NULL;
+    unsigned char *data = bytes && bytes <= (size_t)PTRDIFF_MAX ? malloc(bytes) : NULL;
     if (!data)
-        return cli_error(CMD, "out of memory for the replicated border (%zu bytes)", bytes);
+        return cli_alloc_error(CMD, path, "the image with its replicated border", bytes);
     for (size_t y = 0; y < H; y++) {
         size_t sy = y < t ? 0 : y - t >= in->height ? in->height - 1 : y - t;
         const unsigned char *src = (const unsigned char *)in->data + sy * in->row_stride;
@@ -79,7 +81,7 @@ int cmd_box(int argc, char **argv)
     enum stat_kind stat = STAT_SUM;
     enum border_kind border = BORDER_SHRINK;
     cli_common common;
-    cli_common_init(&common);
+    cli_common_init(&common, PIXSUM_OP_INTEGRAL, CLI_TAKES_ALL);
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i], *v;
         int m;
@@ -136,9 +138,17 @@ int cmd_box(int argc, char **argv)
         common.type != PIXSUM_F64)
         return cli_usage_error(CMD, "--stat mean/var write f32 or f64, not %s",
                                pixsum_type_name(common.type));
+    if (border == BORDER_REPLICATE && (ww > ((size_t)1 << 20) || wh > ((size_t)1 << 20)))
+        return cli_usage_error(CMD, "--window %zux%zu is too large for --border replicate "
+                                    "(at most 1048576 a side)", ww, wh);
+    int rc = cli_check_not_input(CMD, in_path, out_path, "the output");
+    if (rc != 0)
+        return rc;
+    if (stat == STAT_VAR)
+        common.op = PIXSUM_OP_INTEGRAL_SQ; /* the table and the squared table in one pass */
 
     pixsum_ctx *ctx;
-    int rc = cli_new_ctx(CMD, &common, &ctx);
+    rc = cli_new_ctx(CMD, &common, &ctx);
     if (rc != 0)
         return rc;
     char err[512];
@@ -155,18 +165,19 @@ int cmd_box(int argc, char **argv)
         rc = cli_error(CMD, "%s: the box filter takes 2-D images, not volumes", in_path);
         goto done;
     }
+    /* the input's type, a --type of the sum table, the tables' sizes */
+    if ((rc = cli_integral_check(CMD, in_path, &img.info,
+                                 stat == STAT_SUM ? common.type : PIXSUM_TYPE_NONE,
+                                 PIXSUM_TYPE_NONE, stat == STAT_VAR, 0)) != 0)
+        goto done;
     if (border == BORDER_VALID && (ww > W || wh > H)) {
         rc = cli_error(CMD, "%s: a %zux%zu window does not fit a %zux%zu image (--border valid)",
                        in_path, ww, wh, W, H);
         goto done;
     }
     if (border == BORDER_REPLICATE) {
-        if (ww > ((size_t)1 << 20) || wh > ((size_t)1 << 20)) {
-            rc = cli_error(CMD, "window %zux%zu too large for --border replicate", ww, wh);
-            goto done;
-        }
-        if ((rc = replicate_pad(&img.view, ww / 2, ww - 1 - ww / 2, wh / 2, wh - 1 - wh / 2,
-                                &padded)) != 0)
+        if ((rc = replicate_pad(in_path, &img.view, ww / 2, ww - 1 - ww / 2, wh / 2,
+                                wh - 1 - wh / 2, &padded)) != 0)
             goto done;
         src = padded;
     }
@@ -174,23 +185,18 @@ int cmd_box(int argc, char **argv)
     pixsum_type ttype = stat == STAT_SUM && common.type != PIXSUM_TYPE_NONE
                             ? common.type
                             : pixsum_integral_type(src.type, count, 0);
-    if (ttype == PIXSUM_TYPE_NONE) {
-        rc = cli_error(CMD, "%s: %s pixels are not supported", in_path,
-                       pixsum_type_name(src.type));
-        goto done;
-    }
     size_t tb = pixsum_packed_bytes(ttype, src.width, src.height, 1, C);
-    if (!tb || !(table.data = malloc(tb))) {
-        rc = cli_error(CMD, "out of memory for the integral table");
+    if (!tb || tb > (size_t)PTRDIFF_MAX || !(table.data = malloc(tb))) {
+        rc = cli_alloc_error(CMD, in_path, "the integral table", tb);
         goto done;
     }
     table = pixsum_view_2d(table.data, ttype, src.width, src.height, C, 0);
     if (stat == STAT_VAR) {
         pixsum_type qt = pixsum_integral_type(src.type, count, 1);
         size_t qb = pixsum_packed_bytes(qt, src.width, src.height, 1, C);
-        void *qd = qb ? malloc(qb) : NULL;
+        void *qd = qb && qb <= (size_t)PTRDIFF_MAX ? malloc(qb) : NULL;
         if (!qd) {
-            rc = cli_error(CMD, "out of memory for the squared table");
+            rc = cli_alloc_error(CMD, in_path, "the squared table", qb);
             goto done;
         }
         sq = pixsum_view_2d(qd, qt, src.width, src.height, C, 0);
@@ -213,7 +219,7 @@ int cmd_box(int argc, char **argv)
     var = stat == STAT_VAR ? malloc(OW * C * sizeof *var) : NULL;
     out = pixsum_view_2d(od, otype, OW, OH, C, 0);
     if (!od || !boxes || (stat != STAT_SUM && !mean) || (stat == STAT_VAR && !var)) {
-        rc = cli_error(CMD, "out of memory for the output");
+        rc = cli_alloc_error(CMD, in_path, "the output", ob);
         goto done;
     }
     for (size_t y = 0; y < OH; y++) {

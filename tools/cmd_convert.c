@@ -87,11 +87,23 @@ int cmd_convert(int argc, char **argv)
     }
     if (np != 2)
         return cli_usage_error(CMD, "needs IN and OUT");
-    if (!strcmp(paths[0], paths[1]))
-        return cli_usage_error(CMD, "the output would overwrite the input '%s'", paths[0]);
+    int rc = cli_check_not_input(CMD, paths[0], paths[1], "the output");
+    if (rc != 0)
+        return rc;
+    /* TIFF options on another format would be ignored */
+    if ((s.wopt.compression || s.wopt.bigtiff || s.wopt.tile) && !cli_is_tiff_name(paths[1]))
+        return cli_usage_error(CMD, "%s has no effect: only TIFF outputs (.tif .tiff .btf .tf8) "
+                                    "are %s, not '%s'",
+                               s.wopt.compression ? "--compress"
+                               : s.wopt.bigtiff   ? "--bigtiff"
+                                                  : "--tile",
+                               s.wopt.compression ? "compressed"
+                               : s.wopt.bigtiff   ? "BigTIFF"
+                                                  : "tiled",
+                               paths[1]);
     s.out_path = paths[1];
-    int rc = cli_stream_strips(CMD, paths[0], &opt, (size_t)8 << 20, convert_header,
-                               convert_strip, &s);
+    rc = cli_stream_strips(CMD, paths[0], &opt, (size_t)8 << 20, convert_header, convert_strip,
+                           &s);
     cli_progress_end(&s.progress);
     if (s.writer) {
         char err[512];

@@ -322,23 +322,76 @@ static int histogram_section(const demo_args *a, const pixsum_view *in, uint64_t
     return 0;
 }
 
-/* Writes the histogram as CSV (bin,lo,hi,count) through a temporary. */
-static int write_csv(const char *path, const uint64_t *counts)
+/* Writes the histogram as CSV (bin,lo,hi,count); the plot's data callback. */
+static void csv_rows(FILE *f, void *user)
 {
-    text_out t;
-    int rc = text_out_open(&t, CMD, path);
-    if (rc != 0)
-        return rc;
-    fprintf(t.file, "bin,lo,hi,count\n");
+    const uint64_t *counts = user;
+    fprintf(f, "bin,lo,hi,count\n");
     for (size_t i = 0; i < 256; i++)
-        fprintf(t.file, "%zu,%zu,%zu,%llu\n", i, i, i + 1, (unsigned long long)counts[i]);
-    return text_out_commit(&t, CMD);
+        fprintf(f, "%zu,%zu,%zu,%llu\n", i, i, i + 1, (unsigned long long)counts[i]);
+}
+
+/* Writes the four demo files into dir: each is finished first, then all are
+ * put in place together (the plot only when gnuplot is there). */
+static int write_files(const char *dir, const pixsum_view *in, const pixsum_view *tv,
+                       uint64_t *counts, size_t n)
+{
+    char sample[4096], integral[4096], csv[4096], png[4096], err[600];
+    const char *ext = strstr(pxio_formats_supported(), "png") ? "png" : "pgm";
+    snprintf(sample, sizeof sample, "%s/sample.%s", dir, ext);
+    snprintf(integral, sizeof integral, "%s/integral.npy", dir);
+    snprintf(csv, sizeof csv, "%s/histogram.csv", dir);
+    snprintf(png, sizeof png, "%s/histogram.png", dir);
+    pxio_writer *ws = NULL, *wi = NULL;
+    text_out t = {0};
+    out_file plot = {0};
+    int rc = 0, drawn = 0;
+    if (pxio_write_staged(sample, in, NULL, &ws, err, sizeof err) != 0 ||
+        pxio_write_staged(integral, tv, NULL, &wi, err, sizeof err) != 0) {
+        rc = cli_error(CMD, "%s", err);
+        goto done;
+    }
+    if ((rc = text_out_open(&t, CMD, csv)) != 0)
+        goto done;
+    csv_rows(t.file, counts);
+    if ((rc = text_out_finish(&t, CMD)) != 0)
+        goto done;
+    if ((rc = plot_open(&plot, CMD, png)) != 0)
+        goto done;
+    char title[128];
+    snprintf(title, sizeof title, "pixsum demo: histogram of the %zux%zu sample (256 bins)", n,
+             n);
+    int prc = plot_histogram(CMD, &plot, title, "pixels", 2, 4, 0, 256, csv_rows, counts);
+    if (prc == 1)
+        out_file_abort(&plot); /* no gnuplot: no plot, the rest is written */
+    else if ((rc = prc) != 0)
+        goto done;
+    else
+        drawn = 1;
+    out_file *outs[4] = {pxio_writer_out(ws), pxio_writer_out(wi), &t.out, &plot};
+    if (out_file_commit_all(outs, 4, err, sizeof err) != 0) {
+        rc = cli_error(CMD, "%s", err);
+        goto done;
+    }
+    printf("\nFiles in %s:\n", dir);
+    printf("  %s  the sample image\n", sample);
+    printf("  %s  its integral image (u32)\n", integral);
+    printf("  %s  its histogram\n", csv);
+    if (drawn)
+        printf("  %s  the histogram plotted by gnuplot\n", png);
+done:
+    pxio_writer_abort(ws);
+    pxio_writer_abort(wi);
+    text_out_abort(&t);
+    out_file_abort(&plot);
+    return rc;
 }
 
 static void demo_usage(FILE *f)
 {
     fprintf(f,
-            "usage: pixsum demo [--out DIR] [--size N] [--runs R] [--no-files] [--threads N]\n"
+            "usage: pixsum demo [--out DIR | --no-files] [--size N] [--runs R] [--threads N]\n"
+            "                   [--method NAME]\n"
             "\n"
             "The demonstration `make run` runs: builds a %s sample image in memory\n"
             "(deterministic), computes its integral image, checks corners and box\n"
@@ -351,6 +404,8 @@ static void demo_usage(FILE *f)
             "  --size N     sample size N x N (default 1024)\n"
             "  --runs R     timed runs per method (default 15)\n"
             "  --no-files   print only, write nothing\n"
+            "  --method M   method of the reference integral and squared tables (default\n"
+            "               auto; every method is timed anyway)\n"
             "Exit status 1 if any check fails.\n",
             "1024 x 1024 u8");
 }
@@ -358,7 +413,11 @@ static void demo_usage(FILE *f)
 int cmd_demo(int argc, char **argv)
 {
     demo_args a = {.out_dir = "out/demo", .size = 1024, .runs = 15, .files = 1};
-    cli_common_init(&a.common);
+    /* its reference table and squared table (u8 -> u32/u64) come from the
+     * context's method; the types are the demo's own: no --type */
+    cli_common_init(&a.common, PIXSUM_OP_INTEGRAL_SQ,
+                    CLI_TAKES_METHOD | CLI_TAKES_THREADS | CLI_TAKES_DEVICE);
+    int out_set = 0;
     for (int i = 1; i < argc; i++) {
         const char *v;
         int m;
@@ -373,6 +432,7 @@ int cmd_demo(int argc, char **argv)
             if (m < 0)
                 return CLI_EXIT_USAGE;
             a.out_dir = v;
+            out_set = 1;
         } else if ((m = cli_match(CMD, argc, argv, &i, "--size", &v)) != 0) {
             if (m < 0)
                 return CLI_EXIT_USAGE;
@@ -389,6 +449,8 @@ int cmd_demo(int argc, char **argv)
             return cli_usage_error(CMD, "unknown argument '%s'", argv[i]);
         }
     }
+    if (out_set && !a.files)
+        return cli_usage_error(CMD, "--out has no effect with --no-files (nothing is written)");
     size_t n = a.size;
     uint8_t *img = malloc(n * n);
     uint32_t *table = malloc(n * n * sizeof *table);
@@ -449,39 +511,8 @@ int cmd_demo(int argc, char **argv)
     if ((rc = histogram_section(&a, &in, counts, &failures)) != 0)
         goto done;
 
-    if (a.files) {
-        char path[4096], csv[4096];
-        char err[512];
-        printf("\nFiles in %s:\n", a.out_dir);
-        const char *ext = strstr(pxio_formats_supported(), "png") ? "png" : "pgm";
-        snprintf(path, sizeof path, "%s/sample.%s", a.out_dir, ext);
-        if (pxio_write(path, &in, NULL, err, sizeof err) != 0) {
-            rc = cli_error(CMD, "%s", err);
-            goto done;
-        }
-        printf("  %s  the sample image\n", path);
-        snprintf(path, sizeof path, "%s/integral.npy", a.out_dir);
-        if (pxio_write(path, &tv, NULL, err, sizeof err) != 0) {
-            rc = cli_error(CMD, "%s", err);
-            goto done;
-        }
-        printf("  %s  its integral image (u32)\n", path);
-        snprintf(csv, sizeof csv, "%s/histogram.csv", a.out_dir);
-        if ((rc = write_csv(csv, counts)) != 0)
-            goto done;
-        printf("  %s  its histogram\n", csv);
-        snprintf(path, sizeof path, "%s/histogram.png", a.out_dir);
-        char title[128];
-        snprintf(title, sizeof title, "pixsum demo: histogram of the %zux%zu sample (256 bins)",
-                 n, n);
-        int prc = plot_histogram_csv(CMD, csv, path, title, "pixels", 2, 4, 0, 256);
-        if (prc == 0)
-            printf("  %s  the histogram plotted by gnuplot\n", path);
-        else if (prc != 1) {
-            rc = prc;
-            goto done;
-        }
-    }
+    if (a.files && (rc = write_files(a.out_dir, &in, &tv, counts, n)) != 0)
+        goto done;
     if (failures) {
         rc = cli_error(CMD, "%d check(s) failed", failures);
     } else {

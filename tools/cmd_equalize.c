@@ -15,18 +15,23 @@ static void equalize_usage(FILE *f)
 {
     fprintf(f,
             "usage: pixsum equalize IN -o OUT [--mask FILE] [--method NAME] [--threads N]\n"
+            "                       [--device N]\n"
             "\n"
             "Histogram equalisation of a u8 or u16 image, each channel on its own:\n"
             "v -> round((cdf(v) - cdf_min) * (L - 1) / (n - cdf_min)), L = 256 or 65536.\n"
             "  --mask FILE   build the histogram from pixels where this 8-bit 1-channel\n"
-            "                image is != 0 (every pixel is still mapped)\n");
+            "                image is != 0 (every pixel is still mapped)\n"
+            "  --method NAME histogram method (see 'pixsum methods --op hist')\n"
+            "OUT must not be IN (as for every command): write elsewhere, then rename.\n");
 }
 
 int cmd_equalize(int argc, char **argv)
 {
     const char *in_path = NULL, *out_path = NULL, *mask_path = NULL;
     cli_common common;
-    cli_common_init(&common);
+    /* the output keeps the input's type: no --type */
+    cli_common_init(&common, PIXSUM_OP_HISTOGRAM,
+                    CLI_TAKES_METHOD | CLI_TAKES_THREADS | CLI_TAKES_DEVICE);
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i], *v;
         int m;
@@ -53,8 +58,12 @@ int cmd_equalize(int argc, char **argv)
         return cli_usage_error(CMD, "no input file");
     if (!out_path)
         return cli_usage_error(CMD, "no output file (-o OUT)");
+    int rc;
+    if ((rc = cli_check_not_input(CMD, in_path, out_path, "the output")) != 0 ||
+        (rc = cli_check_not_input(CMD, mask_path, out_path, "the output")) != 0)
+        return rc;
     pixsum_ctx *ctx;
-    int rc = cli_new_ctx(CMD, &common, &ctx);
+    rc = cli_new_ctx(CMD, &common, &ctx);
     if (rc != 0)
         return rc;
     char err[512];
@@ -64,9 +73,10 @@ int cmd_equalize(int argc, char **argv)
         pixsum_ctx_free(ctx);
         return cli_error(CMD, "%s", err);
     }
-    if (img.view.type != PIXSUM_U8 && img.view.type != PIXSUM_U16) {
-        rc = cli_error(CMD, "%s: equalisation takes 8- or 16-bit images, this one is %s",
-                       in_path, pixsum_type_name(img.view.type));
+    if (img.info.type != PIXSUM_U8 && img.info.type != PIXSUM_U16) {
+        rc = cli_error(CMD, "%s: equalisation takes u8 or u16 images, this one is %s%s%s%s",
+                       in_path, pixsum_type_name(img.info.type), img.info.sample[0] ? " (" : "",
+                       img.info.sample, img.info.sample[0] ? ")" : "");
         goto done;
     }
     if (mask_path) {
@@ -74,8 +84,9 @@ int cmd_equalize(int argc, char **argv)
             rc = cli_error(CMD, "%s", err);
             goto done;
         }
-        if (mask.view.type != PIXSUM_U8 || mask.view.channels != 1) {
-            rc = cli_error(CMD, "%s: the mask must be an 8-bit 1-channel image", mask_path);
+        if (mask.info.type != PIXSUM_U8 || mask.info.channels != 1) {
+            rc = cli_error(CMD, "%s: the mask must be an 8-bit 1-channel image, not %s x%zu",
+                           mask_path, pixsum_type_name(mask.info.type), mask.info.channels);
             goto done;
         }
     }

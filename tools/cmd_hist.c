@@ -160,14 +160,13 @@ static int hist_stream_strip(const pixsum_view *strip, size_t first_row, void *u
 static void write_csv(FILE *f, const pixsum_hist_info *info, size_t bins, size_t c0, size_t c1,
                       int relative, const double *rel, const uint64_t *ivals)
 {
-    double width = (info->hi - info->lo) / (double)bins;
     fprintf(f, "bin,lower,upper");
     for (size_t c = c0; c < c1; c++)
         fprintf(f, ",c%zu", c);
     fputc('\n', f);
     for (size_t i = 0; i < bins; i++) {
-        double lower = info->lo + (double)i * width;
-        double upper = i + 1 == bins ? info->hi : info->lo + (double)(i + 1) * width;
+        double lower = pixsum_hist_edge(bins, info->lo, info->hi, i);
+        double upper = pixsum_hist_edge(bins, info->lo, info->hi, i + 1);
         fprintf(f, "%zu,%.17g,%.17g", i, lower, upper);
         for (size_t c = c0; c < c1; c++) {
             if (relative)
@@ -179,6 +178,21 @@ static void write_csv(FILE *f, const pixsum_hist_info *info, size_t bins, size_t
     }
 }
 
+/* What the plot's data callback writes: the CSV of the first printed channel. */
+typedef struct hist_plot_data {
+    const pixsum_hist_info *info;
+    size_t bins, c0;
+    int relative;
+    const double *rel;
+    const uint64_t *ivals;
+} hist_plot_data;
+
+static void hist_plot_rows(FILE *f, void *user)
+{
+    const hist_plot_data *d = user;
+    write_csv(f, d->info, d->bins, d->c0, d->c0 + 1, d->relative, d->rel, d->ivals);
+}
+
 static int hist_main(int argc, char **argv, int mpi)
 {
     const char *in_path = NULL, *out_path = NULL, *mask_path = NULL, *plot_path = NULL;
@@ -186,7 +200,9 @@ static int hist_main(int argc, char **argv, int mpi)
     int cumulative = 0, relative = 0, json = 0, stream = 0, verbose = 0;
     long channel = -1;
     cli_common common;
-    cli_common_init(&common);
+    /* counts are u64 and relative values f64 whatever the image: no --type */
+    cli_common_init(&common, PIXSUM_OP_HISTOGRAM,
+                    CLI_TAKES_METHOD | CLI_TAKES_THREADS | CLI_TAKES_DEVICE);
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i], *v;
         int m;
@@ -259,9 +275,17 @@ static int hist_main(int argc, char **argv, int mpi)
     }
     if (!in_path)
         return cli_usage_error(CMD, "no input file");
+    int rc;
+    if ((rc = cli_check_not_input(CMD, in_path, out_path, "-o")) != 0 ||
+        (rc = cli_check_not_input(CMD, in_path, plot_path, "--plot")) != 0 ||
+        (rc = cli_check_not_input(CMD, mask_path, out_path, "-o")) != 0 ||
+        (rc = cli_check_not_input(CMD, mask_path, plot_path, "--plot")) != 0)
+        return rc;
+    if (out_path && plot_path && !strcmp(out_path, plot_path))
+        return cli_usage_error(CMD, "-o and --plot name the same file '%s'", out_path);
 
     pixsum_ctx *ctx;
-    int rc = cli_new_ctx(CMD, &common, &ctx);
+    rc = cli_new_ctx(CMD, &common, &ctx);
     if (rc != 0 && !mpi)
         return rc; /* with --mpi, mpi_hist_count() agrees on it first */
     char err[512];
@@ -270,7 +294,8 @@ static int hist_main(int argc, char **argv, int mpi)
     memset(&mask, 0, sizeof mask);
     uint64_t *counts = NULL, *cum = NULL;
     double *rel = NULL;
-    text_out out = {0}, plot_data = {0};
+    text_out out = {0};
+    out_file plot = {0};
     pixsum_hist_info info;
     pixsum_type in_type;
     size_t nch, bins, n;
@@ -374,7 +399,11 @@ counted:
     }
     if (relative)
         pixsum_hist_relative(&info, counts, cumulative ? PIXSUM_HIST_CUMULATIVE : 0, rel);
+    /* Every output is opened before anything is written, and none is put in
+     * place until all are complete (out_file_commit_all() below). */
     if ((rc = text_out_open(&out, CMD, out_path)) != 0)
+        goto done;
+    if (plot_path && (rc = plot_open(&plot, CMD, plot_path)) != 0)
         goto done;
     size_t c0 = channel >= 0 ? (size_t)channel : 0, c1 = channel >= 0 ? c0 + 1 : nch;
     const char *form = relative ? (cumulative ? "cumulative_relative" : "relative")
@@ -412,32 +441,27 @@ counted:
     } else {
         write_csv(out.file, &info, bins, c0, c1, relative, rel, ivals);
     }
-    rc = text_out_commit(&out, CMD);
-    if (rc == 0 && plot_path) {
-        /* The plot reads a CSV of the same values from a temporary next to it. */
-        char data_path[4200];
-        snprintf(data_path, sizeof data_path, "%s.data", plot_path);
-        if ((rc = text_out_open(&plot_data, CMD, data_path)) != 0)
-            goto done;
-        write_csv(plot_data.file, &info, bins, c0, c0 + 1, relative, rel, ivals);
-        int bad = fflush(plot_data.file) != 0 || ferror(plot_data.file);
-        fclose(plot_data.file);
-        plot_data.file = NULL;
-        if (bad) {
-            remove(plot_data.tmp);
-            rc = cli_error(CMD, "%s: cannot write the plot data", plot_path);
-            goto done;
-        }
+    if ((rc = text_out_finish(&out, CMD)) != 0)
+        goto done;
+    if (plot_path) {
+        /* gnuplot reads the same values (first printed channel) as CSV. */
+        hist_plot_data pd = {&info, bins, c0, relative, rel, ivals};
         char title[512];
         snprintf(title, sizeof title, "%s histogram of %s, channel %zu (%zu bins)", form,
                  in_path, c0, bins);
-        int prc = plot_histogram_csv(CMD, plot_data.tmp, plot_path, title,
-                                     relative ? "fraction" : "pixels", 2, 4, info.lo, info.hi);
-        remove(plot_data.tmp);
-        rc = prc == 1 ? CLI_EXIT_RUNTIME : prc;
+        int prc = plot_histogram(CMD, &plot, title, relative ? "fraction" : "pixels", 2, 4,
+                                 info.lo, info.hi, hist_plot_rows, &pd);
+        if (prc != 0) {
+            rc = prc == 1 ? CLI_EXIT_RUNTIME : prc;
+            goto done;
+        }
     }
+    out_file *outs[2] = {&out.out, &plot};
+    if (out_file_commit_all(outs, 2, err, sizeof err) != 0)
+        rc = cli_error(CMD, "%s", err);
 done:
     text_out_abort(&out);
+    out_file_abort(&plot);
     free(counts);
     free(cum);
     free(rel);

@@ -132,7 +132,8 @@ static int file_info(const char *path, const pxio_options *opt, int stats)
     else
         printf("  shape     %zu x %zu (W x H), %zu channel(s)\n", info.width, info.height,
                info.channels);
-    printf("  type      %s (%zu bytes of pixels)\n", pixsum_type_name(info.type), bytes);
+    printf("  type      %s%s%s%s (%zu bytes of pixels)\n", pixsum_type_name(info.type),
+           info.sample[0] ? " (" : "", info.sample, info.sample[0] ? ")" : "", bytes);
     pixsum_type it = pixsum_integral_type(info.type, count, 0);
     pixsum_type st = pixsum_integral_type(info.type, count, 1);
     if (it != PIXSUM_TYPE_NONE) {
@@ -144,7 +145,8 @@ static int file_info(const char *path, const pxio_options *opt, int stats)
                                            : "not offered for this type");
     }
     else
-        printf("  integral  not supported for %s pixels\n", pixsum_type_name(info.type));
+        printf("  integral  not supported for %s pixels (integral images take %s)\n",
+               pixsum_type_name(info.type), cli_integral_input_types());
     if (!stats)
         return CLI_EXIT_OK;
     stats_state s;
@@ -193,7 +195,14 @@ int cmd_info(int argc, char **argv)
             opt.volume = 1;
         else if (argv[i][0] == '-' && argv[i][1])
             return cli_usage_error(CMD, "unknown option '%s'", argv[i]);
+        else
+            files++;
     }
+    /* without files the machine is described: the file options would be ignored */
+    if (!files && (stats || opt.volume))
+        return cli_usage_error(CMD, "%s has no effect without a FILE", stats ? "--stats"
+                                                                              : "--volume");
+    files = 0;
     int rc = CLI_EXIT_OK;
     for (int i = 1; i < argc; i++) {
         if (argv[i][0] == '-' && argv[i][1])

@@ -11,6 +11,7 @@
 #include "mpi_cli.h"
 #include "stream.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,10 +33,11 @@ static void integral_usage(FILE *f)
             "                       that cannot overflow for this image)\n"
             "  --wrap               modular integer arithmetic instead of refusing a type\n"
             "                       that can overflow: every box sum below 2^32 (u32) or\n"
-            "                       2^64 (u64) is still exact\n"
+            "                       2^64 (u64) is still exact (needs an integer --type or\n"
+            "                       --sq-type: the default types cannot overflow)\n"
             "  --padded             (W+1) x (H+1) table with a leading zero row and column\n"
             "  --squared SQOUT      also write the squared table (sums of pixel^2)\n"
-            "  --sq-type T          type of the squared table (default by rule)\n"
+            "  --sq-type T          type of the squared table (with --squared; default by rule)\n"
             "  --tilted             OUT gets the 45-degree tilted integral ((W+1) x (H+1))\n"
             "  --volume             read a 3-D .npy array as a volume (D,H,W)\n"
             "  --stream             process strip by strip (TIFF/.npy/any input, 2-D only)\n"
@@ -51,6 +53,12 @@ static void integral_usage(FILE *f)
             "  -v, --verbose        print what was computed and how long it took\n"
             "  --mpi                distributed over MPI ranks (mpirun -np N pixsum integral\n"
             "                       IN -o OUT.npy --mpi; see pixsum integral --mpi --help)\n");
+}
+
+/* 1 for the integer table types (the ones --wrap can make wrap around). */
+static int int_table(pixsum_type t)
+{
+    return t == PIXSUM_U32 || t == PIXSUM_U64 || t == PIXSUM_I64;
 }
 
 /* Parses SIZE with an optional K/M/G suffix (powers of 1024). */
@@ -82,6 +90,7 @@ typedef struct integral_args {
     cli_common common;
     pixsum_type sq_type;
     int wrap, padded, tilted, volume, stream, no_stream, verbose;
+    int max_memory_set;
     size_t max_memory;
     size_t strip_rows;
     pxio_write_options wopt;
@@ -90,7 +99,7 @@ typedef struct integral_args {
 static int parse_args(int argc, char **argv, integral_args *a)
 {
     memset(a, 0, sizeof *a);
-    cli_common_init(&a->common);
+    cli_common_init(&a->common, PIXSUM_OP_INTEGRAL, CLI_TAKES_ALL);
     a->max_memory = (size_t)2 << 30;
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i], *v;
@@ -121,6 +130,7 @@ static int parse_args(int argc, char **argv, integral_args *a)
             if (parse_bytes(v, &a->max_memory) != 0)
                 return cli_usage_error(CMD, "--max-memory takes a size like 512M or 4G, not '%s'",
                                        v);
+            a->max_memory_set = 1;
         } else if ((m = cli_match(CMD, argc, argv, &i, "--compress", &v)) != 0) {
             if (m < 0)
                 return CLI_EXIT_USAGE;
@@ -159,17 +169,43 @@ static int parse_args(int argc, char **argv, integral_args *a)
     if (a->tilted && (a->sq || a->padded || a->stream))
         return cli_usage_error(CMD, "--tilted goes with neither --squared, --padded nor "
                                     "--stream (the tilted table is always padded)");
-    if (a->sq && (!strcmp(a->sq, a->out) || !strcmp(a->sq, a->in)))
+    if (a->sq && !strcmp(a->sq, a->out))
         return cli_usage_error(CMD, "--squared needs a file of its own");
-    if (!strcmp(a->in, a->out))
-        return cli_usage_error(CMD, "the output would overwrite the input '%s'", a->in);
+    int rc;
+    if ((rc = cli_check_not_input(CMD, a->in, a->out, "the output")) != 0 ||
+        (rc = cli_check_not_input(CMD, a->in, a->sq, "the --squared output")) != 0)
+        return rc;
+    /* options that would have no effect, because of another option's value */
+    if (a->sq_type != PIXSUM_TYPE_NONE && !a->sq)
+        return cli_usage_error(CMD, "--sq-type has no effect without --squared SQOUT");
+    if ((a->wopt.compression || a->wopt.bigtiff) && !cli_is_tiff_name(a->out) &&
+        !(a->sq && cli_is_tiff_name(a->sq)))
+        return cli_usage_error(CMD, "%s has no effect: only TIFF outputs (.tif .tiff .btf "
+                                    ".tf8) are %s, not '%s'",
+                               a->wopt.compression ? "--compress" : "--bigtiff",
+                               a->wopt.compression ? "compressed" : "BigTIFF", a->out);
+    if (a->wrap && !int_table(a->common.type) && !(a->sq && int_table(a->sq_type)))
+        return cli_usage_error(CMD, "--wrap has no effect without an integer --type or "
+                                    "--sq-type (u32 u64 i64): the default types cannot "
+                                    "overflow and f32/f64 tables do not wrap");
+    if (a->strip_rows && (a->no_stream || a->tilted))
+        return cli_usage_error(CMD, "--strip-rows has no effect with %s (nothing is streamed)",
+                               a->tilted ? "--tilted" : "--no-stream");
+    if (a->max_memory_set && (a->stream || a->no_stream || a->tilted))
+        return cli_usage_error(CMD, "--max-memory has no effect with %s (it chooses between "
+                                    "streaming and memory)",
+                               a->tilted ? "--tilted" : a->stream ? "--stream" : "--no-stream");
+    if (a->tilted)
+        a->common.op = PIXSUM_OP_TILTED;
+    else if (a->sq)
+        a->common.op = PIXSUM_OP_INTEGRAL_SQ;
     return 0;
 }
 
 /* Allocates a packed table for `in` of `type` with the shape the context
  * gives (or the tilted shape). */
-static int make_table(const pixsum_ctx *ctx, const pixsum_view *in, pixsum_type type,
-                      int tilted, pixsum_view *out, const char *what)
+static int make_table(const pixsum_ctx *ctx, const char *path, const pixsum_view *in,
+                      pixsum_type type, int tilted, pixsum_view *out, const char *what)
 {
     size_t w, h, d;
     if (tilted) {
@@ -178,9 +214,9 @@ static int make_table(const pixsum_ctx *ctx, const pixsum_view *in, pixsum_type 
         pixsum_integral_shape(ctx, in, &w, &h, &d);
     }
     size_t bytes = pixsum_packed_bytes(type, w, h, d, in->channels);
-    void *data = bytes ? malloc(bytes) : NULL;
+    void *data = bytes && bytes <= (size_t)PTRDIFF_MAX ? malloc(bytes) : NULL;
     if (!data)
-        return cli_error(CMD, "out of memory for the %s (%zu bytes)", what, bytes);
+        return cli_alloc_error(CMD, path, what, bytes);
     *out = pixsum_view_3d(data, type, w, h, d, in->channels, 0, 0);
     return 0;
 }
@@ -197,6 +233,13 @@ static int run_in_memory(const integral_args *a, pixsum_ctx *ctx)
         pxio_free(&img);
         return cli_error(CMD, "%s: the tilted integral is 2-D; this is a volume", a->in);
     }
+    /* the input's type, the types named by --type/--sq-type, the tables' sizes */
+    int rc = cli_integral_check(CMD, a->in, &img.info, a->common.type, a->sq_type,
+                                a->sq != NULL, a->padded || a->tilted ? 1 : 0);
+    if (rc != 0) {
+        pxio_free(&img);
+        return rc;
+    }
     size_t count = in->width * in->height * in->depth;
     pixsum_type type = a->common.type;
     if (type == PIXSUM_TYPE_NONE)
@@ -204,15 +247,10 @@ static int run_in_memory(const integral_args *a, pixsum_ctx *ctx)
     pixsum_type sq_type = a->sq_type;
     if (a->sq && sq_type == PIXSUM_TYPE_NONE)
         sq_type = pixsum_integral_type(in->type, count, 1);
-    if (type == PIXSUM_TYPE_NONE) {
-        pxio_free(&img);
-        return cli_error(CMD, "%s: integral images of %s pixels are not supported", a->in,
-                         pixsum_type_name(in->type));
-    }
     pixsum_view out = {0}, sq = {0};
-    int rc = make_table(ctx, in, type, a->tilted, &out, "integral table");
+    rc = make_table(ctx, a->in, in, type, a->tilted, &out, "the integral table");
     if (rc == 0 && a->sq)
-        rc = make_table(ctx, in, sq_type, 0, &sq, "squared table");
+        rc = make_table(ctx, a->in, in, sq_type, 0, &sq, "the squared table");
     double t0 = cli_now(), t1 = t0;
     if (rc == 0) {
         int st;
@@ -226,12 +264,16 @@ static int run_in_memory(const integral_args *a, pixsum_ctx *ctx)
         if (st != PIXSUM_OK)
             rc = cli_lib_error(CMD, a->in, st);
     }
-    if (rc == 0 && a->sq && pxio_write(a->sq, &sq, &a->wopt, err, sizeof err) != 0)
+    /* Both tables or neither: each is written whole first, then they are
+     * put in place together (pxio_writer_commit_all()). */
+    pxio_writer *tables[2] = {NULL, NULL};
+    if (rc == 0 && (pxio_write_staged(a->out, &out, &a->wopt, &tables[0], err, sizeof err) != 0 ||
+                    (a->sq && pxio_write_staged(a->sq, &sq, &a->wopt, &tables[1], err,
+                                                sizeof err) != 0))) {
         rc = cli_error(CMD, "%s", err);
-    if (rc == 0 && pxio_write(a->out, &out, &a->wopt, err, sizeof err) != 0) {
+        pxio_writer_abort(tables[0]);
+    } else if (rc == 0 && pxio_writer_commit_all(tables, 2, err, sizeof err) != 0) {
         rc = cli_error(CMD, "%s", err);
-        if (a->sq)
-            remove(a->sq); /* both tables or neither */
     }
     if (rc == 0 && a->verbose) {
         char shape[96];
@@ -275,11 +317,14 @@ int cmd_integral(int argc, char **argv)
             pixsum_ctx_free(ctx);
             return cli_error(CMD, "%s", err);
         }
+        /* the reader checked the input's size; a table 8 bytes a sample that
+         * overflows counts as too large for memory (streaming then says so) */
         size_t in_bytes = pixsum_packed_bytes(info.type, info.width, info.height, info.depth,
                                               info.channels);
-        size_t px = (info.width + 1) * (info.height + 1) * info.depth * info.channels;
-        size_t need = in_bytes + px * 8 * (a.sq ? 2 : 1);
-        if (info.depth == 1 && need > a.max_memory)
+        size_t table = pixsum_packed_bytes(PIXSUM_F64, info.width + 1, info.height + 1,
+                                           info.depth, info.channels);
+        int too_big = table == 0 || table > (SIZE_MAX - in_bytes) / (a.sq ? 2 : 1);
+        if (info.depth == 1 && (too_big || in_bytes + table * (a.sq ? 2 : 1) > a.max_memory))
             stream = 1;
     }
     if (stream) {

@@ -9,8 +9,9 @@
  * rank reading past the rows before its strip (tools/mpi_io.c). The ranks compute the
  * table with pixsum_mpi_integral[_sq]() (only one row per rank travels), then
  * rank 0 writes the .npy header and every rank writes its rows at their offset
- * in one shared file (MPI_File_write_at_all), under a temporary name that rank
- * 0 renames once every rank has succeeded. `--bench WxH` times the distributed
+ * in one shared file (MPI_File_write_at_all), a temporary that rank 0 creates
+ * (tools/out_file.h) and renames once every rank has succeeded, both tables
+ * back to back with --squared. `--bench WxH` times the distributed
  * integral on a generated image (no files), for the scaling table of
  * docs/distributed.md.
  *
@@ -44,6 +45,7 @@ int cmd_integral_mpi(int argc, char **argv)
 #include "cli_util.h"
 #include "image_io.h"
 #include "mpi_io.h"
+#include "out_file.h"
 #include "pixsum_mpi.h"
 
 #include <mpi.h>
@@ -122,7 +124,8 @@ static int ends_with(const char *s, const char *suffix)
 static int parse_args(int argc, char **argv, mpi_args *a)
 {
     memset(a, 0, sizeof *a);
-    cli_common_init(&a->common);
+    cli_common_init(&a->common, PIXSUM_OP_INTEGRAL, CLI_TAKES_ALL);
+    int bench_only = 0; /* --in-type, --channels or --repeat given */
     a->bench_type = PIXSUM_U8;
     a->bench_channels = 1;
     a->repeat = 5;
@@ -162,17 +165,20 @@ static int parse_args(int argc, char **argv, mpi_args *a)
                 return CLI_EXIT_USAGE;
             if ((a->bench_type = pixsum_type_from_name(v)) == PIXSUM_TYPE_NONE)
                 return usage_error("unknown --in-type '%s'", v);
+            bench_only = 1;
         } else if ((m = cli_match(CMD, argc, argv, &i, "--channels", &v)) != 0) {
             if (m < 0)
                 return CLI_EXIT_USAGE;
             if (cli_parse_size(v, &a->bench_channels) != 0 || a->bench_channels < 1 ||
                 a->bench_channels > 4)
                 return usage_error("--channels takes 1..4, not '%s'", v);
+            bench_only = 1;
         } else if ((m = cli_match(CMD, argc, argv, &i, "--repeat", &v)) != 0) {
             if (m < 0)
                 return CLI_EXIT_USAGE;
             if (cli_parse_size(v, &a->repeat) != 0 || a->repeat < 1)
                 return usage_error("--repeat takes a count >= 1, not '%s'", v);
+            bench_only = 1;
         } else if (!strcmp(arg, "--wrap")) {
             a->wrap = 1;
         } else if (!strcmp(arg, "--padded")) {
@@ -195,6 +201,20 @@ static int parse_args(int argc, char **argv, mpi_args *a)
     }
     if (a->gpu_per_rank && a->common.device >= 0)
         return usage_error("--device N and --gpu-per-rank exclude each other");
+    /* options that would have no effect, because of another option's value */
+    if (bench_only && !a->bench_w)
+        return usage_error("--in-type, --channels and --repeat have no effect without "
+                           "--bench WxH");
+    if (a->sq_type != PIXSUM_TYPE_NONE && !a->sq)
+        return usage_error("--sq-type has no effect without --squared SQOUT");
+    pixsum_type t = a->common.type, q = a->sq ? a->sq_type : PIXSUM_TYPE_NONE;
+    if (a->wrap && t != PIXSUM_U32 && t != PIXSUM_U64 && t != PIXSUM_I64 && q != PIXSUM_U32 &&
+        q != PIXSUM_U64 && q != PIXSUM_I64)
+        return usage_error("--wrap has no effect without an integer --type or --sq-type "
+                           "(u32 u64 i64): the default types cannot overflow and f32/f64 "
+                           "tables do not wrap");
+    if (a->sq)
+        a->common.op = PIXSUM_OP_INTEGRAL_SQ;
     if (a->bench_w) {
         if (a->in || a->out || a->sq)
             return usage_error("--bench generates its image: no IN, -o or --squared");
@@ -207,8 +227,12 @@ static int parse_args(int argc, char **argv, mpi_args *a)
     if (!ends_with(a->out, ".npy") || (a->sq && !ends_with(a->sq, ".npy")))
         return usage_error("with --mpi the tables are written as .npy (one shared file, "
                            "MPI-IO); name the output(s) *.npy");
-    if (!strcmp(a->in, a->out) || (a->sq && (!strcmp(a->sq, a->out) || !strcmp(a->sq, a->in))))
+    if (a->sq && !strcmp(a->sq, a->out))
         return usage_error("input, output and squared output must be different files");
+    /* the in-place rule of every command (cli_check_not_input), said by rank 0 */
+    if (cli_same_file(a->in, a->out) || cli_same_file(a->in, a->sq))
+        return usage_error("the %s would overwrite the input '%s'",
+                           cli_same_file(a->in, a->out) ? "output" : "--squared output", a->in);
     return 0;
 }
 
@@ -238,13 +262,17 @@ static int make_ctx(const mpi_args *a, pixsum_ctx **out, int *device)
 
 /* ---- output ---------------------------------------------------------------- */
 
-/* Writes one table's strips into `path` through a temporary name: rank 0
- * writes the header, every rank its rows at their offset; rank 0 renames the
- * file once every rank has written. Collective. Returns 0 or 1. */
-static int write_table(const char *path, const pixsum_view *strip, size_t table_w,
-                       size_t table_h, size_t first_out_row, double *seconds)
+/* Writes one table's strips into a temporary of `path` (tools/out_file.h):
+ * rank 0 creates it beside the target (symlinks followed, the old file's mode
+ * and owner kept; only a regular file will do for MPI-IO) and tells the other
+ * ranks its name; rank 0 writes the header, every rank its rows at their
+ * offset. Collective. On success rank 0 holds the whole table in *of, to be
+ * put in place with the other one (out_file_commit_all() in run_files());
+ * on failure the temporary is gone. Returns 0 or 1, alike on every rank. */
+static int write_table(const char *path, out_file *of, const pixsum_view *strip,
+                       size_t table_w, size_t table_h, size_t first_out_row, double *seconds)
 {
-    char header[256], err[600] = "", tmp[4096];
+    char header[256], err[600] = "", tmp[4096] = "";
     size_t hlen = mpi_npy_make_header(strip->type, table_w, table_h, strip->channels, header,
                                       sizeof header);
     if (hlen == 0) {
@@ -252,19 +280,39 @@ static int write_table(const char *path, const pixsum_view *strip, size_t table_
             mpi_cli_rank_error(CMD, "%s: cannot make a .npy header for this table", path);
         return 1;
     }
-    snprintf(tmp, sizeof tmp, "%s.part-mpi", path);
     double t0 = MPI_Wtime();
+    int failed = 0;
+    if (mpi_cli_rank == 0) {
+        if (out_file_open(of, path, OUT_FILE_REGULAR, "an MPI table", err, sizeof err) != 0 ||
+            out_file_close(of, err, sizeof err) != 0 || strlen(of->tmp) >= sizeof tmp) {
+            mpi_cli_rank_error(CMD, "%s", err[0] ? err : "path too long");
+            out_file_abort(of);
+            failed = 1;
+        } else {
+            memcpy(tmp, of->tmp, strlen(of->tmp) + 1);
+        }
+    }
+    MPI_Bcast(&failed, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    if (failed)
+        return 1;
+    MPI_Bcast(tmp, (int)sizeof tmp, MPI_CHAR, 0, MPI_COMM_WORLD);
     MPI_File f;
-    int rc = MPI_File_open(MPI_COMM_WORLD, tmp, MPI_MODE_CREATE | MPI_MODE_WRONLY,
-                           MPI_INFO_NULL, &f);
-    if (rc != MPI_SUCCESS) {
+    failed = MPI_File_open(MPI_COMM_WORLD, tmp, MPI_MODE_WRONLY, MPI_INFO_NULL, &f) !=
+             MPI_SUCCESS;
+    if (failed)
+        snprintf(err, sizeof err, "cannot open the file (MPI_File_open)");
+    if (mpi_cli_any(failed)) {
+        if (!failed)
+            MPI_File_close(&f);
+        else
+            mpi_cli_rank_error(CMD, "%s: %s", path, err);
         if (mpi_cli_rank == 0)
-            mpi_cli_rank_error(CMD, "%s: cannot create (MPI_File_open)", tmp);
+            out_file_abort(of);
         return 1;
     }
     size_t row_bytes = table_w * strip->channels * pixsum_type_size(strip->type);
     MPI_Offset total = (MPI_Offset)(hlen + table_h * row_bytes);
-    int failed = MPI_File_set_size(f, total) != MPI_SUCCESS; /* drops stale bytes */
+    failed = MPI_File_set_size(f, total) != MPI_SUCCESS;
     if (!failed && mpi_cli_rank == 0) {
         MPI_Status status;
         failed = MPI_File_write_at(f, 0, header, (int)hlen, MPI_BYTE, &status) != MPI_SUCCESS;
@@ -279,15 +327,10 @@ static int write_table(const char *path, const pixsum_view *strip, size_t table_
     if (MPI_File_close(&f) != MPI_SUCCESS)
         failed = 1;
     if (failed)
-        mpi_cli_rank_error(CMD, "%s: %s", tmp, err[0] ? err : "MPI-IO failed");
+        mpi_cli_rank_error(CMD, "%s: %s", path, err[0] ? err : "MPI-IO failed");
     int any = mpi_cli_any(failed);
-    if (mpi_cli_rank == 0) {
-        if (any)
-            MPI_File_delete(tmp, MPI_INFO_NULL);
-        else if (rename(tmp, path) != 0)
-            any = mpi_cli_rank_error(CMD, "cannot rename %s to %s", tmp, path);
-    }
-    MPI_Bcast(&any, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    if (any && mpi_cli_rank == 0)
+        out_file_abort(of);
     *seconds = mpi_cli_slowest(MPI_Wtime() - t0);
     return any ? 1 : 0;
 }
@@ -320,6 +363,25 @@ static int run_files(const mpi_args *a, pixsum_ctx *ctx)
                           : a->sq_type != PIXSUM_TYPE_NONE ? a->sq_type
                                                            : pixsum_integral_type(in_type,
                                                                                   W * H, 1);
+    /* as cli_integral_check(): an unsupported input is a runtime error, an
+     * unsupported pair named by --type/--sq-type a usage error (every rank
+     * has the same header, rank 0 says it) */
+    if (out_type == PIXSUM_TYPE_NONE) {
+        if (mpi_cli_rank == 0)
+            mpi_cli_rank_error(CMD, "%s: integral images of %s pixels are not supported (they "
+                                    "take %s pixels)",
+                               a->in, pixsum_type_name(in_type), cli_integral_input_types());
+        return 1;
+    }
+    int bad_plain = pixsum_integral_check(in_type, out_type, 1, 0) == PIXSUM_ERR_BAD_TYPE;
+    int bad_sq = a->sq && pixsum_integral_check(in_type, sq_type, 1, 1) == PIXSUM_ERR_BAD_TYPE;
+    if (bad_plain || bad_sq)
+        return usage_error("%s: %s %s: %s pixels do not give %s%s tables", a->in,
+                           bad_plain ? "--type" : "--sq-type",
+                           pixsum_type_name(bad_plain ? out_type : sq_type),
+                           pixsum_type_name(in_type),
+                           pixsum_type_name(bad_plain ? out_type : sq_type),
+                           bad_plain ? "" : " squared");
 
     /* Read this rank's strip (collective for .npy: a rank that failed to
      * allocate still takes part, with 0 rows). */
@@ -352,6 +414,7 @@ static int run_files(const mpi_args *a, pixsum_ctx *ctx)
     if (failed)
         mpi_cli_rank_error(CMD, "out of memory for %zu table rows", out_rows);
     int rc = 1;
+    out_file of_out = {0}, of_sq = {0}; /* rank 0: the tables, whole, not yet in place */
     if (mpi_cli_any(failed))
         goto done;
     t0 = MPI_Wtime();
@@ -368,9 +431,19 @@ static int run_files(const mpi_args *a, pixsum_ctx *ctx)
     in_data = NULL;
 
     double t_write = 0, t_sq = 0;
-    if (write_table(a->out, &out, W + pad, H + pad, first_out, &t_write) != 0)
+    if (write_table(a->out, &of_out, &out, W + pad, H + pad, first_out, &t_write) != 0)
         goto done;
-    if (a->sq && write_table(a->sq, &sq, W + pad, H + pad, first_out, &t_sq) != 0)
+    if (a->sq && write_table(a->sq, &of_sq, &sq, W + pad, H + pad, first_out, &t_sq) != 0)
+        goto done;
+    /* Both tables are whole: rank 0 renames them back to back. */
+    int bad = 0;
+    if (mpi_cli_rank == 0) {
+        out_file *outs[2] = {&of_out, &of_sq};
+        if (out_file_commit_all(outs, 2, err, sizeof err) != 0)
+            bad = mpi_cli_rank_error(CMD, "%s", err);
+    }
+    MPI_Bcast(&bad, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    if (bad)
         goto done;
     rc = 0;
     if (a->verbose && mpi_cli_rank == 0) {
@@ -391,6 +464,8 @@ static int run_files(const mpi_args *a, pixsum_ctx *ctx)
     if (a->verbose)
         mpi_cli_print_devices(stdout, a->device); /* collective */
 done:
+    out_file_abort(&of_out);
+    out_file_abort(&of_sq);
     free(in_data);
     free(out_data);
     free(sq_data);

@@ -1,8 +1,8 @@
 /*
  * image_io.c - the format-independent half of the image I/O module: format
- * detection by magic bytes, the stream reader/writer bookkeeping (row counts,
- * the temporary file and its rename), and the whole-image functions built on
- * the streams. The formats live in image_io_{npy,pnm,png,jpeg,tiff}.c.
+ * detection by magic bytes, the stream reader/writer bookkeeping (row counts;
+ * the output file itself, temporary or in place, is tools/out_file.c's), and
+ * the whole-image functions built on the streams. The formats live in image_io_{npy,pnm,png,jpeg,tiff}.c.
  */
 #include "image_io_impl.h"
 
@@ -28,6 +28,51 @@ int pxio_fail(char *err, size_t errlen, const char *path, const char *fmt, ...)
     vsnprintf(err + n, errlen - (size_t)n, fmt, ap);
     va_end(ap);
     return -1;
+}
+
+int pxio_check_size(const char *path, pixsum_type type, size_t width, size_t height,
+                    size_t depth, size_t channels, size_t *bytes, char *err, size_t errlen)
+{
+    /* every byte count of the image - a row, a slice, the whole - must fit a
+     * ptrdiff_t: views and row strides are signed */
+    size_t n = pixsum_type_size(type);
+    const size_t dims[4] = {channels, width, height, depth};
+    int over = n == 0;
+    for (int i = 0; i < 4 && !over; i++) {
+        if (dims[i] != 0 && n > (size_t)PTRDIFF_MAX / dims[i])
+            over = 1;
+        else
+            n *= dims[i];
+    }
+    if (over) {
+        char shape[96];
+        if (depth > 1)
+            snprintf(shape, sizeof shape, "%zu x %zu x %zu", width, height, depth);
+        else
+            snprintf(shape, sizeof shape, "%zu x %zu", width, height);
+        return pxio_fail(err, errlen, path,
+                         "image dimensions overflow: %s pixels of %zu %s sample(s) would need "
+                         "more than 2^63 bytes",
+                         shape, channels, pixsum_type_name(type));
+    }
+    if (bytes)
+        *bytes = n;
+    return 0;
+}
+
+int pxio_set_shape(pxio_reader *r, pixsum_type type, size_t width, size_t height, size_t depth,
+                   size_t channels, size_t *bytes, char *err, size_t errlen)
+{
+    if (pxio_check_size(r->path, type, width, height, depth, channels, bytes, err, errlen) != 0)
+        return -1;
+    r->info.type = type;
+    r->info.width = width;
+    r->info.height = height;
+    r->info.depth = depth;
+    r->info.channels = channels;
+    r->row_bytes = width * channels * pixsum_type_size(type);
+    r->total_rows = height * depth;
+    return 0;
 }
 
 void pxio_swap_bytes(void *buf, size_t n, size_t size)
@@ -345,16 +390,9 @@ static int format_accepts(fmt_id fmt, const char *ext, const pxio_writer *w, cha
     return 0;
 }
 
-static void remove_temporary(pxio_writer *w)
-{
-    if (w->tmp_path)
-        unlink(w->tmp_path);
-}
-
 static void writer_free(pxio_writer *w)
 {
     free(w->path);
-    free(w->tmp_path);
     free(w);
 }
 
@@ -362,13 +400,15 @@ void pxio_writer_abort(pxio_writer *w)
 {
     if (!w)
         return;
-    if (w->ops && w->ops->discard)
-        w->ops->discard(w);
-    if (w->f)
-        fclose(w->f);
-    else if (w->fd >= 0)
-        close(w->fd);
-    remove_temporary(w);
+    if (!w->finished) { /* finish() has already closed and freed these */
+        if (w->ops && w->ops->discard)
+            w->ops->discard(w);
+        if (w->f)
+            fclose(w->f);
+        else if (w->fd >= 0)
+            close(w->fd);
+    }
+    out_file_abort(&w->out); /* removes the temporary, if still there */
     writer_free(w);
 }
 
@@ -411,6 +451,7 @@ int pxio_writer_open(const char *path, const pxio_info *shape, const pxio_write_
     if (!w)
         return pxio_fail(err, errlen, path, "out of memory");
     w->fd = -1;
+    w->out.fd = -1;
     w->shape = *shape;
     if (opt)
         w->opt = *opt;
@@ -426,31 +467,17 @@ int pxio_writer_open(const char *path, const pxio_info *shape, const pxio_write_
         return -1;
     }
 
-    /* The temporary: ".NAME.pixsum-XXXXXX" next to the final name. */
-    const char *slash = strrchr(path, '/');
-    size_t dirlen = slash ? (size_t)(slash - path) + 1 : 0;
-    const char *base = path + dirlen;
-    size_t n = dirlen + 1 + strlen(base) + sizeof ".pixsum-XXXXXX";
-    w->tmp_path = malloc(n);
-    if (!w->tmp_path) {
+    /* The output (tools/out_file.h): a hidden temporary beside a regular
+     * target, renamed on commit, or the FIFO / device itself. TIFF and PFM
+     * seek back while writing: they refuse what cannot seek. */
+    int seeks = fmt == FMT_TIFF || fmt == FMT_PFM;
+    if (out_file_open(&w->out, path, seeks ? OUT_FILE_SEEKS : 0,
+                      fmt == FMT_TIFF ? "a TIFF file" : fmt == FMT_PFM ? "a PFM file" : NULL,
+                      err, errlen) != 0) {
         writer_free(w);
-        return pxio_fail(err, errlen, path, "out of memory");
+        return -1;
     }
-    snprintf(w->tmp_path, n, "%.*s.%s.pixsum-XXXXXX", (int)dirlen, path, base);
-    w->fd = mkstemp(w->tmp_path);
-    if (w->fd < 0) {
-        int e = errno;
-        free(w->tmp_path);
-        w->tmp_path = NULL;
-        writer_free(w);
-        return pxio_fail(err, errlen, path, "cannot create output: %s", strerror(e));
-    }
-    /* mkstemp makes the file 0600; give it the usual 0666 & ~umask. */
-    mode_t mask = umask(0);
-    umask(mask);
-    if (fchmod(w->fd, 0666 & ~mask) != 0) {
-        /* Not fatal: the file is just more private than usual. */
-    }
+    w->fd = out_file_take_fd(&w->out);
 
     int rc;
     if (fmt == FMT_TIFF) {
@@ -497,31 +524,68 @@ int pxio_write_rows(pxio_writer *w, size_t rows, const void *buf, ptrdiff_t row_
     return 0;
 }
 
-int pxio_writer_commit(pxio_writer *w, char *err, size_t errlen)
+int pxio_writer_finish(pxio_writer *w, char *err, size_t errlen)
 {
     if (!w)
         return pxio_fail(err, errlen, NULL, "internal error: no writer");
+    if (w->finished)
+        return 0;
     if (w->next_row != w->total_rows) {
         pxio_fail(err, errlen, w->path, "internal error: %zu of %zu rows written",
                   w->next_row, w->total_rows);
-        pxio_writer_abort(w);
+    } else if (w->ops->finish(w, err, errlen) == 0) {
+        /* finish() has closed the file (and cleared f / fd). */
+        w->finished = 1;
+        return 0;
+    }
+    /* Abandon the output now; pxio_writer_abort() frees the rest. */
+    if (w->ops->discard)
+        w->ops->discard(w);
+    if (w->f)
+        fclose(w->f);
+    else if (w->fd >= 0)
+        close(w->fd);
+    w->f = NULL;
+    w->fd = -1;
+    out_file_abort(&w->out);
+    return -1;
+}
+
+out_file *pxio_writer_out(pxio_writer *w)
+{
+    return w ? &w->out : NULL;
+}
+
+int pxio_writer_commit(pxio_writer *w, char *err, size_t errlen)
+{
+    return pxio_writer_commit_all(&w, 1, err, errlen);
+}
+
+int pxio_writer_commit_all(pxio_writer *const *ws, size_t n, char *err, size_t errlen)
+{
+    int rc = 0;
+    for (size_t i = 0; i < n && rc == 0; i++)
+        if (ws[i] && pxio_writer_finish(ws[i], err, errlen) != 0)
+            rc = -1;
+    if (rc != 0) {
+        for (size_t i = 0; i < n; i++)
+            pxio_writer_abort(ws[i]);
         return -1;
     }
-    if (w->ops->finish(w, err, errlen) != 0) {
-        pxio_writer_abort(w);
-        return -1;
+    /* Every file is complete: put them in place back to back. */
+    out_file **outs = malloc((n ? n : 1) * sizeof *outs);
+    if (!outs) {
+        pxio_fail(err, errlen, n ? ws[0]->path : NULL, "out of memory");
+        rc = -1;
+    } else {
+        for (size_t i = 0; i < n; i++)
+            outs[i] = ws[i] ? &ws[i]->out : NULL;
+        rc = out_file_commit_all(outs, n, err, errlen);
+        free(outs);
     }
-    /* finish() has closed the file (and cleared f / fd). */
-    if (rename(w->tmp_path, w->path) != 0) {
-        int e = errno;
-        pxio_fail(err, errlen, w->path, "cannot rename the temporary %s: %s", w->tmp_path,
-                  strerror(e));
-        remove_temporary(w);
-        writer_free(w);
-        return -1;
-    }
-    writer_free(w);
-    return 0;
+    for (size_t i = 0; i < n; i++)
+        pxio_writer_abort(ws[i]); /* frees (removes what was not committed) */
+    return rc;
 }
 
 int pxio_close_stream(pxio_writer *w, char *err, size_t errlen)
@@ -586,6 +650,16 @@ int pxio_read(const char *path, const pxio_options *opt, pxio_image *img, char *
 int pxio_write(const char *path, const pixsum_view *v, const pxio_write_options *opt,
                char *err, size_t errlen)
 {
+    pxio_writer *w;
+    if (pxio_write_staged(path, v, opt, &w, err, errlen) != 0)
+        return -1;
+    return pxio_writer_commit(w, err, errlen);
+}
+
+int pxio_write_staged(const char *path, const pixsum_view *v, const pxio_write_options *opt,
+                      pxio_writer **writer, char *err, size_t errlen)
+{
+    *writer = NULL;
     if (!v || !v->data)
         return pxio_fail(err, errlen, path, "internal error: no image to write");
     pxio_info shape;
@@ -608,5 +682,10 @@ int pxio_write(const char *path, const pixsum_view *v, const pxio_write_options 
             return -1;
         }
     }
-    return pxio_writer_commit(w, err, errlen);
+    if (pxio_writer_finish(w, err, errlen) != 0) {
+        pxio_writer_abort(w);
+        return -1;
+    }
+    *writer = w;
+    return 0;
 }

@@ -40,9 +40,12 @@
  *
  * Errors: every function returning int returns 0 on success and -1 on failure,
  * after writing one line "PATH: what went wrong" into err (errlen bytes; err
- * may be NULL). Writers never leave partial output under the final name: they
- * write a temporary file in the same directory and rename it on commit; any
- * failure (including a full disk) removes the temporary.
+ * may be NULL). Writers never leave partial output under the final name: the
+ * output goes through tools/out_file.h (a temporary beside the target, with
+ * its mode and owner, renamed on commit; FIFOs and character devices written
+ * in place; symlinks followed) and any failure (including a full disk)
+ * removes the temporary. Several outputs of one command are finished first,
+ * then committed together (pxio_writer_commit_all()).
  */
 #ifndef PIXSUM_TOOLS_IMAGE_IO_H
 #define PIXSUM_TOOLS_IMAGE_IO_H
@@ -57,6 +60,8 @@ typedef struct pxio_info {
     size_t width, height, depth, channels;
     char format[8];     /* "npy", "pgm", "ppm", "pfm", "png", "jpeg", "tiff" */
     char detail[160];   /* human-readable extras: header version, layout, ... */
+    char sample[80];    /* the file's own name of its sample type where it says more
+                           than `type` (".npy dtype int64 ('<i8')"), else "" */
 } pxio_info;
 
 /* Reader options (NULL = defaults, all zero). */
@@ -84,6 +89,19 @@ typedef struct pxio_image {
  * for want of a library (e.g. "png jpeg"); static strings. */
 const char *pxio_formats_supported(void);
 const char *pxio_formats_missing(void);
+
+/* The checked size of an image: *bytes (may be NULL) = width x height x depth
+ * x channels x the sample size of `type`, every partial product kept at most
+ * PTRDIFF_MAX (views use signed strides). Returns 0, or -1 with "PATH: image
+ * dimensions overflow: ..." in err. Every reader (image_io_*.c, mpi_npy.c)
+ * checks its header's dimensions with it. */
+int pxio_check_size(const char *path, pixsum_type type, size_t width, size_t height,
+                    size_t depth, size_t channels, size_t *bytes, char *err, size_t errlen);
+
+/* Describes a NumPy dtype string (the text of a .npy header's 'descr' between
+ * its quotes, e.g. "<i8", "|O", ">f2") as "int64 ('<i8')", "object ('|O')",
+ * "float16 ('>f2')" into buf. Used by every message naming a .npy dtype. */
+void pxio_npy_dtype_text(const char *descr, char *buf, size_t size);
 
 /* ---- whole images ---------------------------------------------------- */
 
@@ -135,7 +153,9 @@ void pxio_reader_close(pxio_reader *reader);
 
 /* Opens a writer for an image of the shape and type in `shape` (format and
  * detail ignored) to `path`, choosing the format by extension. Nothing appears
- * under `path` until pxio_writer_commit() succeeds. */
+ * under a regular (or new) `path` until pxio_writer_commit() succeeds; a FIFO
+ * or character device is written as the rows come (TIFF and PFM, which seek,
+ * refuse one that cannot seek). */
 int pxio_writer_open(const char *path, const pxio_info *shape,
                      const pxio_write_options *opt, pxio_writer **writer, char *err,
                      size_t errlen);
@@ -144,12 +164,34 @@ int pxio_writer_open(const char *path, const pxio_info *shape,
 int pxio_write_rows(pxio_writer *writer, size_t rows, const void *buf,
                     ptrdiff_t row_stride, char *err, size_t errlen);
 
-/* Checks that every row was written, flushes and closes the file, and renames
- * it to its final name. Frees the writer whatever the outcome; on failure the
- * temporary is removed. */
+/* Checks that every row was written, completes the format (trailers), flushes
+ * and closes the file: it is whole, but not yet under its final name. On
+ * failure the output is abandoned (temporary removed) and -1 returned; the
+ * writer must still be freed (pxio_writer_abort()). Idempotent. */
+int pxio_writer_finish(pxio_writer *writer, char *err, size_t errlen);
+
+/* pxio_writer_finish(), then renames the file to its final name. Frees the
+ * writer whatever the outcome; on failure the temporary is removed. */
 int pxio_writer_commit(pxio_writer *writer, char *err, size_t errlen);
+
+/* Commits n writers (NULL entries skipped) as one: finishes them all and,
+ * only if every one succeeded, renames them back to back
+ * (out_file_commit_all()); else removes them all. Frees every writer. */
+int pxio_writer_commit_all(pxio_writer *const *writers, size_t n, char *err, size_t errlen);
+
+/* The output of a finished writer (pxio_writer_finish(), pxio_write_staged()),
+ * for out_file_commit_all() beside outputs of other kinds; the writer is
+ * then freed with pxio_writer_abort(). NULL for NULL. */
+struct out_file *pxio_writer_out(pxio_writer *writer);
 
 /* Abandons a writer: closes and removes the temporary. Accepts NULL. */
 void pxio_writer_abort(pxio_writer *writer);
+
+/* pxio_write() without the commit: writes the whole file (to its temporary)
+ * and returns the finished writer in *writer, for pxio_writer_commit_all()
+ * with the command's other outputs (or pxio_writer_abort()). Returns 0 or -1
+ * (err filled; nothing left, *writer NULL). */
+int pxio_write_staged(const char *path, const pixsum_view *v, const pxio_write_options *opt,
+                      pxio_writer **writer, char *err, size_t errlen);
 
 #endif

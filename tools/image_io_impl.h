@@ -7,6 +7,7 @@
 #define PIXSUM_TOOLS_IMAGE_IO_IMPL_H
 
 #include "image_io.h"
+#include "out_file.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -44,15 +45,16 @@ typedef struct pxio_writer_ops {
 
 struct pxio_writer {
     const pxio_writer_ops *ops;
-    char *path;         /* final name */
-    char *tmp_path;     /* temporary in the same directory */
-    int fd;             /* temporary's descriptor (owned by `f` once opened) */
+    char *path;         /* the user's name (messages) */
+    out_file out;       /* where the bytes go: a temporary or the target itself */
+    int fd;             /* the output's descriptor (owned by `f` once opened) */
     FILE *f;
     pxio_info shape;
     pxio_write_options opt;
     size_t row_bytes;
     size_t total_rows;
     size_t next_row;
+    int finished;       /* 1: finish() succeeded; the output waits for its commit */
     void *state;
 };
 
@@ -62,6 +64,15 @@ int pxio_fail(char *err, size_t errlen, const char *path, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)))
 #endif
     ;
+
+/* The one place a reader sets the image's type and shape: checks the size with
+ * pxio_check_size() (no width x height x depth x channels x sample size product
+ * may overflow), then fills r->info's type, width, height, depth, channels,
+ * r->row_bytes and r->total_rows, and *bytes (may be NULL) with the whole
+ * image's packed size. Returns 0, or -1 with "PATH: image dimensions overflow:
+ * ..." in err. */
+int pxio_set_shape(pxio_reader *r, pixsum_type type, size_t width, size_t height, size_t depth,
+                   size_t channels, size_t *bytes, char *err, size_t errlen);
 
 /* 1 on a little-endian host. */
 static inline int pxio_host_le(void)
@@ -86,8 +97,9 @@ int pxio_close_stream(pxio_writer *w, char *err, size_t errlen);
 
 /* Format entry points. Each open fills r->info, r->ops, r->row_bytes,
  * r->total_rows, r->strip_rows and r->state; r->f is open at offset 0 and
- * r->file_size set. Writers find w->f open on the temporary (except TIFF,
- * which uses w->fd) with w->shape checked by the format's accepts(). */
+ * r->file_size set. Writers find w->f open on the output (except TIFF, which
+ * uses w->fd) with w->shape checked by the format's accepts(); only the
+ * formats that seek (TIFF, PFM) may count on a seekable file. */
 int pxio_npy_open(pxio_reader *r, const pxio_options *opt, char *err, size_t errlen);
 int pxio_pnm_open(pxio_reader *r, char *err, size_t errlen);
 int pxio_pfm_open(pxio_reader *r, char *err, size_t errlen);

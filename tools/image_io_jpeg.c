@@ -99,17 +99,13 @@ int pxio_jpeg_open(pxio_reader *r, char *err, size_t errlen)
         return pxio_fail(err, errlen, r->path, "CMYK JPEG files are not supported");
     s->cinfo.out_color_space = in == JCS_GRAYSCALE ? JCS_GRAYSCALE : JCS_RGB;
     jpeg_start_decompress(&s->cinfo);
-    r->info.type = PIXSUM_U8;
-    r->info.width = s->cinfo.output_width;
-    r->info.height = s->cinfo.output_height;
-    r->info.depth = 1;
-    r->info.channels = (size_t)s->cinfo.output_components;
+    if (pxio_set_shape(r, PIXSUM_U8, s->cinfo.output_width, s->cinfo.output_height, 1,
+                       (size_t)s->cinfo.output_components, NULL, err, errlen) != 0)
+        return -1;
     snprintf(r->info.format, sizeof r->info.format, "jpeg");
     snprintf(r->info.detail, sizeof r->info.detail, "JPEG %s%s",
              in == JCS_GRAYSCALE ? "grayscale" : "colour",
              s->cinfo.progressive_mode ? ", progressive" : "");
-    r->row_bytes = r->info.width * r->info.channels;
-    r->total_rows = r->info.height;
     r->strip_rows = 16;
     return 0;
 }

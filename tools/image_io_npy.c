@@ -64,6 +64,41 @@ static pixsum_type npy_dtype(char kind, int bytes)
     }
 }
 
+void pxio_npy_dtype_text(const char *descr, char *buf, size_t size)
+{
+    /* the dtype string: byte order, kind, item size, e.g. <i8 |O >f2 <M8[ns] */
+    char text[24];
+    size_t n = 0;
+    while (descr[n] && descr[n] != '\'' && descr[n] != '"' && n + 1 < sizeof text) {
+        text[n] = descr[n];
+        n++;
+    }
+    text[n] = '\0';
+    const char *p = text;
+    if (*p == '<' || *p == '>' || *p == '|' || *p == '=')
+        p++;
+    char kind = *p;
+    long bytes = kind ? strtol(p + 1, NULL, 10) : 0;
+    char name[32];
+    switch (kind) {
+    case 'b': snprintf(name, sizeof name, "bool"); break;
+    case 'i': snprintf(name, sizeof name, "int%ld", bytes * 8); break;
+    case 'u': snprintf(name, sizeof name, "uint%ld", bytes * 8); break;
+    case 'f': snprintf(name, sizeof name, "float%ld", bytes * 8); break;
+    case 'c': snprintf(name, sizeof name, "complex%ld", bytes * 8); break;
+    case 'O': snprintf(name, sizeof name, "object"); break;
+    case 'S': snprintf(name, sizeof name, "bytes"); break;
+    case 'U': snprintf(name, sizeof name, "str"); break;
+    case 'V': snprintf(name, sizeof name, "void"); break;
+    case 'M': snprintf(name, sizeof name, "datetime64"); break;
+    case 'm': snprintf(name, sizeof name, "timedelta64"); break;
+    default: snprintf(name, sizeof name, "unknown"); break;
+    }
+    if ((kind == 'i' || kind == 'u' || kind == 'f' || kind == 'c') && bytes <= 0)
+        snprintf(name, sizeof name, "unknown");
+    snprintf(buf, size, "%s ('%s')", name, text);
+}
+
 static const char *npy_descr(pixsum_type t)
 {
     switch (t) {
@@ -161,16 +196,19 @@ int pxio_npy_open(pxio_reader *r, const pxio_options *opt, char *err, size_t err
     char order = descr[1], kind = descr[2];
     char *end;
     long bytes = strtol(descr + 3, &end, 10);
-    if ((order != '<' && order != '>' && order != '|' && order != '=') ||
-        (*end != '\'' && *end != '"')) {
-        pxio_fail(err, errlen, r->path, "unsupported .npy dtype (structured or unknown)");
+    char dtype[64];
+    pxio_npy_dtype_text(descr + 1, dtype, sizeof dtype);
+    if (order != '<' && order != '>' && order != '|' && order != '=') {
+        pxio_fail(err, errlen, r->path, "unsupported .npy dtype %s (structured or unknown)",
+                  dtype);
         goto out;
     }
-    pixsum_type type = npy_dtype(kind, (int)bytes);
+    pixsum_type type = *end == '\'' || *end == '"' ? npy_dtype(kind, (int)bytes)
+                                                   : PIXSUM_TYPE_NONE;
     if (type == PIXSUM_TYPE_NONE) {
         pxio_fail(err, errlen, r->path,
-                  "unsupported .npy dtype '%c%c%ld' (pixsum reads u1 u2 u4 u8 i2 i4 i8 f4 f8)",
-                  order, kind, bytes);
+                  "unsupported .npy dtype %s (pixsum reads u1 u2 u4 u8 i2 i4 i8 f4 f8)",
+                  dtype);
         goto out;
     }
     if (strncmp(fortran, "False", 5) != 0) {
@@ -225,11 +263,9 @@ int pxio_npy_open(pxio_reader *r, const pxio_options *opt, char *err, size_t err
         pxio_fail(err, errlen, r->path, "empty .npy array (a dimension is 0)");
         goto out;
     }
-    size_t total = pixsum_packed_bytes(type, W, H, D, C);
-    if (total == 0) {
-        pxio_fail(err, errlen, r->path, "absurd .npy dimensions: the size overflows");
+    size_t total;
+    if (pxio_set_shape(r, type, W, H, D, C, &total, err, errlen) != 0)
         goto out;
-    }
     off_t data_off = (off_t)(hstart + hlen);
     if ((unsigned long long)(r->file_size - data_off) < (unsigned long long)total) {
         pxio_fail(err, errlen, r->path,
@@ -248,16 +284,10 @@ int pxio_npy_open(pxio_reader *r, const pxio_options *opt, char *err, size_t err
               order != '=';
     r->state = s;
     r->ops = &npy_reader_ops;
-    r->info.type = type;
-    r->info.width = W;
-    r->info.height = H;
-    r->info.depth = D;
-    r->info.channels = C;
     snprintf(r->info.format, sizeof r->info.format, "npy");
-    snprintf(r->info.detail, sizeof r->info.detail, "NumPy v%d.%d, dtype %c%c%ld, %d-D", major,
-             minor, order, kind, bytes, nd);
-    r->row_bytes = W * C * s->tsize;
-    r->total_rows = H * D;
+    snprintf(r->info.detail, sizeof r->info.detail, "NumPy v%d.%d, dtype %s, %d-D", major, minor,
+             dtype, nd);
+    snprintf(r->info.sample, sizeof r->info.sample, ".npy dtype %s", dtype);
     if (fseeko(r->f, data_off, SEEK_SET) != 0) {
         pxio_fail(err, errlen, r->path, "seek failed: %s", strerror(errno));
         goto out;

@@ -106,25 +106,21 @@ int pxio_png_open(pxio_reader *r, char *err, size_t errlen)
     if (channels < 1 || channels > 4 || (out_depth != 8 && out_depth != 16))
         return pxio_fail(err, errlen, r->path, "unsupported PNG layout (%zu channels, %d bit)",
                          channels, out_depth);
-    r->info.type = out_depth == 16 ? PIXSUM_U16 : PIXSUM_U8;
-    r->info.width = w;
-    r->info.height = h;
-    r->info.depth = 1;
-    r->info.channels = channels;
+    if (pxio_set_shape(r, out_depth == 16 ? PIXSUM_U16 : PIXSUM_U8, w, h, 1, channels, NULL,
+                       err, errlen) != 0)
+        return -1;
     snprintf(r->info.format, sizeof r->info.format, "png");
     static const char *const color_names[] = {"gray", "?", "RGB", "palette", "gray+alpha",
                                               "?", "RGBA"};
     snprintf(r->info.detail, sizeof r->info.detail, "PNG %s, %d bit%s",
              color >= 0 && color <= 6 ? color_names[color] : "?", depth,
              interlace != PNG_INTERLACE_NONE ? ", interlaced" : "");
-    r->row_bytes = png_get_rowbytes(s->png, s->info);
-    r->total_rows = h;
     r->strip_rows = 64;
-    if (r->row_bytes != (size_t)w * channels * (out_depth / 8))
+    if (png_get_rowbytes(s->png, s->info) != r->row_bytes)
         return pxio_fail(err, errlen, r->path, "internal error: PNG row size");
     if (passes > 1) {
-        size_t bytes = r->row_bytes * h;
-        if (bytes / h != r->row_bytes || !(s->whole = malloc(bytes)))
+        size_t bytes = r->row_bytes * h; /* checked by pxio_set_shape() */
+        if (!(s->whole = malloc(bytes)))
             return pxio_fail(err, errlen, r->path, "out of memory for an interlaced PNG");
         if (!(s->rows = malloc(h * sizeof *s->rows)))
             return pxio_fail(err, errlen, r->path, "out of memory");

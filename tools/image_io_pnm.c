@@ -163,9 +163,9 @@ int pxio_pnm_open(pxio_reader *r, char *err, size_t errlen)
      * consumed after maxval. */
     size_t channels = (kind == '3' || kind == '6') ? 3 : 1;
     pixsum_type type = maxval <= 255 ? PIXSUM_U8 : PIXSUM_U16;
-    size_t bytes = pixsum_packed_bytes(type, w, h, 1, channels);
-    if (bytes == 0)
-        return pxio_fail(err, errlen, r->path, "absurd dimensions %zu x %zu", w, h);
+    size_t bytes;
+    if (pxio_set_shape(r, type, w, h, 1, channels, &bytes, err, errlen) != 0)
+        return -1;
     pnm_state *s = calloc(1, sizeof *s);
     if (!s)
         return pxio_fail(err, errlen, r->path, "out of memory");
@@ -179,17 +179,9 @@ int pxio_pnm_open(pxio_reader *r, char *err, size_t errlen)
                          "truncated file: the header promises %zu bytes of pixels, the file "
                          "holds %lld",
                          bytes, (long long)(r->file_size - s->data_off));
-    r->ops = &pnm_reader_ops;
-    r->info.type = type;
-    r->info.width = w;
-    r->info.height = h;
-    r->info.depth = 1;
-    r->info.channels = channels;
     snprintf(r->info.format, sizeof r->info.format, channels == 3 ? "ppm" : "pgm");
     snprintf(r->info.detail, sizeof r->info.detail, "P%c (%s), maxval %zu", kind,
              s->ascii ? "text" : "binary", maxval);
-    r->row_bytes = w * channels * pixsum_type_size(type);
-    r->total_rows = h;
     return 0;
 }
 
@@ -240,9 +232,9 @@ int pxio_pfm_open(pxio_reader *r, char *err, size_t errlen)
     double scale = strtod(tok, &end);
     if (*end || scale == 0.0)
         return pxio_fail(err, errlen, r->path, "corrupt PFM scale '%s'", tok);
-    size_t bytes = pixsum_packed_bytes(PIXSUM_F32, w, h, 1, channels);
-    if (bytes == 0)
-        return pxio_fail(err, errlen, r->path, "absurd dimensions %zu x %zu", w, h);
+    size_t bytes;
+    if (pxio_set_shape(r, PIXSUM_F32, w, h, 1, channels, &bytes, err, errlen) != 0)
+        return -1;
     pnm_state *s = calloc(1, sizeof *s);
     if (!s)
         return pxio_fail(err, errlen, r->path, "out of memory");
@@ -256,17 +248,9 @@ int pxio_pfm_open(pxio_reader *r, char *err, size_t errlen)
                          "truncated file: the header promises %zu bytes of pixels, the file "
                          "holds %lld",
                          bytes, (long long)(r->file_size - s->data_off));
-    r->ops = &pfm_reader_ops;
-    r->info.type = PIXSUM_F32;
-    r->info.width = w;
-    r->info.height = h;
-    r->info.depth = 1;
-    r->info.channels = channels;
     snprintf(r->info.format, sizeof r->info.format, "pfm");
     snprintf(r->info.detail, sizeof r->info.detail, "%s, %s-endian, scale %g", magic,
              scale < 0 ? "little" : "big", scale < 0 ? -scale : scale);
-    r->row_bytes = w * channels * 4;
-    r->total_rows = h;
     return 0;
 }
 

@@ -200,13 +200,12 @@ int pxio_tiff_open(pxio_reader *r, char *err, size_t errlen)
         TIFFSetField(s->tif, TIFFTAG_JPEGCOLORMODE, JPEGCOLORMODE_RGB);
     s->tsize = pixsum_type_size(type);
     s->tiled = TIFFIsTiled(s->tif);
-    r->info.type = type;
-    r->info.width = w;
-    r->info.height = h;
-    r->info.depth = 1;
-    r->info.channels = spp;
-    r->row_bytes = (size_t)w * spp * s->tsize;
-    r->total_rows = h;
+    if (pxio_set_shape(r, type, w, h, 1, spp, NULL, err, errlen) != 0)
+        return -1;
+    snprintf(r->info.sample, sizeof r->info.sample, "TIFF %u-bit %s samples", bits,
+             format == SAMPLEFORMAT_INT      ? "signed integer"
+             : format == SAMPLEFORMAT_IEEEFP ? "float"
+                                             : "unsigned integer");
     if (s->tiled) {
         uint32_t tw = 0, th = 0;
         TIFFGetField(s->tif, TIFFTAG_TILEWIDTH, &tw);
@@ -366,7 +365,7 @@ int pxio_tiff_create(pxio_writer *w, char *err, size_t errlen)
         return pxio_fail(err, errlen, w->path, "out of memory");
     w->state = s;
     w->ops = &tiff_writer_ops;
-    s->tif = TIFFFdOpen(w->fd, w->tmp_path, big ? "w8" : "w");
+    s->tif = TIFFFdOpen(w->fd, w->path, big ? "w8" : "w");
     if (!s->tif)
         return pxio_fail(err, errlen, w->path, "cannot create TIFF: %s", tiff_last());
     uint16_t format = sh->type == PIXSUM_F32 || sh->type == PIXSUM_F64 ? SAMPLEFORMAT_IEEEFP

@@ -5,8 +5,11 @@
 #include "commands.h"
 #include "pixsum.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 static const struct {
     const char *name;
@@ -38,7 +41,23 @@ static void usage(FILE *f)
             fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].help);
 }
 
-int main(int argc, char **argv)
+/* A standard descriptor that was closed (pixsum >&-) gets /dev/null opened
+ * the wrong way round on it, so that an output file opened later cannot take
+ * its number and receive what is printed, and printing fails (and is
+ * reported below) instead of vanishing. */
+static void guard_standard_fds(void)
+{
+    for (int fd = 0; fd <= 2; fd++)
+        if (fcntl(fd, F_GETFD) < 0 && errno == EBADF) {
+            int n = open("/dev/null", fd == 0 ? O_WRONLY : O_RDONLY);
+            if (n >= 0 && n != fd) {
+                dup2(n, fd);
+                close(n);
+            }
+        }
+}
+
+static int dispatch(int argc, char **argv)
 {
     if (argc < 2) {
         usage(stderr);
@@ -59,4 +78,22 @@ int main(int argc, char **argv)
         return 2;
     }
     return fn(argc - 1, argv + 1);
+}
+
+int main(int argc, char **argv)
+{
+    guard_standard_fds();
+    int rc = dispatch(argc, argv);
+    /* Every command's printing ends here: what stdio still holds is written
+     * now, and a write that failed at any point (a full disk, a closed
+     * descriptor) makes a run that succeeded fail, with one line. (A command
+     * that failed has said why already, and keeps its status.) */
+    errno = 0;
+    int bad = fflush(stdout) != 0;
+    int e = errno;
+    if ((bad || ferror(stdout)) && rc == 0) {
+        fprintf(stderr, "pixsum: stdout: write failed: %s\n", e ? strerror(e) : "I/O error");
+        rc = 1;
+    }
+    return rc;
 }

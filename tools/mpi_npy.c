@@ -4,6 +4,7 @@
  * header length must be known to every rank without communication (it
  * depends only on the type and shape).
  */
+#include "image_io.h"
 #include "mpi_cli.h"
 
 #include <inttypes.h>
@@ -100,17 +101,21 @@ int mpi_npy_read_header(const char *path, mpi_npy_header *h, char *err, size_t e
         fail(err, errlen, path, "Fortran-order .npy arrays are not supported");
         goto done;
     }
-    char order = d[1];
+    char order = d[1], dtype[64], why[160];
     const char *code = d + 2;
+    pxio_npy_dtype_text(d + 1, dtype, sizeof dtype);
     if (order != '<' && order != '|' && order != '=') {
-        fail(err, errlen, path, "big-endian .npy data is not supported");
+        snprintf(why, sizeof why, "big-endian .npy data (dtype %s) is not supported", dtype);
+        fail(err, errlen, path, why);
         goto done;
     }
     for (size_t i = 0; i < sizeof dtypes / sizeof dtypes[0]; i++)
         if (strncmp(code, dtypes[i].descr, 2) == 0 && (code[2] == '\'' || code[2] == '"'))
             h->type = dtypes[i].type;
     if (h->type == PIXSUM_TYPE_NONE) {
-        fail(err, errlen, path, "unsupported .npy dtype (u1 u2 i2 i4 u4 f4 f8 u8 i8)");
+        snprintf(why, sizeof why, "unsupported .npy dtype %s (u1 u2 i2 i4 u4 f4 f8 u8 i8)",
+                 dtype);
+        fail(err, errlen, path, why);
         goto done;
     }
     if (*sh != '(') {
@@ -151,6 +156,13 @@ int mpi_npy_read_header(const char *path, mpi_npy_header *h, char *err, size_t e
         fail(err, errlen, path, "empty image");
         goto done;
     }
+    if ((uint64_t)h->width != dims[1] || (uint64_t)h->height != dims[0]) {
+        fail(err, errlen, path, "image dimensions overflow");
+        goto done;
+    }
+    if (pxio_check_size(path, h->type, h->width, h->height, 1, h->channels, NULL, err,
+                        errlen) != 0)
+        goto done;
     rc = 0;
 done:
     free(dict);

@@ -39,8 +39,8 @@ int cli_stream_strips(const char *cmd, const char *path, const pxio_options *opt
     unsigned char *buf = malloc(rows * row_bytes);
     if (!buf) {
         pxio_reader_close(r);
-        return cli_error(cmd, "out of memory for a strip of %zu rows (%zu bytes)", rows,
-                         rows * row_bytes);
+        return cli_error(cmd, "%s: out of memory for a strip of %zu rows (%zu bytes)", path,
+                         rows, rows * row_bytes);
     }
     for (size_t y = 0; y < total && rc == 0; y += rows) {
         size_t n = total - y < rows ? total - y : rows;
@@ -57,6 +57,35 @@ int cli_stream_strips(const char *cmd, const char *path, const pxio_options *opt
 }
 
 /* ---- streaming integral ---------------------------------------------- */
+
+int cli_integral_check(const char *cmd, const char *path, const pxio_info *info,
+                       pixsum_type out, pixsum_type sq, int squared, size_t pad)
+{
+    size_t count = info->width * info->height * info->depth; /* the reader checked it */
+    if (pixsum_integral_type(info->type, count, 0) == PIXSUM_TYPE_NONE)
+        return cli_error(cmd, "%s: integral images of %s pixels%s%s%s are not supported (they "
+                              "take %s pixels)",
+                         path, pixsum_type_name(info->type), info->sample[0] ? " (" : "",
+                         info->sample, info->sample[0] ? ")" : "", cli_integral_input_types());
+    int rc;
+    if ((rc = cli_check_table_type(cmd, path, "--type", info->type, out, 0)) != 0 ||
+        (squared && (rc = cli_check_table_type(cmd, path, "--sq-type", info->type, sq, 1)) != 0))
+        return rc;
+    for (int k = 0; k < 1 + (squared != 0); k++) {
+        pixsum_type t = k ? sq : out;
+        if (t == PIXSUM_TYPE_NONE)
+            t = pixsum_integral_type(info->type, count, k);
+        size_t bytes = pixsum_packed_bytes(t, info->width + pad, info->height + pad,
+                                           info->depth, info->channels);
+        if (bytes == 0 || bytes > (size_t)PTRDIFF_MAX)
+            return cli_error(cmd, "%s: image dimensions overflow: the %s%s table of %zu x %zu "
+                                  "x %zu channel(s) would need more than 2^63 bytes",
+                             path, pixsum_type_name(t), k ? " squared" : " integral",
+                             info->width + pad, (info->height + pad) * info->depth,
+                             info->channels);
+    }
+    return CLI_EXIT_OK;
+}
 
 typedef struct table_out {
     const char *path;
@@ -135,13 +164,14 @@ static int table_open(integral_state *s, table_out *t, const char *path, pixsum_
     char err[512];
     if (type == PIXSUM_TYPE_NONE)
         type = pixsum_integral_type(in->type, count, squared);
-    if (type == PIXSUM_TYPE_NONE)
-        return cli_error(job->cmd, "%s: no integral table for %s pixels", job->in_path,
-                         pixsum_type_name(in->type));
     if (!job->wrap) {
         int st = pixsum_integral_check(in->type, type, count, squared);
-        if (st != PIXSUM_OK)
-            return cli_lib_error(job->cmd, squared ? "squared table" : "integral table", st);
+        if (st != PIXSUM_OK) {
+            char what[600];
+            snprintf(what, sizeof what, "%s: %s", job->in_path,
+                     squared ? "squared table" : "integral table");
+            return cli_lib_error(job->cmd, what, st);
+        }
     }
     t->path = path;
     t->type = type;
@@ -152,7 +182,9 @@ static int table_open(integral_state *s, table_out *t, const char *path, pixsum_
     t->strip = calloc(s->strip_rows, (size_t)t->stride);
     t->carry = calloc(in->width * in->channels, t->tsize);
     if (!t->strip || !t->carry)
-        return cli_error(job->cmd, "out of memory for the output strips");
+        return cli_error(job->cmd, "%s: out of memory for the output strips (%zu rows of %td "
+                                   "bytes)",
+                         job->in_path, s->strip_rows, t->stride);
     pxio_info shape;
     memset(&shape, 0, sizeof shape);
     shape.type = type;
@@ -178,9 +210,10 @@ static int integral_header(const pxio_info *info, void *user)
                          "%s: streaming handles 2-D images; a volume (depth %zu) is "
                          "processed in memory (drop --stream)",
                          job->in_path, info->depth);
-    if (pixsum_integral_type(info->type, 1, 0) == PIXSUM_TYPE_NONE)
-        return cli_error(job->cmd, "%s: integral images of %s pixels are not supported",
-                         job->in_path, pixsum_type_name(info->type));
+    int rc = cli_integral_check(job->cmd, job->in_path, info, job->out_type, job->sq_type,
+                                job->sq_path != NULL, job->padded ? 1 : 0);
+    if (rc != 0)
+        return rc;
     /* Strip height: max_strip_bytes of the widest output row, at least 1. */
     size_t widest = (info->width + 1) * info->channels * 8;
     s->strip_rows = job->max_strip_bytes / widest;
@@ -190,7 +223,6 @@ static int integral_header(const pxio_info *info, void *user)
         s->strip_rows = 1;
     if (s->strip_rows > info->height)
         s->strip_rows = info->height;
-    int rc;
     if (job->out_path && (rc = table_open(s, &s->plain, job->out_path, job->out_type, 0)) != 0)
         return rc;
     if (job->sq_path && (rc = table_open(s, &s->sq, job->sq_path, job->sq_type, 1)) != 0)
@@ -286,28 +318,11 @@ static int integral_strip(const pixsum_view *strip, size_t first_row, void *user
     return 0;
 }
 
-/* Commits (commit_ok) or abandons a table's writer and frees its buffers.
- * Returns 1 if the table now exists under its final name. */
-static int table_free(table_out *t, int commit_ok, int *rc, const char *cmd)
+/* Frees a table's buffers (its writer is committed or abandoned apart). */
+static void table_free(table_out *t)
 {
-    char err[512];
-    int made = 0;
-    if (t->writer) {
-        if (commit_ok) {
-            if (pxio_writer_commit(t->writer, err, sizeof err) != 0) {
-                if (*rc == 0)
-                    *rc = cli_error(cmd, "%s", err);
-            } else {
-                made = 1;
-            }
-        } else {
-            pxio_writer_abort(t->writer);
-        }
-        t->writer = NULL;
-    }
     free(t->strip);
     free(t->carry);
-    return made;
 }
 
 int cli_integral_stream(const cli_integral_job *job)
@@ -324,12 +339,20 @@ int cli_integral_stream(const cli_integral_job *job)
                                integral_header, integral_strip, &s);
     if (s.started && job->progress)
         cli_progress_end(&s.progress);
-    /* Commit the squared table first, then the plain one; if the plain one
-     * fails after the squared one made it, remove the squared one so that
-     * both or neither appear. */
-    int sq_made = table_free(&s.sq, rc == 0, &rc, job->cmd);
-    table_free(&s.plain, rc == 0, &rc, job->cmd);
-    if (rc != 0 && sq_made)
-        remove(job->sq_path);
+    /* Both tables or neither: each is finished (trailers, flush, close), and
+     * only when both are whole are they renamed, back to back
+     * (pxio_writer_commit_all()); an existing file of either name is never
+     * removed. */
+    pxio_writer *tables[2] = {s.plain.writer, s.sq.writer};
+    if (rc == 0) {
+        char err[512];
+        if (pxio_writer_commit_all(tables, 2, err, sizeof err) != 0)
+            rc = cli_error(job->cmd, "%s", err);
+    } else {
+        pxio_writer_abort(tables[0]);
+        pxio_writer_abort(tables[1]);
+    }
+    table_free(&s.sq);
+    table_free(&s.plain);
     return rc;
 }

@@ -56,6 +56,21 @@ typedef struct cli_integral_job {
     int progress;               /* 1: progress bar (when stderr is a terminal) */
 } cli_integral_job;
 
+/* What every integral path (in memory, streamed) checks before making a
+ * table for the image described by `info` (read from `path`):
+ *   - its pixel type takes an integral table, else a runtime error naming the
+ *     type as the file names it (e.g. ".npy dtype int64 ('<i8')") and the
+ *     types that do;
+ *   - the table types named on the command line (`out`, and `sq` when
+ *     `squared`; PIXSUM_TYPE_NONE = the default rule) go with it, else a usage
+ *     error (cli_check_table_type());
+ *   - the tables' sizes ((W + pad) x (H + pad) x D x C elements) fit in memory
+ *     arithmetic, else a runtime error saying that the dimensions overflow,
+ *     naming the input.
+ * Returns CLI_EXIT_OK or the exit status (message printed). */
+int cli_integral_check(const char *cmd, const char *path, const pxio_info *info,
+                       pixsum_type out, pixsum_type sq, int squared, size_t pad);
+
 /* Runs the streaming integral (2-D images only). Returns an exit status. */
 int cli_integral_stream(const cli_integral_job *job);
 

@@ -1,51 +1,58 @@
 /*
- * text_out.c - atomic text outputs and gnuplot histogram plots for the
- * subcommands (see text_out.h).
+ * text_out.c - text outputs (CSV, JSON) and gnuplot histogram plots for the
+ * subcommands, on top of tools/out_file.c (see text_out.h). gnuplot gets the
+ * data inline (a datablock on its standard input) and writes the image to its
+ * standard output, which is the plot's own output file: no scratch file, and
+ * the same rules (temporary, in place, refusals) as every other output.
  */
 #include "text_out.h"
 
 #include "cli_util.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+extern char **environ;
 
 int text_out_open(text_out *t, const char *cmd, const char *path)
 {
     memset(t, 0, sizeof *t);
+    t->out.fd = -1;
     if (!path || strcmp(path, "-") == 0) {
         t->file = stdout;
         return 0;
     }
     t->path = path;
-    int n = snprintf(t->tmp, sizeof t->tmp, "%s.tmp-XXXXXX", path);
-    if (n < 0 || (size_t)n >= sizeof t->tmp)
-        return cli_error(cmd, "%s: path too long", path);
-    int fd = mkstemp(t->tmp);
-    if (fd < 0)
-        return cli_error(cmd, "%s: cannot create: %s", path, strerror(errno));
-    mode_t mask = umask(0); /* mkstemp makes 0600; give the usual 0666 & ~umask */
-    umask(mask);
-    fchmod(fd, 0666 & ~mask);
-    t->file = fdopen(fd, "w");
+    char err[600];
+    if (out_file_open(&t->out, path, 0, NULL, err, sizeof err) != 0)
+        return cli_error(cmd, "%s", err);
+    t->file = fdopen(t->out.fd, "w");
     if (!t->file) {
         int e = errno;
-        close(fd);
-        remove(t->tmp);
+        out_file_abort(&t->out);
         return cli_error(cmd, "%s: cannot open for writing: %s", path, strerror(e));
     }
+    out_file_take_fd(&t->out); /* the stream closes it */
     return 0;
 }
 
-int text_out_commit(text_out *t, const char *cmd)
+int text_out_finish(text_out *t, const char *cmd)
 {
     if (!t->path) {
         if (fflush(stdout) != 0 || ferror(stdout))
             return cli_error(cmd, "stdout: write failed: %s", strerror(errno));
         return 0;
     }
+    if (!t->file) /* already finished */
+        return 0;
+    errno = 0;
     int bad = fflush(t->file) != 0 || ferror(t->file);
     int e = errno;
     if (fclose(t->file) != 0 && !bad) {
@@ -54,23 +61,29 @@ int text_out_commit(text_out *t, const char *cmd)
     }
     t->file = NULL;
     if (bad) {
-        remove(t->tmp);
-        return cli_error(cmd, "%s: write failed: %s", t->path, strerror(e));
+        out_file_abort(&t->out);
+        return cli_error(cmd, "%s: write failed: %s", t->path, e ? strerror(e) : "I/O error");
     }
-    if (rename(t->tmp, t->path) != 0) {
-        e = errno;
-        remove(t->tmp);
-        return cli_error(cmd, "%s: cannot rename into place: %s", t->path, strerror(e));
-    }
+    return 0;
+}
+
+int text_out_commit(text_out *t, const char *cmd)
+{
+    int rc = text_out_finish(t, cmd);
+    if (rc != 0 || !t->path)
+        return rc;
+    char err[600];
+    if (out_file_commit(&t->out, err, sizeof err) != 0)
+        return cli_error(cmd, "%s", err);
     return 0;
 }
 
 void text_out_abort(text_out *t)
 {
-    if (t->path && t->file) {
+    if (t->path && t->file)
         fclose(t->file);
-        remove(t->tmp);
-    }
+    if (t->path)
+        out_file_abort(&t->out);
     t->file = NULL;
 }
 
@@ -102,6 +115,16 @@ int plot_path_ok(const char *path)
     return len > 4 && (strcmp(path + len - 4, ".svg") == 0 || strcmp(path + len - 4, ".png") == 0);
 }
 
+int plot_open(out_file *plot, const char *cmd, const char *path)
+{
+    if (!plot_path_ok(path))
+        return cli_usage_error(cmd, "%s: plots are written as .png or .svg", path);
+    char err[600];
+    if (out_file_open(plot, path, 0, NULL, err, sizeof err) != 0)
+        return cli_error(cmd, "%s", err);
+    return 0;
+}
+
 /* Writes s as a gnuplot single-quoted string (quotes doubled). */
 static void put_quoted(FILE *f, const char *s)
 {
@@ -114,9 +137,31 @@ static void put_quoted(FILE *f, const char *s)
     fputc('\'', f);
 }
 
-int plot_histogram_csv(const char *cmd, const char *csv_path, const char *out_path,
-                       const char *title, const char *ylabel, int x_col, int y_col,
-                       double x_lo, double x_hi)
+/* Feeds gnuplot its script: terminal, the data as datablock $data, the plot. */
+static void write_script(FILE *p, int svg, const char *title, const char *ylabel, int x_col,
+                         int y_col, double x_lo, double x_hi, plot_data_fn data, void *user)
+{
+    fprintf(p, "set terminal %s size 900,500 font 'sans,10'\n", svg ? "svg" : "pngcairo");
+    fprintf(p, "$data << EOD\n");
+    data(p, user);
+    fprintf(p, "EOD\nset datafile separator ','\nset title ");
+    put_quoted(p, title);
+    fprintf(p, "\nset xlabel 'value'\nset ylabel ");
+    put_quoted(p, ylabel);
+    fprintf(p,
+            "\nset xrange [%.17g:%.17g]\nset style fill solid 0.8 noborder\n"
+            "set grid ytics\n",
+            x_lo, x_hi);
+    /* Boxes centred on each bin: x = lower edge + half the bin width. */
+    fprintf(p,
+            "plot $data using ($%d+($%d-$%d)/2):%d:($%d-$%d) skip 1 with boxes "
+            "lc rgb '#3465a4' notitle\n",
+            x_col, x_col + 1, x_col, y_col, x_col + 1, x_col);
+}
+
+int plot_histogram(const char *cmd, out_file *plot, const char *title, const char *ylabel,
+                   int x_col, int y_col, double x_lo, double x_hi, plot_data_fn data,
+                   void *user)
 {
     const char *gp = plot_find_gnuplot();
     if (!gp) {
@@ -124,43 +169,55 @@ int plot_histogram_csv(const char *cmd, const char *csv_path, const char *out_pa
                 cmd);
         return 1;
     }
-    if (!plot_path_ok(out_path))
-        return cli_usage_error(cmd, "%s: plots are written as .png or .svg", out_path);
-    size_t len = strlen(out_path);
-    int svg = strcmp(out_path + len - 4, ".svg") == 0;
-    char tmp[4200], quoted_gp[4200];
-    int n = snprintf(tmp, sizeof tmp, "%s.tmp%s", out_path, svg ? ".svg" : ".png");
-    if (n < 0 || (size_t)n >= sizeof tmp)
-        return cli_error(cmd, "%s: path too long", out_path);
-    snprintf(quoted_gp, sizeof quoted_gp, "'%s'", gp);
-    FILE *p = popen(quoted_gp, "w");
-    if (!p)
+    const char *path = plot->path;
+    size_t len = strlen(path);
+    int svg = len > 4 && strcmp(path + len - 4, ".svg") == 0;
+    int in[2];
+    if (pipe2(in, O_CLOEXEC) != 0)
         return cli_error(cmd, "cannot run %s: %s", gp, strerror(errno));
-    fprintf(p, "set terminal %s size 900,500 font 'sans,10'\nset output ",
-            svg ? "svg" : "pngcairo");
-    put_quoted(p, tmp);
-    fprintf(p, "\nset datafile separator ','\nset title ");
-    put_quoted(p, title);
-    fprintf(p, "\nset xlabel 'value'\nset ylabel ");
-    put_quoted(p, ylabel);
-    fprintf(p,
-            "\nset xrange [%.17g:%.17g]\nset style fill solid 0.8 noborder\n"
-            "set grid ytics\nplot ",
-            x_lo, x_hi);
-    put_quoted(p, csv_path);
-    /* Boxes centred on each bin: x = lower edge + half the bin width. */
-    fprintf(p, " using ($%d+($%d-$%d)/2):%d:($%d-$%d) skip 1 with boxes lc rgb '#3465a4' "
-               "notitle\n",
-            x_col, x_col + 1, x_col, y_col, x_col + 1, x_col);
-    int status = pclose(p);
-    if (status != 0) {
-        remove(tmp);
-        return cli_error(cmd, "gnuplot failed (status %d) drawing %s", status, out_path);
+    /* gnuplot: standard input = our script, standard output = the plot file. */
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, in[0], STDIN_FILENO);
+    posix_spawn_file_actions_adddup2(&fa, plot->fd, STDOUT_FILENO);
+    char *argv[] = {(char *)gp, NULL};
+    pid_t pid;
+    int e = posix_spawn(&pid, gp, &fa, NULL, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    close(in[0]);
+    if (e != 0) {
+        close(in[1]);
+        return cli_error(cmd, "cannot run %s: %s", gp, strerror(e));
     }
-    if (rename(tmp, out_path) != 0) {
-        int e = errno;
-        remove(tmp);
-        return cli_error(cmd, "%s: cannot rename into place: %s", out_path, strerror(e));
+    /* A gnuplot that stops reading must not kill us with SIGPIPE. */
+    struct sigaction ign, old_pipe;
+    memset(&ign, 0, sizeof ign);
+    ign.sa_handler = SIG_IGN;
+    sigemptyset(&ign.sa_mask);
+    sigaction(SIGPIPE, &ign, &old_pipe);
+    FILE *p = fdopen(in[1], "w");
+    if (p) {
+        write_script(p, svg, title, ylabel, x_col, y_col, x_lo, x_hi, data, user);
+        fclose(p);
+    } else {
+        close(in[1]);
     }
+    int status = -1;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    sigaction(SIGPIPE, &old_pipe, NULL);
+    struct stat st;
+    int empty = plot->kind == OUT_FILE_TEMP && fstat(plot->fd, &st) == 0 && st.st_size == 0;
+    char err[600];
+    if (out_file_close(plot, err, sizeof err) != 0)
+        return cli_error(cmd, "%s", err);
+    if (!p)
+        return cli_error(cmd, "cannot feed %s: out of memory", gp);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        return cli_error(cmd, "gnuplot failed (%s %d) drawing %s",
+                         WIFSIGNALED(status) ? "signal" : "status",
+                         WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status), path);
+    if (empty)
+        return cli_error(cmd, "gnuplot wrote nothing drawing %s", path);
     return 0;
 }

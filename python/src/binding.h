@@ -49,6 +49,16 @@ void *psb_fail_library(int status, const char *what);
 /* pixsum type of a NumPy dtype (native byte order only), or PIXSUM_TYPE_NONE. */
 pixsum_type psb_type_of_descr(PyArray_Descr *d);
 
+/* Describes a NumPy dtype for messages, the one place that does: its name and
+ * its type string, "int8 ('|i1')", "object ('|O')", "float32 ('>f4',
+ * non-native byte order)". Never fails (a dtype NumPy cannot describe gives
+ * its kind and size). */
+void psb_descr_text(PyArray_Descr *d, char *buf, size_t size);
+
+/* Raises pixsum.BadTypeError "WHAT has dtype <psb_descr_text>; ACCEPTS" (ACCEPTS
+ * NULL: the element types pixsum reads). Always returns NULL. */
+void *psb_fail_dtype(const char *what, PyArray_Descr *d, const char *accepts);
+
 /* NumPy's name of a pixsum type ("uint8", ...). */
 const char *psb_dtype_name(pixsum_type t);
 
@@ -116,8 +126,8 @@ int psb_mask_view(PyObject *mask, const pixsum_view *img, PyArrayObject **keep,
  * a finite pair lo < hi). Returns 1, or 0 with an exception set. */
 int psb_parse_hist_spec(PyObject *bins_obj, PyObject *range_obj, pixsum_hist_spec *spec);
 
-/* The bin edges lo + i * (hi - lo) / bins, i = 0..bins (the last exactly hi),
- * as a new float64 array; NULL with an exception set. */
+/* The bins + 1 bin edges pixsum_hist_edge(bins, lo, hi, i), i = 0..bins (the
+ * last exactly hi), as a new float64 array; NULL with an exception set. */
 PyObject *psb_edges_array(size_t bins, double lo, double hi);
 
 /* Boxes (x, y, w, h) or (x, y, z, w, h, d), one or (N, 4) / (N, 6), as a

@@ -28,7 +28,7 @@ int psb_hist_view(PyArrayObject *a, int channels, int writable, const char *what
         pixsum_type t = psb_type_of_descr(PyArray_DESCR(a));
         npy_intp n = PyArray_DIMS(a)[0];
         if (t == PIXSUM_TYPE_NONE) {
-            psb_fail(PIXSUM_ERR_BAD_TYPE, "%s has an unsupported dtype", what);
+            psb_fail_dtype(what, PyArray_DESCR(a), NULL);
             return 0;
         }
         if (n == 0) {
@@ -164,7 +164,8 @@ int psb_parse_hist_spec(PyObject *bins_obj, PyObject *range_obj, pixsum_hist_spe
            parse_range(range_obj, &spec->lo, &spec->hi, "range");
 }
 
-/* The bin edges lo + i * (hi - lo) / bins, i = 0..bins, as a float64 array. */
+/* The bins + 1 bin edges as a float64 array: the library's pixsum_hist_edge(),
+ * the values that decide the bins. */
 PyObject *psb_edges_array(size_t bins, double lo, double hi)
 {
     npy_intp n = (npy_intp)bins + 1;
@@ -173,8 +174,7 @@ PyObject *psb_edges_array(size_t bins, double lo, double hi)
         return NULL;
     double *p = PyArray_DATA(e);
     for (size_t i = 0; i <= bins; i++)
-        p[i] = lo + (double)i * (hi - lo) / (double)bins;
-    p[bins] = hi;
+        p[i] = pixsum_hist_edge(bins, lo, hi, i);
     return (PyObject *)e;
 }
 
@@ -202,10 +202,13 @@ const char psb_histogram_doc[] =
 "image: (N,), (H, W), (H, W, C) or (D, H, W, C) (with channels=False a 3-D\n"
 "  array is a volume (D, H, W)); dtype uint8, uint16, int16, int32, float32 or\n"
 "  float64; any row stride.\n"
-"bins, range: `bins` equal half-open bins over [lo, hi) = range. A sample v\n"
-"  falls in bin floor((v - lo) * bins / (hi - lo)); v < lo and v >= hi are in no\n"
-"  bin (see info), NaN neither. Defaults: uint8 256 bins over [0, 256), uint16\n"
-"  and int16 65536 unit bins, others 256 bins over the data's finite range.\n"
+"bins, range: `bins` equal half-open bins over [lo, hi) = range, defined by\n"
+"  their edges e[i] = lo + i * ((hi - lo) / bins), e[bins] = hi (info['edges'],\n"
+"  NumPy's linspace): bin i holds exactly the samples e[i] <= v < e[i + 1];\n"
+"  v < lo and v >= hi are in no bin (see info), NaN neither. Defaults: uint8\n"
+"  256 bins over [0, 256), uint16 and int16 65536 unit bins, int32 256 bins\n"
+"  over [min, max + 1), floats 256 bins over [min, next double above max) of\n"
+"  the finite samples (the maximum is in the last bin).\n"
 "mask: bool or uint8 array of the image's spatial shape; only pixels where it\n"
 "  is non-zero are counted.\n"
 "relative: divide by the samples counted in bins (float64; the bins sum to 1);\n"
@@ -611,7 +614,7 @@ const char psb_threshold_otsu_doc[] =
 "--\n\n"
 "Otsu's threshold of a one-channel image: histogram() with these bins, range\n"
 "and mask, then otsu() of the counts. Returns the upper edge e of the lower\n"
-"class's last bin t, lo + (t + 1) * (hi - lo) / bins: the lower class is\n"
+"class's last bin t, info['edges'][t + 1]: the lower class is\n"
 "image < e, the foreground image >= e.\n\n"
 "image: (N,), (H, W) or (D, H, W) (a 3-D array is a volume).\n"
 "For uint8 images with the default 256 bins e = t + 1, and e - 1 is the value\n"

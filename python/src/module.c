@@ -103,6 +103,46 @@ pixsum_type psb_type_of_descr(PyArray_Descr *d)
     }
 }
 
+/* Copies the str() of obj's attribute `attr` into buf; 0 if there is none. */
+static int attr_text(PyObject *obj, const char *attr, char *buf, size_t size)
+{
+    PyObject *v = PyObject_GetAttrString(obj, attr);
+    PyObject *t = v ? PyObject_Str(v) : NULL;
+    const char *u = t ? PyUnicode_AsUTF8(t) : NULL;
+    if (u)
+        snprintf(buf, size, "%s", u);
+    Py_XDECREF(t);
+    Py_XDECREF(v);
+    if (!u)
+        PyErr_Clear();
+    return u != NULL;
+}
+
+void psb_descr_text(PyArray_Descr *d, char *buf, size_t size)
+{
+    char name[64], str[64];
+    if (!d) {
+        snprintf(buf, size, "(none)");
+        return;
+    }
+    if (!attr_text((PyObject *)d, "name", name, sizeof name))
+        snprintf(name, sizeof name, "kind '%c'", d->kind);
+    if (!attr_text((PyObject *)d, "str", str, sizeof str))
+        snprintf(str, sizeof str, "%c%c%d", d->byteorder, d->kind, (int)PyDataType_ELSIZE(d));
+    snprintf(buf, size, "%s ('%s'%s)", name, str,
+             PyArray_ISNBO(d->byteorder) ? "" : ", non-native byte order");
+}
+
+void *psb_fail_dtype(const char *what, PyArray_Descr *d, const char *accepts)
+{
+    char text[160];
+    psb_descr_text(d, text, sizeof text);
+    return psb_fail(PIXSUM_ERR_BAD_TYPE, "%s has dtype %s; %s", what, text,
+                    accepts ? accepts
+                            : "pixsum reads native-order uint8, uint16, int16, int32, uint32, "
+                              "float32, float64 (and 64-bit tables)");
+}
+
 const char *psb_dtype_name(pixsum_type t)
 {
     switch (t) {
@@ -145,15 +185,16 @@ int psb_dtype_arg(PyObject *obj, pixsum_type *type)
     if (!PyArray_DescrConverter(obj, &d))
         return 0;
     *type = psb_type_of_descr(d);
-    Py_DECREF(d);
     if (*type == PIXSUM_TYPE_NONE) {
-        PyObject *r = PyObject_Repr(obj);
+        char text[160];
+        psb_descr_text(d, text, sizeof text);
         psb_fail(PIXSUM_ERR_BAD_TYPE, "dtype %s is not one of pixsum's element types "
-                 "(uint8 uint16 int16 int32 uint32 uint64 int64 float32 float64)",
-                 r ? PyUnicode_AsUTF8(r) : "?");
-        Py_XDECREF(r);
+                 "(native-order uint8 uint16 int16 int32 uint32 uint64 int64 float32 float64)",
+                 text);
+        Py_DECREF(d);
         return 0;
     }
+    Py_DECREF(d);
     return 1;
 }
 
@@ -253,10 +294,7 @@ int psb_view_of(PyArrayObject *a, int spatial, int writable, const char *what, p
 {
     pixsum_type t = psb_type_of_descr(PyArray_DESCR(a));
     if (t == PIXSUM_TYPE_NONE) {
-        PyArray_Descr *d = PyArray_DESCR(a);
-        psb_fail(PIXSUM_ERR_BAD_TYPE, "%s has dtype %s%s; pixsum reads native-order uint8, "
-                 "uint16, int16, int32, uint32, float32, float64 (and 64-bit tables)", what,
-                 PyArray_ISNBO(d->byteorder) ? "" : "non-native-order ", d->typeobj->tp_name);
+        psb_fail_dtype(what, PyArray_DESCR(a), NULL);
         return 0;
     }
     if (writable && !PyArray_ISWRITEABLE(a)) {
@@ -289,7 +327,7 @@ PyArrayObject *psb_output(PyObject *out, int nd, const npy_intp *shape, pixsum_t
     }
     pixsum_type t = psb_type_of_descr(PyArray_DESCR(a));
     if (t == PIXSUM_TYPE_NONE)
-        return psb_fail(PIXSUM_ERR_BAD_TYPE, "%s has an unsupported dtype", what);
+        return psb_fail_dtype(what, PyArray_DESCR(a), NULL);
     if (*type != PIXSUM_TYPE_NONE && t != *type)
         return psb_fail(PIXSUM_ERR_BAD_TYPE, "%s has dtype %s but dtype=%s was asked", what,
                         psb_dtype_name(t), psb_dtype_name(*type));
@@ -386,8 +424,8 @@ static int carry_view_of(PyObject *obj, PyArrayObject *image, const char *what,
     }
     pixsum_type t = psb_type_of_descr(PyArray_DESCR(a));
     if (t == PIXSUM_TYPE_NONE) {
-        psb_fail(PIXSUM_ERR_BAD_TYPE, "%s: dtype %s is not a table type", what,
-                 PyArray_DESCR(a)->typeobj->tp_name);
+        psb_fail_dtype(what, PyArray_DESCR(a), "tables are uint32, uint64, int64, float32 or "
+                                               "float64");
         return 0;
     }
     npy_intp dims[3] = {1, 1, 1}, strides[3] = {0, 0, 0};
@@ -400,6 +438,15 @@ static int carry_view_of(PyObject *obj, PyArrayObject *image, const char *what,
 
 /* The shared body of integral(), integral_sq(), integral_tilted() and
  * integral3d(). Returns a new reference (an array, or a tuple for KIND_SQ). */
+
+/* The image's dtype has no integral table (int64, uint64): one message for
+ * every function built on tables. Returns NULL with pixsum.BadTypeError set. */
+static void *fail_not_integral_input(const char *name, pixsum_type t)
+{
+    return psb_fail(PIXSUM_ERR_BAD_TYPE, "%s: image dtype %s is not an input type of integral "
+                    "tables (uint8 uint16 int16 int32 uint32 float32 float64)", name,
+                    psb_dtype_name(t));
+}
 static PyObject *integral_common(enum integral_kind kind, PyObject *args, PyObject *kwargs)
 {
     static char *kwlist[] = {"image", "dtype", "sq_dtype", "method", "threads", "wrap",
@@ -475,9 +522,7 @@ static PyObject *integral_common(enum integral_kind kind, PyObject *args, PyObje
     if (kind == KIND_SQ && sq_type == PIXSUM_TYPE_NONE && (out_sq == NULL || out_sq == Py_None))
         sq_type = pixsum_integral_type(vin.type, count, 1);
     if ((type == PIXSUM_TYPE_NONE && (out == NULL || out == Py_None))) {
-        psb_fail(PIXSUM_ERR_BAD_TYPE, "%s: image dtype %s is not an input type of integral "
-                 "tables (uint8 uint16 int16 int32 uint32 float32 float64)", name,
-                 psb_dtype_name(vin.type));
+        fail_not_integral_input(name, vin.type);
         goto done;
     }
 
@@ -1126,6 +1171,10 @@ static PyObject *py_box_filter(PyObject *self, PyObject *args, PyObject *kwargs)
     size_t area_h = kh < vin.height ? kh : vin.height, area_w = kw < vin.width ? kw : vin.width;
     size_t area = area_h * area_w;
     pixsum_type tt = pixsum_integral_type(vin.type, area, 0);
+    if (tt == PIXSUM_TYPE_NONE) { /* int64/uint64 images: no table (and no size to divide by) */
+        fail_not_integral_input("box_filter", vin.type);
+        goto done;
+    }
     if (vin.type == PIXSUM_U32 && tt == PIXSUM_U32)
         tt = PIXSUM_U64; /* u32 -> u32 tables are not a supported pair */
     if (tt == PIXSUM_F32)

@@ -6,6 +6,8 @@ piece of the message `pixsum convert FILE OUT.npy` and `pixsum integral FILE
 /usr/bin/python3 tests/cli/make_bad.py; the files are committed."""
 import io
 import os
+import struct
+import zlib
 
 import numpy as np
 from PIL import Image
@@ -44,14 +46,20 @@ bad("npy_bad_magic.npy", b"\x93NUMPX" + good_npy(u8)[6:], "unknown file format")
 bad("npy_header_cut.npy", good_npy(u8)[:40], "truncated or corrupt .npy header")
 bad("npy_version9.npy", b"\x93NUMPY\x09\x00" + good_npy(u8)[8:], "unsupported .npy version")
 bad("npy_f2.npy", npy_bytes("{'descr': '<f2', 'fortran_order': False, 'shape': (2, 2), }", b"\0" * 8),
-    "unsupported .npy dtype")
+    "unsupported .npy dtype float16 ('<f2')")
 bad("npy_i1.npy", npy_bytes("{'descr': '|i1', 'fortran_order': False, 'shape': (2, 2), }", b"\0" * 4),
-    "unsupported .npy dtype")
+    "unsupported .npy dtype int8 ('|i1')")
+# NumPy's own header of an object array (np.save(..., allow_pickle=True)): named
+# as NumPy names it, not as '|O0'
+bad("npy_object.npy", npy_bytes("{'descr': '|O', 'fortran_order': False, 'shape': (2, 2), }", b"\0" * 32),
+    "unsupported .npy dtype object ('|O')")
+bad("npy_datetime.npy", npy_bytes("{'descr': '<M8[ns]', 'fortran_order': False, 'shape': (2, 2), }", b"\0" * 32),
+    "unsupported .npy dtype datetime64 ('<M8[ns]')")
 bad("npy_fortran.npy", npy_bytes("{'descr': '|u1', 'fortran_order': True, 'shape': (2, 2), }", b"\0" * 4),
     "Fortran-order")
 bad("npy_overflow.npy",
     npy_bytes("{'descr': '<u8', 'fortran_order': False, 'shape': (4611686018427387904, 4611686018427387904), }"),
-    "absurd .npy dimensions")
+    "image dimensions overflow")
 bad("npy_huge_dim.npy",
     npy_bytes("{'descr': '|u1', 'fortran_order': False, 'shape': (99999999999999999999999, 2), }"),
     "absurd .npy dimension")
@@ -72,7 +80,7 @@ bad("pgm_truncated.pgm", b"P5\n100 100\n255\n" + b"\0" * 10, "truncated file")
 bad("pgm_p2_truncated.pgm", b"P2\n3 2\n255\n1 2 3\n4\n", "truncated file")
 bad("pgm_maxval_70000.pgm", b"P5\n2 2\n70000\n" + b"\0" * 8, "unsupported bit depth")
 bad("pgm_width_absurd.pgm", b"P5\n2000000000000 2\n255\n", "absurd width")
-bad("pgm_overflow.pgm", b"P5\n1099511627776 1099511627776\n65535\n", "absurd dimensions")
+bad("pgm_overflow.pgm", b"P5\n1099511627776 1099511627776\n65535\n", "image dimensions overflow")
 bad("pgm_zero_width.pgm", b"P5\n0 2\n255\n", "width is 0")
 bad("pgm_not_number.pgm", b"P5\nwide 2\n255\n", "is not a number")
 bad("pgm_sample_over_maxval.pgm", b"P2\n2 1\n10\n3 11\n", "exceeds maxval")
@@ -81,6 +89,7 @@ bad("pbm_bitmap.pbm", b"P4\n8 1\n\xff", "PBM bitmaps")
 bad("pam.pam", b"P7\nWIDTH 1\n", "PAM (P7)")
 bad("pfm_truncated.pfm", b"Pf\n10 10\n-1.0\n" + b"\0" * 40, "truncated file")
 bad("pfm_bad_scale.pfm", b"Pf\n1 1\nabc\n" + b"\0" * 4, "corrupt PFM scale")
+bad("pfm_overflow.pfm", b"PF\n1099511627776 1099511627776\n-1.0\n", "image dimensions overflow")
 
 png = io.BytesIO()
 Image.fromarray(u8).save(png, format="PNG")
@@ -91,6 +100,19 @@ idat = crc.find(b"IDAT")
 crc[idat + 10] ^= 0xFF
 bad("png_bad_crc.png", bytes(crc), "PNG error")
 bad("png_header_only.png", png[:16], "PNG error")
+
+
+def png_chunk(kind, data):
+    return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+
+# A header claiming 2^31-1 x 2^31-1 RGBA (the format's largest): 2^64 - 2^34
+# bytes, past what a buffer can hold. Said as such, naming this file - not as
+# "out of memory: the image needs 0 bytes", nor blamed on the output.
+bad("png_huge_dims.png", b"\x89PNG\r\n\x1a\n"
+    + png_chunk(b"IHDR", struct.pack(">IIBBBBB", 2**31 - 1, 2**31 - 1, 8, 6, 0, 0, 0))
+    + png_chunk(b"IDAT", zlib.compress(b"\0" * 64)) + png_chunk(b"IEND", b""),
+    "image dimensions overflow")
 
 jpg = io.BytesIO()
 Image.fromarray(np.add.outer(np.arange(64), np.arange(64)).astype(np.uint8)).save(jpg, format="JPEG")
