@@ -18,6 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cpu/isa.h"
+#include "hist/hist.h"
 #include "pixsum.h"
 #include "testutil.h"
 
@@ -637,6 +639,31 @@ static void test_edge_regressions(void **state)
     free(m.buf);
 }
 
+/* The histogram kernels follow the library's one ISA detector: capped below
+ * avx512 (PIXSUM_FORCE_ISA, psi_isa_force), their AVX-512 paths are off and
+ * the counts stay the same. */
+static void test_forced_isa(void **state)
+{
+    (void)state;
+    int had = psi_hist_avx512_available();
+    assert_true(!had || psi_isa_supported() == PSI_ISA_AVX512);
+    image im = make_image(PIXSUM_F32, 300, 7, 1, 1, 0);
+    fill_random(&im.v);
+    pixsum_hist_spec spec = {0};
+    spec.bins = 100;
+    spec.lo = -1;
+    spec.hi = 1;
+    uint64_t a[100], b[100];
+    assert_int_equal(pixsum_histogram(NULL, &im.v, &spec, a, 100, NULL), PIXSUM_OK);
+    psi_isa_force(PSI_ISA_AVX2);
+    assert_false(psi_hist_avx512_available());
+    assert_int_equal(pixsum_histogram(NULL, &im.v, &spec, b, 100, NULL), PIXSUM_OK);
+    assert_memory_equal(a, b, sizeof a);
+    psi_isa_force(PSI_ISA_COUNT);
+    assert_int_equal(psi_hist_avx512_available(), had);
+    free(im.buf);
+}
+
 static void test_masks(void **state)
 {
     (void)state;
@@ -806,6 +833,7 @@ int main(void)
         cmocka_unit_test(test_edge_values),
         cmocka_unit_test(test_edge_rule),
         cmocka_unit_test(test_edge_regressions),
+        cmocka_unit_test(test_forced_isa),
         cmocka_unit_test(test_masks),
         cmocka_unit_test(test_relative_cumulative),
         cmocka_unit_test(test_bad_calls),

@@ -15,6 +15,7 @@ static pthread_once_t detect_once = PTHREAD_ONCE_INIT;
 static psi_isa supported_isa = PSI_ISA_SCALAR;
 static psi_isa env_isa = PSI_ISA_SCALAR;  /* supported level capped by the env */
 static int forced_isa = -1;               /* psi_isa_force(); -1 = none (atomic) */
+static int avx512_extras = 0;             /* VPOPCNTDQ, GFNI, VBMI, VBMI2 */
 
 static psi_isa detect_hardware(void)
 {
@@ -34,9 +35,20 @@ static psi_isa detect_hardware(void)
     return PSI_ISA_SCALAR;
 }
 
+static int detect_avx512_extras(void)
+{
+#if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
+    return __builtin_cpu_supports("avx512vpopcntdq") && __builtin_cpu_supports("gfni") &&
+           __builtin_cpu_supports("avx512vbmi") && __builtin_cpu_supports("avx512vbmi2");
+#else
+    return 0;
+#endif
+}
+
 static void detect(void)
 {
     supported_isa = detect_hardware();
+    avx512_extras = supported_isa == PSI_ISA_AVX512 && detect_avx512_extras();
     env_isa = supported_isa;
     const char *force = getenv("PIXSUM_FORCE_ISA");
     if (force && *force) {
@@ -70,6 +82,12 @@ psi_isa psi_isa_force(psi_isa isa)
         value = (int)(isa < supported_isa ? isa : supported_isa);
     __atomic_store_n(&forced_isa, value, __ATOMIC_RELAXED);
     return psi_isa_active();
+}
+
+int psi_isa_avx512_extras(void)
+{
+    pthread_once(&detect_once, detect);
+    return avx512_extras;
 }
 
 const char *psi_isa_name(psi_isa isa)

@@ -31,6 +31,12 @@ psi_isa psi_isa_active(void);
  * Returns the level now active. */
 psi_isa psi_isa_force(psi_isa isa);
 
+/* True when the CPU has, besides PSI_ISA_AVX512, the AVX-512 VPOPCNTDQ,
+ * GFNI, VBMI and VBMI2 extensions (the histogram kernels of
+ * src/hist/hist_avx512.c); detected once with the rest, ignores forcing:
+ * callers also require psi_isa_active() >= PSI_ISA_AVX512. */
+int psi_isa_avx512_extras(void);
+
 /* "scalar", "sse2", "avx2", "avx512". */
 const char *psi_isa_name(psi_isa isa);
 

@@ -37,6 +37,8 @@
  */
 #include "hist.h"
 
+#include "../cpu/isa.h"
+
 #include <immintrin.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,19 +46,11 @@
 #define BS_TARGET \
     __attribute__((target("avx512f,avx512bw,avx512vl,avx512vpopcntdq,gfni,avx512vbmi")))
 
+/* The library's one ISA detector (src/cpu/isa.c), so PIXSUM_FORCE_ISA and
+ * psi_isa_force() below avx512 turn these kernels off too. */
 bool psi_hist_avx512_available(void)
 {
-    static int cached = -1;
-    int v = __atomic_load_n(&cached, __ATOMIC_RELAXED);
-    if (v < 0) {
-        __builtin_cpu_init();
-        v = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-            __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
-            __builtin_cpu_supports("avx512vpopcntdq") && __builtin_cpu_supports("gfni") &&
-            __builtin_cpu_supports("avx512vbmi") && __builtin_cpu_supports("avx512vbmi2");
-        __atomic_store_n(&cached, v, __ATOMIC_RELAXED);
-    }
-    return v != 0;
+    return psi_isa_active() >= PSI_ISA_AVX512 && psi_isa_avx512_extras();
 }
 
 /* Blocks of 512 pixels per chunk: the chunk's nibble masks (2 KiB per block)
