@@ -26,13 +26,20 @@ PYDIR = os.path.join(HERE, "python")
 ROOT = os.environ.get("PIXSUM_SOURCE_DIR", HERE)
 SRC = os.path.join(ROOT, "src")
 
-ISA_FLAGS = {
-    "sse2": ["-msse2"],
-    "sse41": ["-msse4.1"],
-    "avx2": ["-mavx2", "-mfma", "-mbmi2"],
-    "avx512": ["-mavx512f", "-mavx512bw", "-mavx512vl", "-mavx512dq", "-mavx2", "-mfma",
-               "-mbmi2"],
-}
+def read_isa_flags():
+    """The flags of each ISA-specific file: src/cpu/isa_flags.txt, the list the
+    CMake build reads too."""
+    flags = {}
+    with open(os.path.join(SRC, "cpu", "isa_flags.txt")) as fh:
+        for line in fh:
+            line = line.split("#", 1)[0].strip()
+            if line:
+                isa, _, rest = line.partition(":")
+                flags[isa.strip()] = rest.split()
+    return flags
+
+
+ISA_FLAGS = read_isa_flags()
 IS_X86 = platform.machine().lower() in ("x86_64", "amd64", "i386", "i686")
 IS_ARM = platform.machine().lower() in ("aarch64", "arm64")
 
