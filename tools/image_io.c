@@ -18,14 +18,9 @@
 
 int pxio_fail(char *err, size_t errlen, const char *path, const char *fmt, ...)
 {
-    if (!err || errlen == 0)
-        return -1;
-    int n = snprintf(err, errlen, "%s: ", path ? path : "(no file)");
-    if (n < 0 || (size_t)n >= errlen)
-        return -1;
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(err + n, errlen - (size_t)n, fmt, ap);
+    out_file_vfail(err, errlen, path, fmt, ap);
     va_end(ap);
     return -1;
 }

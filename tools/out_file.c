@@ -34,16 +34,22 @@ static int fail(char *err, size_t errlen, const char *path, const char *fmt, ...
 #endif
     ;
 
-static int fail(char *err, size_t errlen, const char *path, const char *fmt, ...)
+int out_file_vfail(char *err, size_t errlen, const char *path, const char *fmt, va_list ap)
 {
     if (!err || errlen == 0)
         return -1;
     int n = snprintf(err, errlen, "%s: ", path ? path : "(no file)");
     if (n < 0 || (size_t)n >= errlen)
         return -1;
+    vsnprintf(err + n, errlen - (size_t)n, fmt, ap);
+    return -1;
+}
+
+static int fail(char *err, size_t errlen, const char *path, const char *fmt, ...)
+{
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(err + n, errlen - (size_t)n, fmt, ap);
+    out_file_vfail(err, errlen, path, fmt, ap);
     va_end(ap);
     return -1;
 }

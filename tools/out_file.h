@@ -23,6 +23,7 @@
 #ifndef PIXSUM_TOOLS_OUT_FILE_H
 #define PIXSUM_TOOLS_OUT_FILE_H
 
+#include <stdarg.h>
 #include <stddef.h>
 
 /* How an open output reaches its name. */
@@ -82,5 +83,10 @@ int out_file_commit_all(out_file *const *v, size_t n, char *err, size_t errlen);
 /* Abandons an output: closes o->fd, removes the temporary (in place: what
  * was streamed stays), frees. Safe on a closed or zeroed out_file. */
 void out_file_abort(out_file *o);
+
+/* Writes "PATH: <fmt formatted>" into err (errlen bytes, truncated; nothing
+ * when err is NULL or errlen 0); PATH "(no file)" when NULL. Returns -1: the
+ * tools' error convention, shared by image_io's pxio_fail(). */
+int out_file_vfail(char *err, size_t errlen, const char *path, const char *fmt, va_list ap);
 
 #endif

@@ -60,7 +60,8 @@ typedef struct psi_bins {
     uint32_t one_step; /* 1: the estimate is never more than one bin off */
 } psi_bins;
 
-/* One IEEE double product and sum, each rounded on its own: the compilers may
+/* One IEEE double product and sum (a - b is a + (-b), the same rounding),
+ * each rounded on its own: the compilers may
  * not fuse them into one multiply-add (CUDA: the _rn intrinsics; C: two
  * statements, -ffp-contract=off in the build, and the pragma for clang). */
 PSI_BINS_FN double psi_bins_mul(double a, double b)
@@ -86,16 +87,6 @@ PSI_BINS_FN double psi_bins_add(double a, double b)
 #endif
 }
 
-PSI_BINS_FN double psi_bins_sub(double a, double b)
-{
-#ifdef __CUDA_ARCH__
-    return __dsub_rn(a, b);
-#else
-    double r = a - b;
-    return r;
-#endif
-}
-
 /* Fills b for `bins` bins over [lo, hi). Returns 0, or -1 (b untouched) when
  * bins is 0 or above 2^31, lo or hi is not finite, lo >= hi, or the step or scale is not a
  * finite double above zero (a range too narrow or too wide for the count). */
@@ -104,7 +95,7 @@ PSI_BINS_FN int psi_bins_init(psi_bins *b, uint64_t bins, double lo, double hi)
     if (bins == 0 || bins > ((uint64_t)1 << 31) || !(lo < hi) || !(lo - lo == 0) ||
         !(hi - hi == 0))
         return -1;
-    double width = psi_bins_sub(hi, lo);
+    double width = psi_bins_add(hi, -lo);
     double step = width / (double)bins;
     double scale = (double)bins / width;
     if (!(width - width == 0) || !(step > 0) || !(scale > 0) || !(scale - scale == 0))
@@ -150,7 +141,7 @@ PSI_BINS_FN uint32_t psi_bins_class(const psi_bins *b, double v)
         return b->bins + PSI_BIN_ABOVE;
     /* lo <= v < hi: the estimate is finite and >= 0 */
     const uint32_t last = b->bins - 1;
-    double f = psi_bins_mul(psi_bins_sub(v, b->lo), b->scale);
+    double f = psi_bins_mul(psi_bins_add(v, -b->lo), b->scale);
     uint32_t i = f < (double)b->bins ? (uint32_t)f : b->bins;
     /* One step each way, both edges of the estimate at once (lo + i * step
      * by the formula, also for i = bins): an estimate one above the bin has
