@@ -57,7 +57,7 @@ def library_sources():
         raise SystemExit(f"pixsum's C sources were not found under {ROOT}; build from a "
                          "checkout (pip install .) or set PIXSUM_SOURCE_DIR")
     files = []
-    for pattern in ("*.c", "cpu/*.c", "hist/*.c"):
+    for pattern in ("*.c", "cpu/*.c", "hist/*.c", "papers/*.c"):
         files += sorted(glob.glob(os.path.join(SRC, pattern)))
     keep = []
     for f in files:

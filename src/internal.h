@@ -147,6 +147,22 @@ typedef struct psi_job {
     const void *extra;   /* operation-specific parameters (histograms etc.) */
 } psi_job;
 
+/* The tables a job writes, plain first, then squared: fills tables[] and
+ * squared[] (0 plain, 1 squared) and returns how many (1 or 2). */
+static inline int psi_job_tables(const psi_job *job, const pixsum_view **tables, int *squared)
+{
+    int n = 0;
+    if (job->out.data) {
+        tables[n] = &job->out;
+        squared[n++] = 0;
+    }
+    if (job->out_sq.data) {
+        tables[n] = &job->out_sq;
+        squared[n++] = 1;
+    }
+    return n;
+}
+
 typedef struct psi_method {
     const char *name;
     pixsum_backend backend;
@@ -169,9 +185,11 @@ typedef struct psi_method {
 extern const psi_method psi_methods_serial[];  /* src/cpu/serial.c */
 extern const psi_method psi_methods_cpu_fast[]; /* src/cpu/fast_methods.c */
 extern const psi_method psi_methods_omp[];     /* src/cpu/omp_methods.c */
+extern const psi_method psi_methods_papers_cpu[]; /* src/papers/ (papers 000, 001, 003) */
 extern const psi_method psi_methods_cuda[];    /* src/cuda/ or src/cuda_off.c */
 extern const psi_method psi_methods_gl[];      /* src/gl/ or src/gl_off.c */
 extern const psi_method psi_methods_hist[];    /* src/hist/ */
+extern const psi_method psi_methods_box[];     /* src/cpu/box_stream.c */
 
 /* Registry access (registry.c). */
 const psi_method *psi_method_by_id(int id);

@@ -35,6 +35,12 @@ const psi_row_kernels *psi_scalar_kernels(pixsum_type in, pixsum_type out);
 /* The scalar add for an output type (NULL for non-table types). */
 psi_add_fn psi_scalar_add(pixsum_type out);
 
+/* In-place running sums along a row of w pixels of ch interleaved samples. */
+typedef void (*psi_running_fn)(void *row, size_t w, size_t ch);
+
+/* The running sum of a table type (u32, u64 / i64, f32; f64 otherwise). */
+psi_running_fn psi_scalar_running(pixsum_type t);
+
 /* Fills job->out and/or job->out_sq (2-D or 3-D) row by row in one pass over
  * the input: row y of slice z is rowfn(in row, out row, out row y-1), and for
  * z > 0 the previous slice is folded in with the same row still in cache:

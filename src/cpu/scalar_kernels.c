@@ -126,6 +126,29 @@ psi_add_fn psi_scalar_add(pixsum_type out)
     }
 }
 
+#define RUNNING_SUM(SUF, T)                                               \
+    static void running_##SUF(void *row_, size_t w, size_t ch)            \
+    {                                                                     \
+        T *row = row_;                                                    \
+        for (size_t i = ch; i < w * ch; i++)                              \
+            row[i] = (T)(row[i] + row[i - ch]);                           \
+    }
+RUNNING_SUM(u32, uint32_t)
+RUNNING_SUM(u64, uint64_t)
+RUNNING_SUM(f32, float)
+RUNNING_SUM(f64, double)
+
+psi_running_fn psi_scalar_running(pixsum_type t)
+{
+    switch (t) {
+    case PIXSUM_U32: return running_u32;
+    case PIXSUM_U64:
+    case PIXSUM_I64: return running_u64;
+    case PIXSUM_F32: return running_f32;
+    default: return running_f64;
+    }
+}
+
 /* One table (plain or squared) of one row. */
 static void table_row(const pixsum_view *in, const pixsum_view *t, psi_row_fn fn,
                       psi_add_fn add, const void *carry, size_t y, size_t z)
