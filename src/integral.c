@@ -165,10 +165,10 @@ static int integral_common(pixsum_ctx *ctx, const pixsum_view *in, const pixsum_
     size_t w, h, d;
     pixsum_integral_shape(c, in, &w, &h, &d);
     if (out && (st = psi_integral_check_table(in, out, w, h, d, 0, c->wrap, above, false,
-                                                   "output")) != PIXSUM_OK)
+                                              "output")) != PIXSUM_OK)
         return st;
-    if (out_sq && (st = psi_integral_check_table(in, out_sq, w, h, d, 1, c->wrap, above_sq, false,
-                                    "squared output")) != PIXSUM_OK)
+    if (out_sq && (st = psi_integral_check_table(in, out_sq, w, h, d, 1, c->wrap, above_sq,
+                                                 false, "squared output")) != PIXSUM_OK)
         return st;
     if (out && out_sq && (st = check_no_overlap(out, out_sq, "squared output")) != PIXSUM_OK)
         return psi_fail(st, "the output and the squared output overlap");
