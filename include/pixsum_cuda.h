@@ -26,7 +26,9 @@
  * On GPUs of compute capability 9.0 and newer, cuda.lookback is launched with
  * programmatic dependent launch: its launch overlaps the end of the stream's
  * previous kernel, and it reads and writes nothing before that kernel has
- * finished, so stream order is kept (PIXSUM_CUDA_LB=pdl=0 turns it off).
+ * finished, so stream order is kept. How each kernel is shaped and tuned
+ * follows compiled tables per architecture and type, chosen once per device:
+ * no environment variable changes what these functions compute.
  *
  * Ordering rule: a context's scratch (or a workspace) serves one call at a
  * time on one stream; two calls sharing scratch must run on the same stream
@@ -40,6 +42,11 @@
  * context's threads, chunked copies overlapped with compute).
  *
  * This header needs no CUDA header: streams are passed as `void *`.
+ *
+ * Its last section, seen only where PIXSUM_EXPERIMENTAL is defined before the
+ * include, holds experimental entry points for measurements, paper
+ * reproductions and tests: they are exported by every CUDA build but may
+ * change or go in any release.
  */
 #ifndef PIXSUM_CUDA_H
 #define PIXSUM_CUDA_H
@@ -113,31 +120,6 @@ PIXSUM_API int pixsum_cuda_integral_ws(const pixsum_ctx *ctx, const pixsum_view 
                                        int batch, void *workspace, size_t workspace_bytes,
                                        void *stream);
 
-/* Launch parameters of the paper-004 methods, for reproducing its sweeps.
- * section_size: threads (= elements) per row section of the scan kernels
- * (64..1024, power of two); tile_dim: transpose tile side (16 or 32);
- * block_rows: rows each transpose thread block covers per step (a divisor of
- * tile_dim). Zero fields take the defaults 256, 32, 8. */
-typedef struct pixsum_cuda_tuning {
-    int section_size;
-    int tile_dim;
-    int block_rows;
-} pixsum_cuda_tuning;
-
-/* Sets the tuning used by this context's CUDA calls from now on (copied).
- * NULL restores the defaults. Returns PIXSUM_OK, PIXSUM_ERR_NULL (ctx) or
- * PIXSUM_ERR_INVALID_ARG. */
-PIXSUM_API int pixsum_cuda_set_tuning(pixsum_ctx *ctx, const pixsum_cuda_tuning *tuning);
-
-/* Times of the last host-memory call made through a CUDA method with this
- * context, in milliseconds: host-to-device copies, kernels, device-to-host
- * copies (measured with CUDA events; overlapped parts are counted in each)
- * and the whole call (wall clock). Returns PIXSUM_OK, PIXSUM_ERR_NULL or
- * PIXSUM_ERR_UNAVAILABLE (no such call yet). */
-PIXSUM_API int pixsum_cuda_last_transfer_ms(const pixsum_ctx *ctx, double *h2d_ms,
-                                            double *kernel_ms, double *d2h_ms,
-                                            double *total_ms);
-
 /* ---- Histograms of device data ---------------------------------------------------- */
 
 /* Largest bin count of the device histograms. */
@@ -188,8 +170,8 @@ PIXSUM_API int pixsum_cuda_hist_reserve(pixsum_ctx *ctx, const pixsum_view *in,
 /* Cumulative histogram on the device: out[c * bins + k] = sum of
  * counts[c * bins + i] for i <= k, for each of `channels` (1-4) rows of `bins`
  * u64 (device arrays; out == counts allowed, but an out apart from counts
- * is scanned by a block per 8192 bins, in place by one block per channel:
- * 65536 bins took 0.022 ms against 0.075 ms on an H200). Returns PIXSUM_OK,
+ * is faster for many bins: it is scanned by a block per 8192 bins, in place
+ * by one block per channel). Returns PIXSUM_OK,
  * PIXSUM_ERR_NULL, PIXSUM_ERR_INVALID_ARG (channels not 1-4, bins 0 or above
  * PIXSUM_HIST_MAX_BINS), PIXSUM_ERR_UNAVAILABLE, PIXSUM_ERR_CUDA. */
 PIXSUM_API int pixsum_cuda_hist_cumulative(const uint64_t *counts, size_t channels, size_t bins,
@@ -280,3 +262,81 @@ PIXSUM_API int pixsum_cuda_device_count(void);
 #endif
 
 #endif /* PIXSUM_CUDA_H */
+
+/* ---- Experimental: measurement, tuning and test entry points ----------------------
+ * Seen where PIXSUM_EXPERIMENTAL is defined before this header is included
+ * (as zstd's ZSTD_STATIC_LINKING_ONLY section). Not part of the stable API:
+ * they may change or go in any release. */
+#if defined(PIXSUM_EXPERIMENTAL) && !defined(PIXSUM_CUDA_H_EXPERIMENTAL)
+#define PIXSUM_CUDA_H_EXPERIMENTAL
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Launch parameters of the paper-004 methods, for reproducing its sweeps.
+ * section_size: threads (= elements) per row section of the scan kernels
+ * (64..1024, power of two); tile_dim: transpose tile side (16 or 32);
+ * block_rows: rows each transpose thread block covers per step (a divisor of
+ * tile_dim). Zero fields take the defaults 256, 32, 8. */
+typedef struct pixsum_cuda_tuning {
+    int section_size;
+    int tile_dim;
+    int block_rows;
+} pixsum_cuda_tuning;
+
+/* Sets the tuning used by this context's CUDA calls from now on (copied).
+ * NULL restores the defaults. Returns PIXSUM_OK, PIXSUM_ERR_NULL (ctx) or
+ * PIXSUM_ERR_INVALID_ARG. */
+PIXSUM_API int pixsum_cuda_set_tuning(pixsum_ctx *ctx, const pixsum_cuda_tuning *tuning);
+
+/* Times of the last host-memory call made through a CUDA method with this
+ * context, in milliseconds: host-to-device copies, kernels, device-to-host
+ * copies (measured with CUDA events; overlapped parts are counted in each)
+ * and the whole call (wall clock). Returns PIXSUM_OK, PIXSUM_ERR_NULL or
+ * PIXSUM_ERR_UNAVAILABLE (no such call yet). */
+PIXSUM_API int pixsum_cuda_last_transfer_ms(const pixsum_ctx *ctx, double *h2d_ms,
+                                            double *kernel_ms, double *d2h_ms,
+                                            double *total_ms);
+
+/* Values of pixsum_cuda_force's lookback_kernel and hist_scheme. */
+#define PIXSUM_CUDA_FORCE_REGISTER 1 /* cuda.lookback's register kernel */
+#define PIXSUM_CUDA_FORCE_STAGED 2   /* cuda.lookback's staged kernel */
+#define PIXSUM_CUDA_FORCE_NARROW 1   /* histograms: the narrow counting scheme */
+#define PIXSUM_CUDA_FORCE_WIDE 2     /* histograms: the wide counting scheme */
+
+/* Code paths forced on a context's CUDA calls, for tests that must reach
+ * every path on one device and with small images; all zero: the automatic
+ * choice. Each forced path is one the automatic choice takes for some image,
+ * type pair or device, so every result stays correct: integer tables and
+ * histogram counts are the same bits, float tables stay within the same
+ * error bound (they may round differently). A value a request cannot take
+ * is ignored for that request. */
+typedef struct pixsum_cuda_force {
+    int lookback_kernel;     /* cuda.lookback: 0 auto, PIXSUM_CUDA_FORCE_REGISTER, or
+                                PIXSUM_CUDA_FORCE_STAGED (not for f64 -> f64) */
+    int lookback_rows;       /* staged kernel, rows per warp: 0 auto; 16 or 8 for
+                                8-bit input, 8 or 4 for 16-bit and f32 input */
+    int lookback_tile_width; /* register kernel: 0 auto, 256, or 128 where the plane
+                                is at most 32 x 32 such tiles */
+    int lookback_chained;    /* register kernel: chained look-backs on small planes
+                                too (else over aggregates only) */
+    int hist_scheme;         /* histograms: 0 auto, PIXSUM_CUDA_FORCE_NARROW (u8 images
+                                the flat scheme takes; other types whose table fits),
+                                PIXSUM_CUDA_FORCE_WIDE (i32, f32, f64) */
+    int no_pdl;              /* no programmatic dependent launch (as before sm_90) */
+    int no_async_copy;       /* the staged kernel loads its tile through registers
+                                instead of cp.async (as before sm_80) */
+} pixsum_cuda_force;
+
+/* Sets the paths forced on this context's CUDA calls from now on (copied;
+ * NULL: none). pixsum_cuda_workspace_size() sizes for them. Returns
+ * PIXSUM_OK, PIXSUM_ERR_NULL (ctx), PIXSUM_ERR_INVALID_ARG (a value outside
+ * the lists above) or PIXSUM_ERR_NO_MEMORY. */
+PIXSUM_API int pixsum_cuda_set_force(pixsum_ctx *ctx, const pixsum_cuda_force *force);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* PIXSUM_EXPERIMENTAL */

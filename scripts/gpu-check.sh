@@ -1,30 +1,30 @@
 #!/usr/bin/env bash
 # gpu-check.sh - builds pixsum with CUDA on a machine with an NVIDIA GPU, runs
-# the GPU tests (test_cuda: every CUDA method against the CPU reference), runs
+# the GPU tests (test_cuda: every CUDA method against the CPU reference, and
+# every code path of cuda.lookback forced through the experimental API), runs
 # them again small under compute-sanitizer (memcheck, racecheck, synccheck),
 # then the GPU benchmarks (bench/cuda/gpu_bench: fast method vs same-run copy
 # floor and NPP, paper 004 sweep, paper 003 table) and the PyTorch peer
-# (bench/cuda/torch_peer.py, pixsum in the same process). Logs go to $OUT (default ./gpu-out).
+# (bench/cuda/torch_peer.py, pixsum in the same process). Every log and
+# result file goes to $OUT (default build/gpu-out), never into the source
+# tree.
 #
 # usage: scripts/gpu-check.sh [steps]   steps: any of build test sanitize bench gl
 #                                       failtest leakcheck clibench histtest histbench python
 #                                       torch mpi profile cpu (profile: ncu; cpu: the CPU
 #                                       kernels on the host's CPU; neither in the default)
 #                                       (default: all, in that order)
-# Environment: OUT, JOBS, CUDA_ARCH (default 90), PIXSUM_TEST_NO_LARGE=1,
-# CUDA_TRACE=ON (also build the traced staged kernels, for BENCH_SECTION=trace).
-# BENCH_SECTION (default all), BENCH_REPS, BENCH_SIZES, BENCH_PAIR_SIZES,
-# BENCH_LB_VARIANTS: gpu_bench's section and its settings (bench/cuda/gpu_bench.cu).
-# LB_VARIANTS / SAN_VARIANTS: PIXSUM_CUDA_LB strings tested by `test` / `sanitize`
-# (LB_VARIANTS default: four shapes, one per kernel family; `all`: all 19);
-# TEST_TIMEOUT (240 s per variant run) and SAN_TIMEOUT (200 s per sanitizer run)
-# end a hung kernel; HIST_SANITIZE=0 skips the histogram sanitizer runs.
+# Environment: OUT, JOBS, CUDA_ARCH (default 90), PIXSUM_TEST_NO_LARGE=1.
+# BENCH_SECTION (default all), BENCH_REPS, BENCH_SIZES, BENCH_PAIR_SIZES:
+# gpu_bench's section and its settings (bench/cuda/gpu_bench.cu).
+# SAN_TIMEOUT (200 s per sanitizer run) ends a hung kernel; HIST_SANITIZE=0
+# skips the histogram sanitizer runs.
 # Without cmocka installed, .gpu-deps/*.deb (libcmocka0, libcmocka-dev,
 # fetched with `apt-get download`) are unpacked under /tmp/gpu-deps and the
 # test is compiled directly.
 set -u -o pipefail
 cd "$(dirname "$0")/.."
-OUT=${OUT:-$PWD/gpu-out}
+OUT=${OUT:-$PWD/build/gpu-out}
 JOBS=${JOBS:-$(nproc)}
 ARCH=${CUDA_ARCH:-90}
 BUILD=build-gpu
@@ -78,7 +78,7 @@ if has build; then
     cmake -S . -B $BUILD -DCMAKE_BUILD_TYPE=Release -DPIXSUM_CUDA=ON \
         -DCMAKE_CUDA_ARCHITECTURES=$ARCH -DPIXSUM_PYTHON=OFF -DPIXSUM_GL=OFF -DPIXSUM_MPI=OFF \
         -DPIXSUM_BUILD_TOOLS=ON -DPIXSUM_BUILD_EXAMPLES=OFF -DBUILD_TESTING=$TESTING \
-        -DPIXSUM_CUDA_TRACE=${CUDA_TRACE:-OFF} -DPIXSUM_WERROR=OFF >"$OUT/build.log" 2>&1 || { tail -30 "$OUT/build.log"; exit 1; }
+        -DPIXSUM_WERROR=OFF >"$OUT/build.log" 2>&1 || { tail -30 "$OUT/build.log"; exit 1; }
     cmake --build $BUILD -j "$JOBS" --target pixsum pixsum_static pixsum_cli >>"$OUT/build.log" 2>&1 ||
         { tail -40 "$OUT/build.log"; exit 1; }
     if [ "$TESTING" = ON ]; then
@@ -103,21 +103,6 @@ if has test; then
     step "test_cuda_box"
     $BUILD/tests/test_cuda_box 2>&1 | tee "$OUT/test-box.log" | tail -8
     [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
-    # The other cuda.lookback launch shapes (PIXSUM_CUDA_LB) must be exact too.
-    # By default one of each kernel family (about 1 minute); LB_VARIANTS=all
-    # runs every shape (19 runs, about 5 minutes: after look-back changes).
-    LB_ALL="staged=0 staged=0,pdl=0 staged=0,tw=256 staged=0,tw=128 staged=0,direct=0 staged=0,rows=4,hints=3,direct=0 rows=8,hints=0 staged=1 staged=1,rows=8,hints=0 staged=1,rows=16 staged=1,split=1 staged=1,pdl=2 staged=1,order=0 staged=1,order=1 staged=1,async=0 staged=1,stagger=0 staged=1,pairs=0 staged=1,prescan=0 staged=1,rowtree=0"
-    LB_SHORT="staged=0 staged=0,direct=0 staged=1,split=1 staged=1,pdl=2"
-    lb_list=${LB_VARIANTS:-$LB_SHORT}
-    [ "$lb_list" = all ] && lb_list=$LB_ALL
-    for v in $lb_list; do
-        step "test_cuda with PIXSUM_CUDA_LB=$v (no large case)"
-        PIXSUM_CUDA_LB=$v PIXSUM_TEST_NO_LARGE=1 timeout ${TEST_TIMEOUT:-240} $BUILD/tests/test_cuda \
-            >"$OUT/test-variant-$v.log" 2>&1
-        rc=$?
-        grep -E "PASSED|FAILED|ERROR" "$OUT/test-variant-$v.log" | head -5
-        [ $rc -eq 0 ] || status=1
-    done
 fi
 
 if has failtest; then
@@ -163,18 +148,17 @@ fi
 
 if has sanitize; then
     CS=$(command -v compute-sanitizer || echo "$CUDA_HOME/bin/compute-sanitizer")
-    # Each cuda.lookback kernel (PIXSUM_CUDA_LB staged=0 / staged=1) under each tool.
-    for lb in ${SAN_VARIANTS:-staged=0 staged=0,tw=256 staged=0,direct=0 staged=1}; do
+    # test_cuda runs each cuda.lookback kernel and look-back (its forced paths)
+    # under each tool.
     for tool in memcheck racecheck synccheck; do
-        step "compute-sanitizer --tool $tool (PIXSUM_TEST_QUICK=1, PIXSUM_CUDA_LB=$lb)"
-        PIXSUM_CUDA_LB=$lb PIXSUM_TEST_QUICK=1 timeout ${SAN_TIMEOUT:-200} "$CS" --tool $tool \
+        step "compute-sanitizer --tool $tool (PIXSUM_TEST_QUICK=1)"
+        PIXSUM_TEST_QUICK=1 timeout ${SAN_TIMEOUT:-200} "$CS" --tool $tool \
             --report-api-errors no --error-exitcode 3 \
-            $BUILD/tests/test_cuda >"$OUT/sanitize-$tool-$lb.log" 2>&1
+            $BUILD/tests/test_cuda >"$OUT/sanitize-$tool.log" 2>&1
         rc=$?
-        tail -4 "$OUT/sanitize-$tool-$lb.log"
-        echo "$tool ($lb) exit code $rc"
+        tail -4 "$OUT/sanitize-$tool.log"
+        echo "$tool exit code $rc"
         [ $rc -eq 0 ] || status=1
-    done
     done
     step "compute-sanitizer --tool memcheck test_cuda_box (PIXSUM_TEST_QUICK=1)"
     PIXSUM_TEST_QUICK=1 timeout ${SAN_TIMEOUT:-200} "$CS" --tool memcheck --report-api-errors no \

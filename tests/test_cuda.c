@@ -5,10 +5,13 @@
  * 4 or 32, padded row strides, 1-4 channels), squared tables, 3-D volumes,
  * batches, the padded layout, wrap mode, the host-memory path (pinned staging
  * in row strips), the device-pointer API on a caller's stream, a caller-given
- * workspace, repeated launches on the same buffers (no stale flags) and an
- * output larger than 2^31 bytes from every method. Integer tables must match
- * bit for bit; float tables within (W + H + D + 16) x epsilon x the exact
- * table of |input|.
+ * workspace, repeated launches on the same buffers (no stale flags), an
+ * output larger than 2^31 bytes from every method, and every code path of
+ * cuda.lookback that the automatic choice takes for some size, type pair or
+ * device, forced on small images (pixsum_cuda_set_force(), the experimental
+ * API: each kernel, tile height and width, chained look-backs, no PDL, no
+ * cp.async). Integer tables must match bit for bit; float tables within
+ * (W + H + D + 16) x epsilon x the exact table of |input|.
  *
  * Without a CUDA device (or in a build without CUDA) the program prints
  * "skipped: no CUDA device" and exits with 77, which ctest reports as skipped.
@@ -28,6 +31,7 @@ int main(void)
 }
 #else
 
+#define PIXSUM_EXPERIMENTAL /* tuning, transfer times, forced paths */
 #include "pixsum_cuda.h"
 
 #include <cuda_runtime_api.h>
@@ -117,6 +121,7 @@ typedef struct tcase {
     size_t w, h, d, ch, pad;
     int tables, batch, wrap, padded, extreme;
     enum api api;
+    const pixsum_cuda_force *force; /* paths forced on the call's context, or NULL */
 } tcase;
 
 /* The CPU reference tables of a case (per slice for batches). */
@@ -183,6 +188,8 @@ static void run_case(const tcase *c, cudaStream_t stream)
     PX_OK(pixsum_ctx_set(ctx, PIXSUM_PARAM_WRAP, c->wrap));
     PX_OK(pixsum_ctx_set(ctx, PIXSUM_PARAM_PADDED, c->padded));
     PX_OK(pixsum_ctx_set(ctx, PIXSUM_PARAM_CUDA_STREAM, (intptr_t)stream));
+    if (c->force)
+        PX_OK(pixsum_cuda_set_force(ctx, c->force));
     if (c->api == API_HOST) {
         if (c->tables == T_PLAIN)
             PX_OK(pixsum_integral(ctx, &in.v, &got.v));
@@ -286,7 +293,7 @@ static void test_methods_types_shapes(void **state)
         for (size_t p = 0; p < NPAIRS; p++)
             for (size_t s = 0; s < (quick() ? 6 : NSHAPES); s++) {
                 tcase c = {methods[m], pairs[p][0], pairs[p][1], shapes[s][0], shapes[s][1],
-                           1, 1 + (s + p) % 4, (s % 3) * 5, T_PLAIN, 0, 0, 0, 0, API_DEVICE};
+                           1, 1 + (s + p) % 4, (s % 3) * 5, T_PLAIN, 0, 0, 0, 0, API_DEVICE, NULL};
                 if (pairs[p][1] == PIXSUM_U32 && pairs[p][0] == PIXSUM_U16)
                     c.wrap = 1; /* u16 sums may pass 2^32 only in wrap mode */
                 run_case(&c, g_stream);
@@ -300,7 +307,7 @@ static void test_host_memory_path(void **state)
         for (size_t p = 0; p < NPAIRS; p += 2)
             for (size_t s = 0; s < (quick() ? 6 : NSHAPES); s += 3) {
                 tcase c = {methods[m], pairs[p][0], pairs[p][1], shapes[s][0], shapes[s][1],
-                           1, 1 + s % 4, s % 2, T_PLAIN, 0, 1, 0, 0, API_HOST};
+                           1, 1 + s % 4, s % 2, T_PLAIN, 0, 1, 0, 0, API_HOST, NULL};
                 run_case(&c, g_stream);
             }
 }
@@ -320,7 +327,7 @@ static void test_squared_volumes_batches_padded(void **state)
             size_t lim = quick() ? 40 : 300;
             size_t w = 1 + rnd() % lim, h = 1 + rnd() % (lim * 2 / 3), d = 1 + rnd() % 5;
             tcase c = {methods[m], sq_pairs[p][0], sq_pairs[p][1], w, h, 1, 1 + p % 4, p % 2,
-                       T_BOTH, 0, 1, (int)(p % 2), 0, API_DEVICE}; /* wrap: u8^2 -> u32 */
+                       T_BOTH, 0, 1, (int)(p % 2), 0, API_DEVICE, NULL}; /* wrap: u8^2 -> u32 */
             run_case(&c, g_stream); /* plain + squared, padded half the time */
             c.tables = T_SQ_ONLY;
             c.api = API_HOST;
@@ -345,30 +352,90 @@ static void test_wrap_mode(void **state)
         return;
     for (size_t m = 0; m < NMETHODS; m++) {
         tcase c = {methods[m], PIXSUM_U8, PIXSUM_U32, 4200, 4150, 1, 1, 0, T_PLAIN, 0, 1, 0,
-                   1, API_DEVICE};
+                   1, API_DEVICE, NULL};
         run_case(&c, g_stream);
     }
     tcase h = {"cuda.lookback", PIXSUM_U16, PIXSUM_U32, 1200, 1100, 1, 2, 4, T_PLAIN, 0, 1, 0,
-               1, API_HOST};
+               1, API_HOST, NULL};
     run_case(&h, g_stream);
 }
 
 /* Host images cut into row strips (about 1024 rows each) small enough (at
  * most 32 x 32 tiles) for the aggregate-only look-backs, each strip adding
- * the carried table row above it: f32 -> f32 (always the register kernel) and
- * u8 -> u32 in 2 channels (the staged kernel by default, the register kernel
- * with these look-backs under PIXSUM_CUDA_LB=staged=0). */
+ * the carried table row above it: f32 -> f32 (the register kernel's wide
+ * tiles) and u8 -> u32 in 2 channels (the staged kernel), each also with the
+ * other kernel forced. */
 static void test_host_strips_small_planes(void **state)
 {
     (void)state;
     if (quick())
         return;
+    static const pixsum_cuda_force reg = {PIXSUM_CUDA_FORCE_REGISTER, 0, 0, 0, 0, 0, 0};
+    static const pixsum_cuda_force staged = {PIXSUM_CUDA_FORCE_STAGED, 0, 0, 0, 0, 0, 0};
     tcase f = {"cuda.lookback", PIXSUM_F32, PIXSUM_F32, 4096, 3000, 1, 1, 0, T_PLAIN, 0, 0, 0,
-               0, API_HOST};
+               0, API_HOST, NULL};
+    run_case(&f, g_stream);
+    f.force = &staged;
     run_case(&f, g_stream);
     tcase u = {"cuda.lookback", PIXSUM_U8, PIXSUM_U32, 4000, 2500, 1, 2, 3, T_PLAIN, 0, 0, 0,
-               1, API_HOST};
+               1, API_HOST, NULL};
     run_case(&u, g_stream);
+    u.force = &reg;
+    run_case(&u, g_stream);
+}
+
+/* Every path of cuda.lookback that the automatic choice takes for some
+ * image, type pair or device, forced on small images (where the automatic
+ * choice is the register kernel's aggregate-only look-backs): the register
+ * kernel with chained look-backs, wide and narrow tiles and without PDL; the
+ * staged kernel with each of its tile heights, without PDL and without
+ * cp.async. Each over every type pair and the shapes above, then a squared
+ * padded volume, a batch through a caller's workspace and a host image. */
+static void test_lookback_paths(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *name;
+        pixsum_cuda_force f; /* kernel, rows, tile width, chained, hist, no PDL, no cp.async */
+    } paths[] = {
+        {"register", {PIXSUM_CUDA_FORCE_REGISTER, 0, 0, 0, 0, 0, 0}},
+        {"register chained", {PIXSUM_CUDA_FORCE_REGISTER, 0, 0, 1, 0, 0, 0}},
+        {"register wide", {PIXSUM_CUDA_FORCE_REGISTER, 0, 256, 0, 0, 0, 0}},
+        {"register narrow", {PIXSUM_CUDA_FORCE_REGISTER, 0, 128, 0, 0, 0, 0}},
+        {"register no-pdl", {PIXSUM_CUDA_FORCE_REGISTER, 0, 0, 0, 0, 1, 0}},
+        {"staged", {PIXSUM_CUDA_FORCE_STAGED, 0, 0, 0, 0, 0, 0}},
+        {"staged rows 16", {PIXSUM_CUDA_FORCE_STAGED, 16, 0, 0, 0, 0, 0}},
+        {"staged rows 8", {PIXSUM_CUDA_FORCE_STAGED, 8, 0, 0, 0, 0, 0}},
+        {"staged rows 4", {PIXSUM_CUDA_FORCE_STAGED, 4, 0, 0, 0, 0, 0}},
+        {"staged no-pdl", {PIXSUM_CUDA_FORCE_STAGED, 0, 0, 0, 0, 1, 0}},
+        {"staged no-async", {PIXSUM_CUDA_FORCE_STAGED, 0, 0, 0, 0, 0, 1}},
+    };
+    /* quick (under compute-sanitizer): three shapes of several tiles */
+    static const size_t quick_shapes[] = {4, 8, 9};
+    const size_t nshapes = quick() ? 3 : NSHAPES;
+    for (size_t k = 0; k < sizeof paths / sizeof paths[0]; k++) {
+        printf("cuda.lookback forced: %s\n", paths[k].name);
+        for (size_t p = 0; p < NPAIRS; p++)
+            for (size_t i = 0; i < nshapes; i++) {
+                const size_t s = quick() ? quick_shapes[i] : i;
+                tcase c = {"cuda.lookback", pairs[p][0], pairs[p][1], shapes[s][0],
+                           shapes[s][1], 1, 1 + (s + p) % 4, (s % 3) * 5, T_PLAIN, 0, 0, 0, 0,
+                           API_DEVICE, &paths[k].f};
+                if (pairs[p][1] == PIXSUM_U32 && pairs[p][0] == PIXSUM_U16)
+                    c.wrap = 1; /* u16 sums may pass 2^32 only in wrap mode */
+                run_case(&c, g_stream);
+            }
+        const size_t w = quick() ? 70 : 600, h = quick() ? 40 : 300;
+        tcase v = {"cuda.lookback", PIXSUM_U16, PIXSUM_U64, w, h, 3, 2, 1, T_BOTH, 0, 1, 1, 0,
+                   API_DEVICE, &paths[k].f};
+        run_case(&v, g_stream); /* squared padded volume */
+        tcase b = {"cuda.lookback", PIXSUM_F32, PIXSUM_F32, w, h, 3, 1, 0, T_PLAIN, 1, 0, 0, 0,
+                   API_WORKSPACE, &paths[k].f};
+        run_case(&b, g_stream); /* batch, caller's workspace */
+        tcase hm = {"cuda.lookback", PIXSUM_U8, PIXSUM_U32, w * 3, h * 4, 1, 1, 2, T_PLAIN, 0, 0,
+                    0, 0, API_HOST, &paths[k].f};
+        run_case(&hm, g_stream); /* host image */
+    }
 }
 
 /* Many launches on the same buffers and workspace with new data and new
@@ -441,7 +508,7 @@ static void test_large_output(void **state)
         return;
     }
     tcase c = {"cuda.lookback", PIXSUM_U8, PIXSUM_U64, W, H, 1, 1, 0, T_PLAIN, 0, 0, 0, 1,
-               API_HOST};
+               API_HOST, NULL};
     run_case(&c, g_stream);
     c.api = API_DEVICE;
     for (size_t m = 0; m < sizeof methods / sizeof methods[0]; m++) {
@@ -480,9 +547,22 @@ static void test_errors(void **state)
     CU_OK(cudaMemset(ws, 0, 64));
     assert_int_equal(pixsum_cuda_integral_ws(ctx, &in, &o2, NULL, 0, ws, 64, NULL),
                      PIXSUM_ERR_INVALID_ARG);
-    /* Bad tuning. */
+    /* Bad tuning, bad forced paths. */
     pixsum_cuda_tuning t = {100, 32, 8};
     assert_int_equal(pixsum_cuda_set_tuning(ctx, &t), PIXSUM_ERR_INVALID_ARG);
+    pixsum_cuda_force f = {3, 0, 0, 0, 0, 0, 0};
+    assert_int_equal(pixsum_cuda_set_force(ctx, &f), PIXSUM_ERR_INVALID_ARG);
+    f.lookback_kernel = 0;
+    f.lookback_rows = 12;
+    assert_int_equal(pixsum_cuda_set_force(ctx, &f), PIXSUM_ERR_INVALID_ARG);
+    f.lookback_rows = 0;
+    f.lookback_tile_width = 64;
+    assert_int_equal(pixsum_cuda_set_force(ctx, &f), PIXSUM_ERR_INVALID_ARG);
+    f.lookback_tile_width = 0;
+    f.hist_scheme = 3;
+    assert_int_equal(pixsum_cuda_set_force(ctx, &f), PIXSUM_ERR_INVALID_ARG);
+    assert_int_equal(pixsum_cuda_set_force(NULL, NULL), PIXSUM_ERR_NULL);
+    PX_OK(pixsum_cuda_set_force(ctx, NULL));
     cudaFree(ws);
     cudaFree(d);
     pixsum_ctx_free(ctx);
@@ -585,6 +665,7 @@ int main(void)
         cmocka_unit_test(test_squared_volumes_batches_padded),
         cmocka_unit_test(test_wrap_mode),
         cmocka_unit_test(test_host_strips_small_planes),
+        cmocka_unit_test(test_lookback_paths),
         cmocka_unit_test(test_repeated_launches),
         cmocka_unit_test(test_tuning),
         cmocka_unit_test(test_large_output),

@@ -3,10 +3,12 @@
  * (pixsum_histogram with hist.scalar): random shapes (1x1, 1xN, Nx1, odd
  * widths, 3-D), padded and misaligned rows, 1-4 channels, masks, bins 1..65536,
  * ranges that cut values off, NaN and infinities, random / natural-like /
- * constant / skewed / striped content, each counting scheme and mode (flat,
- * private, narrow, wide, warp match, fused finish, prefetch, forced through
- * PIXSUM_CUDA_HIST), images large enough for
- * the 16-bit counters to spill, repeated launches, the caller's stream
+ * constant / skewed / striped content, each counting scheme on images the
+ * automatic choice would give another one (flat, narrow, wide, and the
+ * launches without programmatic dependent launch of devices before sm_90,
+ * forced through pixsum_cuda_set_force(), the experimental API), images
+ * large enough for the 16-bit counters to spill, repeated launches, the
+ * caller's stream
  * (captured into a CUDA graph: no synchronisation, no allocation), the
  * cumulative and relative histograms, the joint histogram, the device
  * equalisation (against pixsum_equalize) and the host-memory method cuda.hist. Counts and totals must match bit for bit; relative values
@@ -29,6 +31,7 @@ int main(void)
 }
 #else
 
+#define PIXSUM_EXPERIMENTAL /* pixsum_cuda_set_force() */
 #include "pixsum_cuda.h"
 
 #include <cuda_runtime_api.h>
@@ -248,8 +251,23 @@ typedef struct hcase {
     int content, masked, specials;
     size_t bins;
     int range; /* 0 default (small types), 1 cutting range, 2 covering range */
-    const char *mode; /* PIXSUM_CUDA_HIST value or "" */
+    const char *mode; /* forced paths (force_of()), or "" */
 } hcase;
+
+/* The forced paths of a case's mode: "narrow" or "wide" (the scheme),
+ * "nopdl" (no programmatic dependent launch), comma-separated. */
+static pixsum_cuda_force force_of(const char *mode)
+{
+    pixsum_cuda_force f;
+    memset(&f, 0, sizeof f);
+    if (strstr(mode, "narrow"))
+        f.hist_scheme = PIXSUM_CUDA_FORCE_NARROW;
+    if (strstr(mode, "wide"))
+        f.hist_scheme = PIXSUM_CUDA_FORCE_WIDE;
+    if (strstr(mode, "nopdl"))
+        f.no_pdl = 1;
+    return f;
+}
 
 /* Runs one case through the device API (twice: repeated launches) and, every
  * few cases, through the host-memory method, against the CPU. */
@@ -259,7 +277,6 @@ static void run_case(const hcase *k, int also_host)
     snprintf(what, sizeof what, "%s %zux%zux%zu ch%zu pad%zu off%zu %s mask%d bins%zu range%d "
              "mode '%s'", pixsum_type_name(k->t), k->w, k->h, k->d, k->ch, k->pad, k->offset,
              content_names[k->content], k->masked, k->bins, k->range, k->mode);
-    setenv("PIXSUM_CUDA_HIST", k->mode, 1);
     img im = make_img(k->t, k->w, k->h, k->d, k->ch, k->pad, k->offset, k->content, k->specials);
     img mk;
     memset(&mk, 0, sizeof mk);
@@ -303,6 +320,8 @@ static void run_case(const hcase *k, int also_host)
     cpu_hist(&im.h, &hs, want, n, &info);
 
     pixsum_ctx *ctx = pixsum_ctx_new();
+    const pixsum_cuda_force force = force_of(k->mode);
+    PX_OK(pixsum_cuda_set_force(ctx, &force));
     uint64_t *dcounts;
     pixsum_cuda_hist_totals *dtot, tot;
     CU_OK(cudaMalloc((void **)&dcounts, n * 8 + 64));
@@ -339,15 +358,11 @@ static void run_case(const hcase *k, int also_host)
     free_img(&im);
     if (k->masked)
         free_img(&mk);
-    unsetenv("PIXSUM_CUDA_HIST");
 }
 
 static const pixsum_type types[] = {PIXSUM_U8, PIXSUM_U16, PIXSUM_I16,
                                     PIXSUM_I32, PIXSUM_F32, PIXSUM_F64};
-static const char *const modes[] = {"",      "",         "wide",         "wide,match",
-                                    "match", "narrow",   "fuse",         "private",
-                                    "private,fuse", "prefetch", "wide,prefetch", "nofuse",
-                                    "wide,nopdl"};
+static const char *const modes[] = {"", "", "wide", "narrow", "nopdl", "wide,nopdl"};
 #define MODE_COUNT (sizeof modes / sizeof modes[0])
 
 static size_t pick_bins(void)
@@ -399,21 +414,21 @@ static void test_large_and_spill(void **state)
     (void)state;
     static const hcase cases[] = {
         {PIXSUM_U16, 3000, 2000, 1, 1, 0, 0, C_CONSTANT, 0, 0, 0, 0, ""},
-        {PIXSUM_U16, 3000, 2000, 1, 1, 0, 0, C_CONSTANT, 0, 0, 0, 0, "match"},
+        {PIXSUM_U16, 3000, 2000, 1, 1, 0, 0, C_CONSTANT, 0, 0, 0, 0, "nopdl"},
         {PIXSUM_U16, 4096, 2048, 1, 1, 0, 0, C_LANES, 0, 0, 0, 0, ""},
         {PIXSUM_U16, 4096, 2048, 1, 1, 0, 0, C_LANES, 0, 0, 65536, 1, ""},
         {PIXSUM_I16, 2050, 2048, 1, 2, 0, 0, C_LANES, 0, 0, 0, 0, ""},
-        {PIXSUM_U16, 3000, 2000, 1, 1, 0, 0, C_SKEWED, 0, 0, 0, 0, "prefetch"},
+        {PIXSUM_U16, 3000, 2000, 1, 1, 0, 0, C_SKEWED, 0, 0, 0, 0, ""},
         {PIXSUM_I16, 2048, 1500, 1, 2, 0, 0, C_CONSTANT, 0, 0, 0, 0, ""},
-        {PIXSUM_U8, 4096, 4096, 1, 1, 0, 0, C_SKEWED, 0, 0, 0, 0, "private,fuse"},
-        {PIXSUM_U8, 4096, 4096, 1, 1, 0, 0, C_CONSTANT, 0, 0, 0, 0, "fuse"},
+        {PIXSUM_U8, 4096, 4096, 1, 1, 0, 0, C_SKEWED, 0, 0, 0, 0, "narrow"},
+        {PIXSUM_U8, 4096, 4096, 1, 1, 0, 0, C_CONSTANT, 0, 0, 0, 0, "nopdl"},
         {PIXSUM_I16, 2048, 2048, 1, 1, 0, 0, C_SKEWED, 0, 0, 0, 0, ""},
         {PIXSUM_U16, 2048, 1024, 1, 3, 8, 0, C_CONSTANT, 0, 0, 0, 0, ""},
         {PIXSUM_U16, 2048, 2048, 1, 1, 0, 0, C_CONSTANT, 2, 0, 0, 0, ""},
         {PIXSUM_U16, 1999, 1500, 2, 1, 0, 0, C_STRIPES, 0, 0, 1000, 1, ""},
         {PIXSUM_U16, 4096, 1024, 1, 1, 0, 0, C_NATURAL, 0, 0, 65536, 2, ""},
         {PIXSUM_F32, 2048, 2048, 1, 1, 0, 0, C_CONSTANT, 0, 0, 65536, 1, ""},
-        {PIXSUM_F32, 2048, 2048, 1, 1, 0, 0, C_SKEWED, 0, 1, 50000, 1, "wide,match"},
+        {PIXSUM_F32, 2048, 2048, 1, 1, 0, 0, C_SKEWED, 0, 1, 50000, 1, "wide"},
         {PIXSUM_U8, 4096, 4096, 1, 1, 0, 0, C_CONSTANT, 0, 0, 0, 0, ""},
         {PIXSUM_U8, 4096, 2048, 1, 4, 0, 0, C_NATURAL, 0, 0, 0, 0, ""},
         {PIXSUM_U8, 4095, 2047, 1, 3, 5, 1, C_SKEWED, 1, 0, 100, 1, ""},
@@ -436,11 +451,8 @@ static void test_large_and_spill(void **state)
  * that do not), tails of 1-15 bytes, many blocks, 3-D, every
  * content and cutting ranges, each against the CPU, each twice on one context
  * (the preset flags must be lowered for the next launch); the mode cycles over
- * flat (presets), flat with memsets, narrow, flat with the last-block finish,
- * flat without programmatic dependent launch, flat counting every byte
- * of uniform vectors on its own, and flat on one block per SM and on 7 blocks
- * instead of its balanced grid (the last two shapes take several rounds of
- * groups per block). */
+ * flat, narrow (forced) and flat without programmatic dependent launch (as
+ * before sm_90). The largest shapes take several rounds of groups per block. */
 static void test_flat_u8(void **state)
 {
     (void)state;
@@ -452,8 +464,7 @@ static void test_flat_u8(void **state)
         {4099, 517, 1}, {8192, 1031, 1}, {777, 333, 3}, {65536, 64, 2}, {12345, 679, 1},
         {16384, 1100, 1}, {40000, 1003, 1},
     };
-    static const char *const flat_modes[] = {"",      "nofuse",    "narrow",     "fuse",
-                                             "nopdl", "nouniform", "unbalanced", "grid=7"};
+    static const char *const flat_modes[] = {"", "narrow", "nopdl"};
     const size_t nmodes = sizeof flat_modes / sizeof flat_modes[0];
     size_t n = sizeof shapes / sizeof shapes[0];
     for (size_t i = 0; i < n; i++) {

@@ -12,13 +12,14 @@
  * output pair fits in 2x the L2 cache, calls rotate over enough buffer pairs to
  * span more than 2x L2, so the cache never holds the data of the next call.
  *
- * Sections (argv[1]): "tune" (register-kernel rows and hints), "fast"
- * (targets table), "variants" (PIXSUM_CUDA_LB launch variants side by side:
- * BENCH_LB_VARIANTS, BENCH_SIZES, BENCH_PAIR_SIZES), "p004" (paper 004
- * sweep), "p003" (paper 003 4096^2 table, CPU and GPU, host and device data),
- * "all" (those five); "trace" (the staged kernel's phase times, a
- * PIXSUM_CUDA_TRACE build) only when named. argv[2]: batches per figure.
- * Output: a readable table on stdout and CSV rows (prefix "csv,") to parse.
+ * Sections (argv[1]): "fast" (cuda.lookback's default path against the copy
+ * floor and NPP at BENCH_SIZES, default 1024-16384, then the other type
+ * pairs at BENCH_PAIR_SIZES, default 8192, and the GPU-only and host
+ * enqueue time per call at 1024^2), "p004" (paper 004 sweep), "p003" (paper
+ * 003 4096^2 table, CPU and GPU, host and device data), "all" (those three).
+ * argv[2]: batches per figure.
+ * Output: a readable table and CSV rows (prefix "csv,") on stdout, which
+ * scripts/gpu-check.sh keeps under $OUT; the program writes no file.
  */
 #include <cuda_runtime.h>
 
@@ -31,6 +32,7 @@
 #include <vector>
 
 #include "pixsum.h"
+#define PIXSUM_EXPERIMENTAL /* paper-004 tuning, transfer times of host-memory calls */
 #include "pixsum_cuda.h"
 
 #include "device_caps.cuh" /* psi_launch, psi_pdl_wait (src/cuda) */
@@ -351,7 +353,7 @@ static double time_npp(size_t, size_t)
 
 /* ---- sections ----------------------------------------------------------------------- */
 
-/* The headline cases of the fast and variants sections: u8->u32 and f32->f32
+/* The headline cases of the fast section: u8->u32 and f32->f32
  * at each size, f32->f64 up to 8192^2, each with its buffers and same-run copy
  * floor (ms; cpv[0..3]: the floor's four variants, cpv[4]: the floor launched
  * with PDL, -1 where there is none): fn(tin, tout, n, b, cp, cpv). */
@@ -376,28 +378,6 @@ static void for_each_headline_case(const std::vector<size_t> &sizes, F fn)
     }
 }
 
-static void section_fast(void)
-{
-    printf("\n== fast method vs same-run copy floor and NPP (device data, median of %d) ==\n",
-           g_reps);
-    printf("%-10s %7s %10s %10s %10s %8s %8s %9s %10s %8s\n", "pair", "size", "copy_ms",
-           "lookback_ms", "npp_ms", "vs_copy", "npp_x", "Gpx/s", "pdlcopy_ms", "vs_pdl");
-    for_each_headline_case({1024, 2048, 4096, 8192, 16384}, [](pixsum_type tin, pixsum_type tout,
-                                                              size_t n, bufset &b, double cp,
-                                                              const double *cpv) {
-        char pair[32];
-        snprintf(pair, sizeof pair, "%s->%s", pixsum_type_name(tin), pixsum_type_name(tout));
-        printf("csv,copyvariants,%s,%zu,%.5f,%.5f,%.5f,%.5f\n", pair, n, cpv[0], cpv[1], cpv[2],
-               cpv[3]);
-        double lb = time_method("cuda.lookback", tin, tout, n, n, b, NULL);
-        double np = tin == PIXSUM_U8 ? time_npp(n, n) : -1;
-        printf("%-10s %7zu %10.4f %10.4f %10.4f %8.3f %8.2f %9.1f %10.4f %8.3f\n", pair, n, cp,
-               lb, np, cp / lb, np > 0 ? np / lb : 0.0, (double)(n * n) / lb * 1e-6, cpv[4],
-               cpv[4] > 0 ? cpv[4] / lb : 0.0);
-        printf("csv,fast,%s,%zu,%.5f,%.5f,%.5f,%.5f\n", pair, n, cp, lb, np, cpv[4]);
-    });
-}
-
 /* The sizes in environment variable `var` (comma-separated), or `dflt` when
  * it is unset or empty. */
 static std::vector<size_t> sizes_from_env(const char *var, std::vector<size_t> dflt)
@@ -418,250 +398,58 @@ static std::vector<size_t> sizes_from_env(const char *var, std::vector<size_t> d
     return sizes;
 }
 
-/* The PIXSUM_CUDA_LB strings of BENCH_LB_VARIANTS (space-separated), or of
- * `dflt` when it is unset. */
-static std::vector<std::string> variants_from_env(const char *dflt)
+/* cuda.lookback's default path (the launch its policy picks for the device,
+ * type pair and size) against the same-run copy floor and NPP; then the other
+ * type pairs (ms per call); then the GPU-only time per call at 1024^2 (graph
+ * replay) and the host's enqueue time. */
+static void section_fast(void)
 {
-    const char *env = getenv("BENCH_LB_VARIANTS");
-    const std::string list = env ? env : dflt;
-    std::vector<std::string> vars;
-    for (size_t a = 0; a < list.size();) {
-        size_t z = list.find(' ', a);
-        if (z == std::string::npos)
-            z = list.size();
-        if (z > a)
-            vars.push_back(list.substr(a, z - a));
-        a = z + 1;
-    }
-    return vars;
-}
-
-/* cuda.lookback launch variants side by side with the copy floor, all in this
- * process: the PIXSUM_CUDA_LB strings of BENCH_LB_VARIANTS (space-separated;
- * default: both kernels, with and without their look-backs) at the sizes of
- * BENCH_SIZES (comma-separated; default 1024,4096,8192,16384, and then the
- * other type pairs at 8192^2, or at the sizes of BENCH_PAIR_SIZES), then the
- * GPU-only time per call at 1024^2 (graph replay) of each. */
-static void section_variants(void)
-{
-    const char *sz = getenv("BENCH_SIZES");
-    const std::vector<size_t> sizes = sizes_from_env("BENCH_SIZES", {1024, 4096, 8192, 16384});
-    const std::vector<std::string> vars =
-        variants_from_env("staged=0 staged=1 staged=0,hints=7 staged=1,hints=7");
-    printf("\n== cuda.lookback variants vs same-run copy floor (device data, median of %d) ==\n",
+    printf("\n== fast method vs same-run copy floor and NPP (device data, median of %d) ==\n",
            g_reps);
-    printf("(hints=7 skips the look-backs: a timing experiment whose table is wrong)\n");
-    printf("%-10s %6s %9s", "pair", "size", "copy_ms");
-    for (auto &v : vars)
-        printf(" %22s", v.c_str());
-    printf("\n");
-    for_each_headline_case(sizes, [&](pixsum_type tin, pixsum_type tout, size_t n, bufset &b,
-                                      double cp, const double *) {
-        printf("%s->%-4s %6zu %9.4f", pixsum_type_name(tin), pixsum_type_name(tout), n, cp);
-        for (auto &v : vars) {
-            setenv("PIXSUM_CUDA_LB", v.c_str(), 1);
-            double t = time_method("cuda.lookback", tin, tout, n, n, b, NULL);
-            printf("   %9.4f (%5.3f cp)", t, cp / t);
-            fflush(stdout);
-            fprintf(stderr, "csv,variant,%s,%s,%zu,%s,%.5f,%.5f\n", pixsum_type_name(tin),
-                    pixsum_type_name(tout), n, v.c_str(), cp, t);
-        }
-        unsetenv("PIXSUM_CUDA_LB");
-        printf("\n");
+    printf("%-10s %7s %10s %10s %10s %8s %8s %9s %10s %8s\n", "pair", "size", "copy_ms",
+           "lookback_ms", "npp_ms", "vs_copy", "npp_x", "Gpx/s", "pdlcopy_ms", "vs_pdl");
+    const std::vector<size_t> sizes =
+        sizes_from_env("BENCH_SIZES", {1024, 2048, 4096, 8192, 16384});
+    for_each_headline_case(sizes, [](pixsum_type tin, pixsum_type tout, size_t n, bufset &b,
+                                     double cp, const double *cpv) {
+        char pair[32];
+        snprintf(pair, sizeof pair, "%s->%s", pixsum_type_name(tin), pixsum_type_name(tout));
+        printf("csv,copyvariants,%s,%zu,%.5f,%.5f,%.5f,%.5f\n", pair, n, cpv[0], cpv[1], cpv[2],
+               cpv[3]);
+        double lb = time_method("cuda.lookback", tin, tout, n, n, b, NULL);
+        double np = tin == PIXSUM_U8 ? time_npp(n, n) : -1;
+        printf("%-10s %7zu %10.4f %10.4f %10.4f %8.3f %8.2f %9.1f %10.4f %8.3f\n", pair, n, cp,
+               lb, np, cp / lb, np > 0 ? np / lb : 0.0, (double)(n * n) / lb * 1e-6, cpv[4],
+               cpv[4] > 0 ? cpv[4] / lb : 0.0);
+        printf("csv,fast,%s,%zu,%.5f,%.5f,%.5f,%.5f\n", pair, n, cp, lb, np, cpv[4]);
+        fflush(stdout);
     });
-    /* The other type pairs (ms per call; which kernel and hints each should
-     * default to) at the sizes of BENCH_PAIR_SIZES, which adds f32 -> f64;
-     * without it at 8192^2 unless BENCH_SIZES is set. */
-    const char *ps = getenv("BENCH_PAIR_SIZES");
-    const bool pair_sizes = ps && *ps;
-    std::vector<size_t> more_sizes;
-    if (pair_sizes)
-        more_sizes = sizes_from_env("BENCH_PAIR_SIZES", {});
-    else if (!(sz && *sz))
-        more_sizes.push_back(8192);
     const pixsum_type more[][2] = {{PIXSUM_U8, PIXSUM_U64},  {PIXSUM_U16, PIXSUM_U32},
                                    {PIXSUM_U16, PIXSUM_U64}, {PIXSUM_I32, PIXSUM_I64},
-                                   {PIXSUM_F64, PIXSUM_F64}, {PIXSUM_F32, PIXSUM_F64}};
-    const int n_more = pair_sizes ? 6 : 5;
-    for (int m = 0; m < n_more * (int)more_sizes.size(); m++) {
-        const pixsum_type *pr = more[m / (int)more_sizes.size()];
-        size_t n = more_sizes[m % more_sizes.size()], px = n * n;
-        pixsum_type tin = pr[0], tout = pr[1];
-        bufset b = make_bufs(px * pixsum_type_size(tin), px * pixsum_type_size(tout), tin);
-        printf("%s->%-4s %6zu %9s", pixsum_type_name(tin), pixsum_type_name(tout), n, "-");
-        for (auto &v : vars) {
-            setenv("PIXSUM_CUDA_LB", v.c_str(), 1);
-            double t = time_method("cuda.lookback", tin, tout, n, n, b, NULL);
-            printf("   %9.4f %12s", t, "");
+                                   {PIXSUM_F64, PIXSUM_F64}};
+    for (size_t n : sizes_from_env("BENCH_PAIR_SIZES", {8192})) {
+        for (const auto &pr : more) {
+            const size_t px = n * n;
+            bufset b = make_bufs(px * pixsum_type_size(pr[0]), px * pixsum_type_size(pr[1]), pr[0]);
+            const double t = time_method("cuda.lookback", pr[0], pr[1], n, n, b, NULL);
+            printf("%s->%-4s %6zu lookback %9.4f ms\n", pixsum_type_name(pr[0]),
+                   pixsum_type_name(pr[1]), n, t);
+            printf("csv,pair,%s,%s,%zu,%.5f\n", pixsum_type_name(pr[0]), pixsum_type_name(pr[1]),
+                   n, t);
             fflush(stdout);
-            fprintf(stderr, "csv,variant,%s,%s,%zu,%s,-1,%.5f\n", pixsum_type_name(tin),
-                    pixsum_type_name(tout), n, v.c_str(), t);
-        }
-        unsetenv("PIXSUM_CUDA_LB");
-        printf("\n");
-        free_bufs(b);
-    }
-    size_t n = 1024, px = n * n;
-    bufset b = make_bufs(px, px * 4, PIXSUM_U8);
-    for (auto &v : vars) {
-        setenv("PIXSUM_CUDA_LB", v.c_str(), 1);
-        double host_us = 0, g = graph_ms(PIXSUM_U8, PIXSUM_U32, n, n, b, &host_us);
-        printf("u8->u32 1024^2 %-22s graph replay %.2f us per call (GPU only); host enqueue "
-               "%.2f us per call\n", v.c_str(), g * 1e3, host_us);
-    }
-    unsetenv("PIXSUM_CUDA_LB");
-    free_bufs(b);
-}
-
-/* The staged kernel's phase times per tile (a library built with
- * -DPIXSUM_CUDA_TRACE=ON; PIXSUM_CUDA_LB=...,trace=1 appends a trace region to
- * the workspace, TRACE_WORDS words per tile, see LB_TRACE_WORDS in sat_lookback.cuh).
- * For u8->u32 (f32->f32 with BENCH_TRACE_PAIR=f32) at the sizes of
- * BENCH_SIZES (default 4096,8192,16384) and the variants of
- * BENCH_LB_VARIANTS (default "staged=1 staged=1,hints=7"): times
- * the variant with and without the trace, then one traced call on a buffer not
- * in L2, writes its records to $OUT/trace-[f32-]<variant>-<size>.bin and prints the
- * median and 90th percentile of each phase (us) and the walk lengths.
- * TRACE_PAD=k gives the table rows k extra elements (row stride experiment). */
-static const size_t TRACE_WORDS = 14; /* LB_TRACE_WORDS */
-
-static double pct(std::vector<double> v, double q)
-{
-    if (v.empty())
-        return 0;
-    std::sort(v.begin(), v.end());
-    return v[(size_t)(q * (double)(v.size() - 1))];
-}
-
-static void section_trace(void)
-{
-    const std::vector<size_t> sizes = sizes_from_env("BENCH_SIZES", {4096, 8192, 16384});
-    const std::vector<std::string> vars = variants_from_env("staged=1 staged=1,hints=7");
-    const char *od = getenv("OUT");
-    std::string outdir = od && *od ? od : ".";
-    const char *tp = getenv("BENCH_TRACE_PAIR");
-    const bool f32 = tp && strcmp(tp, "f32") == 0;
-    const pixsum_type tin = f32 ? PIXSUM_F32 : PIXSUM_U8, tout = f32 ? PIXSUM_F32 : PIXSUM_U32;
-    const size_t in_size = f32 ? 4 : 1;
-    printf("\n== staged kernel phase trace, %s (us; p50 / p90 over tiles) ==\n",
-           f32 ? "f32->f32" : "u8->u32");
-    const char *pe = getenv("TRACE_PAD"); /* extra u32 per table row (stride experiment) */
-    const size_t pad = pe ? strtoul(pe, NULL, 10) : 0;
-    for (size_t n : sizes) {
-        size_t px = n * n;
-        const ptrdiff_t ostride = pad ? (ptrdiff_t)((n + pad) * 4) : 0;
-        bufset b = make_bufs(px * in_size, (n + pad) * n * 4, tin);
-        double cp = f32 ? time_copy<float, float>(px, b, NULL)
-                        : time_copy<unsigned char, unsigned>(px, b, NULL);
-        for (const std::string &v : vars) {
-            setenv("PIXSUM_CUDA_LB", v.c_str(), 1);
-            double plain = time_method("cuda.lookback", tin, tout, n, n, b, NULL, ostride);
-            pixsum_ctx *ctx = pixsum_ctx_new();
-            PK(pixsum_ctx_set_method(ctx, "cuda.lookback"));
-            PK(pixsum_ctx_set(ctx, PIXSUM_PARAM_WRAP, 1));
-            PK(pixsum_ctx_set(ctx, PIXSUM_PARAM_CUDA_STREAM, (intptr_t)g_stream));
-            pixsum_view vi = pixsum_view_2d(b.in[0], tin, n, n, 1, 0);
-            pixsum_view vo = pixsum_view_2d(b.out[0], tout, n, n, 1, ostride);
-            size_t need0 = 0, need = 0;
-            PK(pixsum_cuda_workspace_size(ctx, &vi, &vo, NULL, &need0));
-            std::string vt = v + ",trace=1";
-            setenv("PIXSUM_CUDA_LB", vt.c_str(), 1);
-            double traced = time_method("cuda.lookback", tin, tout, n, n, b, NULL, ostride);
-            PK(pixsum_cuda_workspace_size(ctx, &vi, &vo, NULL, &need));
-            const size_t off = (need0 + 7) & ~(size_t)7;
-            if (need <= off) { /* the register kernel was chosen: it records nothing */
-                printf("%-18s %6zu not the staged kernel: no trace\n", v.c_str(), n);
-                pixsum_ctx_free(ctx);
-                unsetenv("PIXSUM_CUDA_LB");
-                continue;
-            }
-            const size_t tiles = (need - off) / (TRACE_WORDS * 8);
-            void *ws;
-            CK(cudaMalloc(&ws, need));
-            CK(cudaMemset(ws, 0, need));
-            for (size_t i = 0; i < b.in.size() + 2; i++) { /* warm, then a cold buffer */
-                size_t k = i % b.in.size();
-                pixsum_view ai = pixsum_view_2d(b.in[k], tin, n, n, 1, 0);
-                pixsum_view ao = pixsum_view_2d(b.out[k], tout, n, n, 1, ostride);
-                PK(pixsum_cuda_integral_ws(ctx, &ai, &ao, NULL, 0, ws, need, g_stream));
-            }
-            CK(cudaStreamSynchronize(g_stream));
-            std::vector<unsigned long long> rec(tiles * TRACE_WORDS);
-            CK(cudaMemcpy(rec.data(), (char *)ws + off, tiles * TRACE_WORDS * 8,
-                          cudaMemcpyDeviceToHost));
-            CK(cudaFree(ws));
-            pixsum_ctx_free(ctx);
-            unsetenv("PIXSUM_CUDA_LB");
-            std::string fn = outdir + "/trace-" + (f32 ? "f32-" : "") + v + "-" +
-                             std::to_string(n) +
-                             (pad ? "-pad" + std::to_string(pad) : std::string()) + ".bin";
-            for (char &c : fn)
-                if (c == ',' || c == '=')
-                    c = '_';
-            if (FILE *f = fopen(fn.c_str(), "wb")) {
-                fwrite(rec.data(), 8, rec.size(), f);
-                fclose(f);
-            }
-            std::vector<double> ph[4], vs, hs;
-            unsigned long long t0 = ~0ull, t1 = 0;
-            for (size_t t = 0; t < tiles; t++) {
-                const unsigned long long *r = &rec[t * TRACE_WORDS];
-                for (int k = 0; k < 4; k++)
-                    ph[k].push_back((double)(r[2 + k] - r[1 + k]) * 1e-3);
-                vs.push_back((double)(r[0] & 0xffff));
-                hs.push_back((double)(r[0] >> 16 & 0xffff));
-                t0 = std::min(t0, r[1]);
-                t1 = std::max(t1, r[5]);
-            }
-            printf("%-18s %6zu copy %.4f ms, plain %.4f ms (%.3f cp), traced %.4f ms; %zu tiles, "
-                   "span %.1f us\n", v.c_str(), n, cp, plain, cp / plain, traced, tiles,
-                   (double)(t1 - t0) * 1e-3);
-            const char *names[4] = {"load", "sums", "lookback", "write"};
-            for (int k = 0; k < 4; k++)
-                printf("    %-9s p50 %7.2f  p90 %7.2f  max %7.2f\n", names[k], pct(ph[k], 0.5),
-                       pct(ph[k], 0.9), pct(ph[k], 1.0));
-            printf("    walks: vertical p50 %.0f p90 %.0f max %.0f; horizontal p50 %.0f p90 %.0f "
-                   "max %.0f\n", pct(vs, 0.5), pct(vs, 0.9), pct(vs, 1.0), pct(hs, 0.5),
-                   pct(hs, 0.9), pct(hs, 1.0));
-            fflush(stdout);
-        }
-        free_bufs(b);
-    }
-}
-
-/* Lookback launch variants (rows per warp, cache hints) and the GPU-only
- * per-call time at 1024^2 through graph replay. */
-static void section_tune(void)
-{
-    printf("\n== cuda.lookback variants (PIXSUM_CUDA_LB), ms per call ==\n");
-    const size_t sizes[] = {1024, 8192};
-    for (int pi = 0; pi < 2; pi++) {
-        pixsum_type tin = pi == 0 ? PIXSUM_U8 : PIXSUM_F32;
-        pixsum_type tout = pi == 0 ? PIXSUM_U32 : PIXSUM_F32;
-        for (size_t n : sizes) {
-            size_t px = n * n;
-            bufset b = make_bufs(px * pixsum_type_size(tin), px * pixsum_type_size(tout), tin);
-            for (int rows : {4, 8, 16})
-                for (int hints : {0, 3, 7}) {
-                    char env[64];
-                    if (rows == 16) /* 16 warps of 4 rows */
-                        snprintf(env, sizeof env, "rows=4,warps=16,hints=%d", hints);
-                    else
-                        snprintf(env, sizeof env, "rows=%d,hints=%d", rows, hints);
-                    setenv("PIXSUM_CUDA_LB", env, 1);
-                    double t = time_method("cuda.lookback", tin, tout, n, n, b, NULL);
-                    printf("%s->%s %5zu %-16s %9.4f ms\n", pixsum_type_name(tin),
-                           pixsum_type_name(tout), n, env, t);
-                    printf("csv,tune,%s,%zu,%d,%d,%.5f\n", pixsum_type_name(tin), n, rows, hints,
-                           t);
-                }
-            unsetenv("PIXSUM_CUDA_LB");
-            double host_us = 0, g = graph_ms(tin, tout, n, n, b, &host_us);
-            printf("%s->%s %5zu graph replay %.4f ms per call (GPU only); host enqueue %.2f us "
-                   "per call\n", pixsum_type_name(tin), pixsum_type_name(tout), n, g, host_us);
-            printf("csv,graph,%s,%zu,%.5f,%.3f\n", pixsum_type_name(tin), n, g, host_us);
             free_bufs(b);
         }
+    }
+    for (int pi = 0; pi < 2; pi++) {
+        const pixsum_type tin = pi == 0 ? PIXSUM_U8 : PIXSUM_F32;
+        const pixsum_type tout = pi == 0 ? PIXSUM_U32 : PIXSUM_F32;
+        const size_t n = 1024, px = n * n;
+        bufset b = make_bufs(px * pixsum_type_size(tin), px * pixsum_type_size(tout), tin);
+        double host_us = 0, g = graph_ms(tin, tout, n, n, b, &host_us);
+        printf("%s->%s %5zu graph replay %.4f ms per call (GPU only); host enqueue %.2f us "
+               "per call\n", pixsum_type_name(tin), pixsum_type_name(tout), n, g, host_us);
+        printf("csv,graph,%s,%zu,%.5f,%.3f\n", pixsum_type_name(tin), n, g, host_us);
+        free_bufs(b);
     }
 }
 
@@ -791,18 +579,12 @@ int main(int argc, char **argv)
     printf("device: %s, %d SMs, L2 %zu MB, pixsum %s\n", pr.name, pr.multiProcessorCount,
            g_l2 >> 20, pixsum_version());
     CK(cudaStreamCreateWithFlags(&g_stream, cudaStreamNonBlocking));
-    if (what == "tune" || what == "all")
-        section_tune();
     if (what == "fast" || what == "all")
         section_fast();
-    if (what == "variants" || what == "all")
-        section_variants();
     if (what == "p004" || what == "all")
         section_p004();
     if (what == "p003" || what == "all")
         section_p003();
-    if (what == "trace")
-        section_trace();
     CK(cudaStreamDestroy(g_stream));
     return 0;
 }

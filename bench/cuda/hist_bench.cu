@@ -8,12 +8,7 @@
  *   cub    cub::DeviceHistogram::HistogramEven (int counters, the toolkit's
  *          CUB), unit bins over the type's range;
  *   pixsum pixsum_cuda_histogram() on device data (u64 counts, totals off),
- *          in its automatic scheme and the others (PIXSUM_CUDA_HIST): u8 the
- *          flat scheme with a last-block finish ("fuse", its default until the
- *          eighth session) and with memsets ("nofuse") instead of its presets,
- *          the "narrow" and "private" schemes, without PDL ("nopdl") and on
- *          one block per SM instead of its balanced grid ("unbalanced");
- *          16-bit images the warp-match mode, the prefetch and no PDL.
+ *          in its automatic scheme (the device's policy).
  * Images: u8 with 256 bins and u16 with 65536 bins at 8192^2 and 16384^2, of
  * five contents: noise (uniform), natural (smooth field + a little noise),
  * constant, skewed (90% one value), stripes (a period that puts every lane of a
@@ -23,11 +18,11 @@
  * of the image to span more than 4x the L2 cache (or one copy when it is
  * larger than 2x L2), so the cache never holds the next call's data. The
  * counts of pixsum and CUB are compared once per case.
- * Output: a readable table and CSV rows (prefix "csv,").
+ * Output: a readable table and CSV rows (prefix "csv,") on stdout, which
+ * scripts/gpu-check.sh keeps under $OUT; the program writes no file.
  * usage: hist_bench [reps] [all|main|u8|equalize]   (u8: the two u8 cases alone;
  * equalize: pixsum_cuda_equalize() against its floor, see run_equalize())
- * HIST_U8_VARIANTS: the u8 variants to time (space-separated PIXSUM_CUDA_HIST
- * strings); HIST_BENCH_QUEUED=1: every batch enqueued behind a 0.5 ms hold
+ * HIST_BENCH_QUEUED=1: every batch enqueued behind a 0.5 ms hold
  */
 #include <cuda_runtime.h>
 #include <cub/cub.cuh>
@@ -37,7 +32,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -284,32 +278,9 @@ static void run_case(const Case &c, int content, pixsum_ctx *ctx, unsigned *sink
         }));
     }
 
-    unsetenv("PIXSUM_CUDA_HIST");
     double px_ms = time_ms(batch, [&](int i) {
         PK(pixsum_cuda_histogram(ctx, &views[i % nbuf], &spec, counts, ncounts, NULL, g_stream));
     });
-    /* The other schemes and modes (PIXSUM_CUDA_HIST), measured in the same run. */
-    std::vector<std::string> variants;
-    if (c.channels == 1 && es == 1)
-        variants = {"nopdl", "fuse", "nofuse", "narrow", "private", "unbalanced"};
-    else if (c.channels == 1 && c.type != PIXSUM_F32)
-        variants = {"nopdl", "match", "prefetch"};
-    if (c.channels == 1 && es == 1 && getenv("HIST_U8_VARIANTS")) {
-        /* space-separated PIXSUM_CUDA_HIST strings instead of the list above */
-        variants.clear();
-        std::istringstream words(getenv("HIST_U8_VARIANTS"));
-        for (std::string one; words >> one;)
-            variants.push_back(one);
-    }
-    std::vector<double> var_ms;
-    for (const std::string &v : variants) {
-        setenv("PIXSUM_CUDA_HIST", v.c_str(), 1);
-        var_ms.push_back(time_ms(batch, [&](int i) {
-            PK(pixsum_cuda_histogram(ctx, &views[i % nbuf], &spec, counts, ncounts, NULL,
-                                     g_stream));
-        }));
-        unsetenv("PIXSUM_CUDA_HIST");
-    }
 
     double cub_ms = -1;
     const char *check = "-";
@@ -368,15 +339,11 @@ static void run_case(const Case &c, int content, pixsum_ctx *ctx, unsigned *sink
            name, content_name[content], floor_ms, gbs, px_ms, floor_ms / px_ms);
     if (pdl_floor_ms > 0)
         printf(" | PDL floor %8.4f ms, pixsum = %.2f of it", pdl_floor_ms, pdl_floor_ms / px_ms);
-    for (size_t k = 0; k < variants.size(); k++)
-        printf(" | %s %.4f", variants[k].c_str(), var_ms[k]);
     if (cub_ms > 0)
         printf(" | CUB %8.4f ms, pixsum %.2fx faster, counts %s", cub_ms, cub_ms / px_ms, check);
     printf("\n");
     printf("csv,%s,%zu,%zu,%zu,%zu,%s,%.5f,%.5f,%.5f", pixsum_type_name(c.type), w, h,
            c.channels, c.bins, content_name[content], floor_ms, px_ms, cub_ms);
-    for (size_t k = 0; k < variants.size(); k++)
-        printf(",%s=%.5f", variants[k].c_str(), var_ms[k]);
     printf(",pdl_floor=%.5f\n", pdl_floor_ms);
     fflush(stdout);
     for (int i = 0; i < nbuf; i++)

@@ -8,11 +8,11 @@
  * Each case is run twice before the profiled call (warm-up, first-use
  * allocations), so ncu sees only the steady-state kernels:
  *   - the CUDA histogram's u8 256-bin schemes: "flat" on noise and constant,
- *     flat with the fused finish on noise, "narrow" and "private" on noise;
+ *     "narrow" on noise (forced with pixsum_cuda_set_force(), the
+ *     experimental API);
  *   - its u16 65536-bin "wide" scheme on noise and constant;
  *   - the integral image's default kernels: u8->u32 and f32->f32 at 8192^2,
- *     u8->u32 at 1024^2 and 16384^2, u8->u64 at 8192^2 (PIXSUM_CUDA_LB in the
- *     environment picks a launch variant);
+ *     u8->u32 at 1024^2 and 16384^2, u8->u64 at 8192^2;
  *   - a read kernel and a copy kernel that move the same bytes as the 8192^2
  *     cases (the floors the figures are measured against).
  * The case order is printed.
@@ -27,6 +27,7 @@
 #include <string>
 
 #include "pixsum.h"
+#define PIXSUM_EXPERIMENTAL /* pixsum_cuda_set_force() */
 #include "pixsum_cuda.h"
 
 #include "bench_check.h"
@@ -106,7 +107,7 @@ template <typename F> static void profiled(F &&call)
 }
 
 static void hist_case(pixsum_ctx *ctx, const char *name, pixsum_type type, size_t side,
-                      size_t bins, unsigned constant, const char *scheme)
+                      size_t bins, unsigned constant, int scheme)
 {
     if (!wanted(name))
         return;
@@ -121,10 +122,10 @@ static void hist_case(pixsum_ctx *ctx, const char *name, pixsum_type type, size_
         fill<unsigned short><<<1024, 256>>>((unsigned short *)img, (long long)n, 65536,
                                             constant);
     CK(cudaGetLastError());
-    if (scheme)
-        setenv("PIXSUM_CUDA_HIST", scheme, 1);
-    else
-        unsetenv("PIXSUM_CUDA_HIST");
+    pixsum_cuda_force force;
+    memset(&force, 0, sizeof force);
+    force.hist_scheme = scheme; /* 0: the automatic choice */
+    PK(pixsum_cuda_set_force(ctx, &force));
     pixsum_view v = pixsum_view_2d(img, type, side, side, 1, 0);
     pixsum_hist_spec spec;
     memset(&spec, 0, sizeof spec);
@@ -132,7 +133,7 @@ static void hist_case(pixsum_ctx *ctx, const char *name, pixsum_type type, size_
     spec.lo = 0;
     spec.hi = (double)bins;
     profiled([&] { PK(pixsum_cuda_histogram(ctx, &v, &spec, counts, bins, NULL, NULL)); });
-    unsetenv("PIXSUM_CUDA_HIST");
+    PK(pixsum_cuda_set_force(ctx, NULL));
     CK(cudaFree(img));
     CK(cudaFree(counts));
 }
@@ -167,13 +168,11 @@ int main(int argc, char **argv)
         return 1;
     }
     PK(pixsum_ctx_set(ctx, PIXSUM_PARAM_WRAP, 1)); /* u8->u32 at 8192^2 needs wrap */
-    hist_case(ctx, "hist u8 8192 noise flat", PIXSUM_U8, 8192, 256, 0, NULL);
-    hist_case(ctx, "hist u8 8192 constant flat", PIXSUM_U8, 8192, 256, 77, NULL);
-    hist_case(ctx, "hist u8 8192 noise flat fuse", PIXSUM_U8, 8192, 256, 0, "fuse");
-    hist_case(ctx, "hist u8 8192 noise narrow", PIXSUM_U8, 8192, 256, 0, "narrow");
-    hist_case(ctx, "hist u8 8192 noise private", PIXSUM_U8, 8192, 256, 0, "private");
-    hist_case(ctx, "hist u16 8192 noise wide", PIXSUM_U16, 8192, 65536, 0, NULL);
-    hist_case(ctx, "hist u16 8192 constant wide", PIXSUM_U16, 8192, 65536, 12345, NULL);
+    hist_case(ctx, "hist u8 8192 noise flat", PIXSUM_U8, 8192, 256, 0, 0);
+    hist_case(ctx, "hist u8 8192 constant flat", PIXSUM_U8, 8192, 256, 77, 0);
+    hist_case(ctx, "hist u8 8192 noise narrow", PIXSUM_U8, 8192, 256, 0, PIXSUM_CUDA_FORCE_NARROW);
+    hist_case(ctx, "hist u16 8192 noise wide", PIXSUM_U16, 8192, 65536, 0, 0);
+    hist_case(ctx, "hist u16 8192 constant wide", PIXSUM_U16, 8192, 65536, 12345, 0);
     sat_case(ctx, "sat u8 u32 8192", PIXSUM_U8, PIXSUM_U32, 8192);
     sat_case(ctx, "sat f32 f32 8192", PIXSUM_F32, PIXSUM_F32, 8192);
     sat_case(ctx, "sat u8 u32 1024", PIXSUM_U8, PIXSUM_U32, 1024);

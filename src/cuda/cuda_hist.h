@@ -5,8 +5,8 @@
  * keeps for it.
  *
  * A count request (psi_ch_plan) is one validated image on the device with its
- * resolved bins. The launcher picks one of three counting schemes, a fourth on
- * request (their details are in hist_count.cu):
+ * resolved bins. The launcher picks one of three counting schemes (their
+ * details are in hist_count.cu):
  *   flat    u8 images of one channel, unmasked, contiguous and 16-byte
  *           aligned: a u32 table of 64 copies per block, two instructions
  *           per sample (a byte permute gives the address, then a shared atomic);
@@ -18,16 +18,12 @@
  *   wide    u16/i16 (raw values) and many bins: up to 65536 16-bit counters
  *           (two per word) per block for one channel at a time, moved to a u64
  *           spill table before they can wrap; a reduce kernel adds the blocks'
- *           tables and folds raw values into bins;
- *   private (on request) u8, one channel, 16-byte aligned rows: 256 16-bit
- *           counters per thread in shared memory, plain loads and stores.
+ *           tables and folds raw values into bins.
  * Counts end in the caller's u64 array, so they never wrap. Flat runs as one
- * launch whose first block presets the outputs for the others' atomics. On
- * request ("fuse"), flat, private and narrow with few bins (channels x bins
- * <= 8192) run as one launch whose last block folds a u64 table of the
- * workspace into the counts and totals. The defaults are the
- * fastest measured on the H100 and H200 (docs/benchmarks.md, "GPU histograms
- * (#6)").
+ * launch whose first block presets the outputs for the others' atomics;
+ * narrow counts into outputs zeroed first. A test may force narrow or wide
+ * where the automatic choice takes another scheme (psi_ch_force): every
+ * scheme counts the same.
  * Class numbers follow hist.h: bin, then bins + 0 (below), + 1 (above),
  * + 2 (NaN). The workspace must be zero-filled when allocated.
  *
@@ -74,23 +70,15 @@ typedef struct psi_ch_image {
 /* The bins of pixsum.h (1 .. 65536 of them), decided by hist_bins.h. */
 typedef psi_bins psi_ch_bins;
 
-/* Scheme choices for benchmarks and tests (0 = the launcher decides). */
-typedef struct psi_ch_tuning {
-    int scheme;     /* 0 auto (flat where it applies), 1 narrow, 2 wide, 3 private (u8, one
-                       channel, aligned) */
-    int runs;       /* wide: 0 auto, 1 per-thread runs, 2 runs + warp match */
-    int fuse;       /* 1: flat/private/narrow with few bins finish in their last block;
-                       0: flat presets its outputs, the others are zeroed first;
-                       -1: all are zeroed first */
-    int prefetch;   /* 1: wide loads the next item while counting the current one */
-    int pdl;        /* flat, wide: 0 programmatic dependent launch on sm_90 and newer,
-                       -1 never */
-    int uniform;    /* flat: 0 one atomic for a 16-byte vector of equal bytes,
-                       -1 sixteen (the old counting, for measurements) */
-    int flat_grid;  /* flat: 0 as many blocks as give every block the same number
-                       of rounds, -1 one per resident slot (the old grid, for
-                       measurements), N > 0 N blocks (within the counter limit) */
-} psi_ch_tuning;
+/* Code paths a test forces (pixsum_cuda_set_force(), the experimental API of
+ * pixsum_cuda.h); all zero: the automatic choice. Each is one the automatic
+ * choice takes for some image or device, and every one counts the same. */
+typedef struct psi_ch_force {
+    int scheme; /* 0 auto; 1 narrow (u8 images that flat would take; other types
+                   where their table fits); 2 wide (i32, f32, f64 with few bins) */
+    int no_pdl; /* flat and wide launched without programmatic dependent launch,
+                   as on devices before sm_90 */
+} psi_ch_force;
 
 typedef struct psi_ch_plan {
     psi_ch_image img;
@@ -100,7 +88,7 @@ typedef struct psi_ch_plan {
     void *ws;                   /* workspace of psi_ch_workspace_bytes() */
     size_t ws_bytes;
     int sm_count;               /* multiprocessors of the device */
-    psi_ch_tuning tuning;
+    psi_ch_force force;
     void *stream;               /* cudaStream_t */
 } psi_ch_plan;
 
@@ -158,6 +146,10 @@ typedef struct psi_cuda_hist_slot {
  * memory. Defined in cuda_host.c. */
 struct pixsum_ctx;
 psi_cuda_hist_slot *psi_cuda_hist_slot_of(struct pixsum_ctx *ctx);
+
+/* The histogram paths ctx forces (zero without a CUDA state). Defined in
+ * cuda_host.c. */
+psi_ch_force psi_cuda_hist_force_of(const struct pixsum_ctx *ctx);
 
 #ifndef __CUDACC__
 /* The registered method "cuda.hist" (cuda_hist_host.c), listed in

@@ -8,15 +8,8 @@
  * copied in, counted, counts copied out).
  *
  * Every CUDA error becomes PIXSUM_ERR_CUDA with CUDA's text as the detail.
- * For tests and benchmarks, PIXSUM_CUDA_HIST may force the counting scheme
- * ("private", "narrow" or "wide", where the type allows it) and the wide scheme's warp
- * match mode ("match"), the last-block finish of few bins ("fuse"), outputs
- * zeroed by memsets ("nofuse", instead of the flat scheme's presets), the
- * wide scheme's prefetch ("prefetch"), flat and wide launches without
- * programmatic dependent launch ("nopdl"), the flat kernel counting each
- * byte of a uniform 16-byte vector on its own ("nouniform") and its grid
- * (one block per resident slot, "unbalanced", or "grid=N" blocks), e.g.
- * PIXSUM_CUDA_HIST=wide,match.
+ * The counting paths a context forces for tests (pixsum_cuda_set_force())
+ * go into each count plan.
  */
 #include "../hist/hist_classify.h"
 #include "pixsum_cuda.h"
@@ -203,41 +196,9 @@ static int check_counts(const pixsum_view *in, const uint64_t *counts, size_t co
     return PIXSUM_OK;
 }
 
-static psi_ch_tuning env_tuning(void)
-{
-    psi_ch_tuning t;
-    memset(&t, 0, sizeof t);
-    const char *e = getenv("PIXSUM_CUDA_HIST");
-    if (e) {
-        if (strstr(e, "narrow"))
-            t.scheme = 1;
-        if (strstr(e, "wide"))
-            t.scheme = 2;
-        if (strstr(e, "private"))
-            t.scheme = 3;
-        if (strstr(e, "match"))
-            t.runs = 2;
-        if (strstr(e, "nofuse"))
-            t.fuse = -1;
-        else if (strstr(e, "fuse"))
-            t.fuse = 1;
-        if (strstr(e, "prefetch"))
-            t.prefetch = 1;
-        if (strstr(e, "nopdl"))
-            t.pdl = -1;
-        if (strstr(e, "nouniform"))
-            t.uniform = -1;
-        if (strstr(e, "unbalanced"))
-            t.flat_grid = -1;
-        const char *g = strstr(e, "grid=");
-        if (g && atoi(g + 5) > 0)
-            t.flat_grid = atoi(g + 5);
-    }
-    return t;
-}
-
-static void make_plan(const hist_state *h, const pixsum_view *in, const psi_hist_params *p,
-                      uint64_t *counts, void *stream, psi_ch_plan *plan)
+static void make_plan(const pixsum_ctx *c, const hist_state *h, const pixsum_view *in,
+                      const psi_hist_params *p, uint64_t *counts, void *stream,
+                      psi_ch_plan *plan)
 {
     memset(plan, 0, sizeof *plan);
     to_image(in, &p->mask, &plan->img);
@@ -245,7 +206,7 @@ static void make_plan(const hist_state *h, const pixsum_view *in, const psi_hist
     plan->counts = (unsigned long long *)counts;
     plan->sm_count = h->sm_count;
     plan->stream = stream;
-    plan->tuning = env_tuning();
+    plan->force = psi_cuda_hist_force_of(c);
 }
 
 static int launch_count(hist_state *h, psi_ch_plan *plan, pixsum_cuda_hist_totals *totals)
@@ -308,7 +269,7 @@ static int run_count(pixsum_ctx *c, const hist_call *k)
     if ((st = state_for(c, &h)) != PIXSUM_OK)
         return st;
     psi_ch_plan plan;
-    make_plan(h, k->in, &p, k->counts, ctx_stream(c, k->stream), &plan);
+    make_plan(c, h, k->in, &p, k->counts, ctx_stream(c, k->stream), &plan);
     if (k->reserve_only)
         return grow_ws(h, psi_ch_workspace_bytes(&plan));
     return launch_count(h, &plan, k->totals);
@@ -400,7 +361,7 @@ static int run_equalize(pixsum_ctx *c, const hist_call *k)
     unsigned short *lut = (unsigned short *)(cdf + cells);
     void *stream = ctx_stream(c, k->stream);
     psi_ch_plan plan;
-    make_plan(h, in, &p, counts, stream, &plan);
+    make_plan(c, h, in, &p, counts, stream, &plan);
     if ((st = launch_count(h, &plan, NULL)) != PIXSUM_OK)
         return st;
     int e = 0;
@@ -622,7 +583,7 @@ int psi_cuda_hist_run(const psi_job *job)
         dp.mask = packed_view(&p->mask, h->d_mask);
     }
     psi_ch_plan plan;
-    make_plan(h, &din, &dp, h->d_out, s, &plan);
+    make_plan(c, h, &din, &dp, h->d_out, s, &plan);
     pixsum_cuda_hist_totals *dtot = (pixsum_cuda_hist_totals *)((uint64_t *)h->d_out + ncounts);
     if ((st = launch_count(h, &plan, dtot)) != PIXSUM_OK)
         return st;

@@ -8,7 +8,11 @@
  * above it) and with the CPU's packing of the next chunk.
  *
  * Every CUDA error becomes PIXSUM_ERR_CUDA with CUDA's text as the detail.
+ * The experimental entry points of pixsum_cuda.h (the paper-004 tuning, the
+ * transfer times of the last host-memory call, the forced code paths of the
+ * tests) live here too: a context keeps their settings in its CUDA state.
  */
+#define PIXSUM_EXPERIMENTAL /* the experimental section of pixsum_cuda.h */
 #include "../internal.h"
 #include "pixsum_cuda.h"
 
@@ -33,7 +37,8 @@ typedef struct psi_cuda_state {
     int device;                 /* device the buffers below belong to */
     void *ws;                   /* workspace (header zeroed at allocation) */
     size_t ws_bytes;
-    pixsum_cuda_tuning tuning;
+    pixsum_cuda_tuning tuning;  /* paper-004 launch parameters (pixsum_cuda_set_tuning) */
+    pixsum_cuda_force force;    /* forced code paths (pixsum_cuda_set_force) */
     /* host-memory path */
     void *d_in, *d_out[2];
     size_t d_in_bytes, d_out_bytes[2];
@@ -204,6 +209,52 @@ int pixsum_cuda_set_tuning(pixsum_ctx *ctx, const pixsum_cuda_tuning *tuning)
         return psi_fail(PIXSUM_ERR_NO_MEMORY, "cannot allocate the CUDA state");
     s->tuning = r;
     return PIXSUM_OK;
+}
+
+int pixsum_cuda_set_force(pixsum_ctx *ctx, const pixsum_cuda_force *force)
+{
+    psi_clear_error();
+    if (!ctx)
+        return psi_fail(PIXSUM_ERR_NULL, "context is NULL");
+    pixsum_cuda_force f;
+    memset(&f, 0, sizeof f);
+    if (force)
+        f = *force;
+    if (f.lookback_kernel < 0 || f.lookback_kernel > PIXSUM_CUDA_FORCE_STAGED)
+        return psi_fail(PIXSUM_ERR_INVALID_ARG, "lookback_kernel must be 0, 1 or 2, got %d",
+                        f.lookback_kernel);
+    if (f.lookback_rows != 0 && f.lookback_rows != 4 && f.lookback_rows != 8 &&
+        f.lookback_rows != 16)
+        return psi_fail(PIXSUM_ERR_INVALID_ARG, "lookback_rows must be 0, 4, 8 or 16, got %d",
+                        f.lookback_rows);
+    if (f.lookback_tile_width != 0 && f.lookback_tile_width != 128 &&
+        f.lookback_tile_width != 256)
+        return psi_fail(PIXSUM_ERR_INVALID_ARG,
+                        "lookback_tile_width must be 0, 128 or 256, got %d",
+                        f.lookback_tile_width);
+    if (f.hist_scheme < 0 || f.hist_scheme > PIXSUM_CUDA_FORCE_WIDE)
+        return psi_fail(PIXSUM_ERR_INVALID_ARG, "hist_scheme must be 0, 1 or 2, got %d",
+                        f.hist_scheme);
+    psi_cuda_state *s = state_of(ctx);
+    if (!s)
+        return psi_fail(PIXSUM_ERR_NO_MEMORY, "cannot allocate the CUDA state");
+    f.lookback_chained = f.lookback_chained != 0;
+    f.no_pdl = f.no_pdl != 0;
+    f.no_async_copy = f.no_async_copy != 0;
+    s->force = f;
+    return PIXSUM_OK;
+}
+
+psi_ch_force psi_cuda_hist_force_of(const struct pixsum_ctx *ctx)
+{
+    psi_ch_force f;
+    memset(&f, 0, sizeof f);
+    const psi_cuda_state *s = ctx ? (const psi_cuda_state *)ctx->cuda_scratch : NULL;
+    if (s) {
+        f.scheme = s->force.hist_scheme;
+        f.no_pdl = s->force.no_pdl;
+    }
+    return f;
 }
 
 /* ---- plans ------------------------------------------------------------------------- */
@@ -410,14 +461,26 @@ static int request_plans(const dev_request *r, psi_cu_plan plans[2], int *count)
     return PIXSUM_OK;
 }
 
+/* Gives the plans the settings of a context's CUDA state s (NULL: the
+ * defaults) and returns the workspace they need. */
 static size_t plans_workspace(psi_cu_method m, psi_cu_plan *plans, int n,
-                              const pixsum_cuda_tuning *t)
+                              const psi_cuda_state *s)
 {
+    const pixsum_cuda_tuning t = resolve_tuning(s ? &s->tuning : NULL);
     size_t most = sizeof(psi_cu_header);
     for (int i = 0; i < n; i++) {
-        plans[i].section_size = t->section_size;
-        plans[i].tile_dim = t->tile_dim;
-        plans[i].block_rows = t->block_rows;
+        plans[i].section_size = t.section_size;
+        plans[i].tile_dim = t.tile_dim;
+        plans[i].block_rows = t.block_rows;
+        memset(&plans[i].force, 0, sizeof plans[i].force);
+        if (s) {
+            plans[i].force.kernel = s->force.lookback_kernel;
+            plans[i].force.rows = s->force.lookback_rows;
+            plans[i].force.tile_width = s->force.lookback_tile_width;
+            plans[i].force.chained = s->force.lookback_chained;
+            plans[i].force.no_pdl = s->force.no_pdl;
+            plans[i].force.no_async_copy = s->force.no_async_copy;
+        }
         size_t b = psi_cu_workspace_bytes(m, &plans[i]);
         if (b > most)
             most = b;
@@ -473,7 +536,6 @@ int pixsum_cuda_workspace_size(const pixsum_ctx *ctx, const pixsum_view *in,
      * can be valid where the volume's sum would overflow: the size that
      * serves every reading of the request that validates. */
     const psi_cuda_state *s = (const psi_cuda_state *)c->cuda_scratch;
-    pixsum_cuda_tuning t = resolve_tuning(s ? &s->tuning : NULL);
     int valid = 0, readings = in && in->depth > 1 ? 2 : 1;
     size_t most = 0;
     for (int batch = 0; batch < readings; batch++) {
@@ -481,7 +543,7 @@ int pixsum_cuda_workspace_size(const pixsum_ctx *ctx, const pixsum_view *in,
         psi_cu_plan plans[2];
         int n, st = validate(c, in, out, out_sq, batch, &r);
         if (st == PIXSUM_OK && (st = request_plans(&r, plans, &n)) == PIXSUM_OK) {
-            size_t need = plans_workspace(ctx_method(c), plans, n, &t);
+            size_t need = plans_workspace(ctx_method(c), plans, n, s);
             most = need > most ? need : most;
             valid = 1;
         }
@@ -525,8 +587,7 @@ static int run_device(const pixsum_ctx *c, psi_cuda_state *s, const dev_request 
     int n, st;
     if ((st = request_plans(r, plans, &n)) != PIXSUM_OK)
         return st;
-    pixsum_cuda_tuning t = resolve_tuning(s ? &s->tuning : NULL);
-    size_t need = plans_workspace(m, plans, n, &t);
+    size_t need = plans_workspace(m, plans, n, s);
     if (!ws) {
         if ((st = reserve_ws(s, need)) != PIXSUM_OK)
             return st;
@@ -693,8 +754,10 @@ int pixsum_cuda_integral_ws(const pixsum_ctx *ctx, const pixsum_view *in, const 
     const psi_cuda_state *s = (const psi_cuda_state *)c->cuda_scratch;
     psi_cuda_state tmp;
     memset(&tmp, 0, sizeof tmp);
-    if (s)
+    if (s) {
         tmp.tuning = s->tuning;
+        tmp.force = s->force;
+    }
     return run_device(c, &tmp, &r, ctx_method(c), workspace, workspace_bytes,
                       ctx_stream(c, stream));
 }
@@ -797,8 +860,8 @@ static void stage_range(const pixsum_view *v, char *slot, size_t row_bytes, size
  * `to_view` is set. Large chunks are split over `threads` threads: one thread
  * copies 5-10 GB/s into pageable memory (faulting a fresh table in as it
  * goes), less than the PCIe link, and these copies were most of a host-memory
- * call (8192^2 u8 -> u32 on the H100 host: 46 ms in all for 6.2 ms of
- * transfers and 0.19 ms of kernels). */
+ * call (for a large u8 -> u32 table, many times the transfers and the
+ * kernels together). */
 static void stage_rows(const pixsum_view *v, char *slot, size_t row_bytes, size_t g0,
                        size_t g1, int to_view, int threads)
 {
@@ -901,8 +964,7 @@ static int run_host(const psi_job *job, psi_cu_method m)
         if ((st = make_plan(&din, &dout[t], sq, 1, &plans[t])) != PIXSUM_OK)
             return st;
     }
-    pixsum_cuda_tuning tun = resolve_tuning(&s->tuning);
-    if ((st = reserve_ws(s, plans_workspace(m, plans, j.nout, &tun))) != PIXSUM_OK)
+    if ((st = reserve_ws(s, plans_workspace(m, plans, j.nout, s))) != PIXSUM_OK)
         return st;
 
     /* Chunk = rows that fit a staging slot, each way. */

@@ -53,6 +53,23 @@ typedef enum psi_cu_method {
     PSI_CU_METHOD_COUNT = 6
 } psi_cu_method;
 
+/* Code paths a test forces (pixsum_cuda_set_force(), the experimental API of
+ * pixsum_cuda.h); all zero: the automatic choice. Each is a path the
+ * automatic choice takes for some image, type pair or device, so a forced
+ * call computes a correct table (integer tables the same bits; float tables
+ * may round differently, within the documented bound). lb_choose() in
+ * sat_lookback.cu ignores a value the plan's type pair or shape cannot take. */
+typedef struct psi_cu_force {
+    int kernel;        /* cuda.lookback: 0 auto, 1 register kernel, 2 staged kernel */
+    int rows;          /* staged kernel: rows per warp, 0 auto (8-bit input 16 or 8,
+                          16-bit and f32 input 8 or 4) */
+    int tile_width;    /* register kernel: 0 auto, 256, or 128 where its aggregate-only
+                          look-backs fit */
+    int chained;       /* register kernel: chained look-backs on small planes too */
+    int no_pdl;        /* no programmatic dependent launch (as before sm_90) */
+    int no_async_copy; /* staged kernel: tile loaded through registers (as before sm_80) */
+} psi_cu_force;
+
 typedef struct psi_cu_header {
     unsigned long long ticket; /* next tile number of the running launch */
     unsigned long long done;   /* blocks of the running launch that finished */
@@ -75,6 +92,7 @@ typedef struct psi_cu_plan {
     long long out_row, out_slice; /* byte strides of the output */
     long long y0, y1;      /* rows to compute (0, height for all) */
     int section_size, tile_dim, block_rows; /* paper-004 tuning (resolved) */
+    psi_cu_force force;    /* cuda.lookback: forced code paths (tests) */
     void *ws;              /* workspace, starts with a psi_cu_header */
     size_t ws_bytes;
     void *stream;          /* cudaStream_t */

@@ -1,13 +1,35 @@
 /*
  * device_caps.cu - the per-device cache of psi_current_device_caps()
- * (device_caps.cuh): compute capability, shared memory opt-in limit and
- * multiprocessor count, asked of the driver once per device.
+ * (device_caps.cuh): compute capability, shared memory opt-in limit,
+ * multiprocessor count and L2 size, asked of the driver once per device, and
+ * the compiled tuning policies per architecture family, one of which is
+ * chosen for the device at the same time.
  */
 #include "device_caps.cuh"
 
 #include <mutex>
 
 namespace {
+
+/* The families, newest first; the first whose min_cc_major the device
+ * reaches is its policy. PDL needs sm_90 (griddepcontrol) and cp.async
+ * sm_80. The stagger (while some of an SM's blocks wait on their
+ * look-backs, others load or store) and the hint threshold (a third of L2)
+ * were tuned on sm_90 and are kept for the older families, which have not
+ * been tuned apart. */
+constexpr psi_arch_policy psi_arch_policies[] = {
+    {9, "sm_90+", true, true, 4000, 3},
+    {8, "sm_80-89", false, true, 4000, 3},
+    {0, "before sm_80", false, false, 4000, 3},
+};
+
+const psi_arch_policy *policy_for(int cc_major)
+{
+    for (const psi_arch_policy &p : psi_arch_policies)
+        if (cc_major >= p.min_cc_major)
+            return &p;
+    return &psi_arch_policies[sizeof psi_arch_policies / sizeof psi_arch_policies[0] - 1];
+}
 
 constexpr int kMaxDevices = 64;
 
@@ -29,6 +51,7 @@ cudaError_t read_caps(int dev, psi_device_caps *c)
         return e;
     if (c->smem_optin <= 0)
         c->smem_optin = 48 << 10;
+    c->policy = policy_for(c->cc_major);
     return cudaSuccess;
 }
 

@@ -1,7 +1,8 @@
 /*
  * device_caps.cuh - what both CUDA halves (the integral kernels and the
  * histograms) need to know about the current device, read from the driver
- * once per device and cached, and the launch of a kernel with programmatic
+ * once per device and cached with the tuning policy of the device's
+ * architecture family, and the launch of a kernel with programmatic
  * dependent launch (PDL) where the device has it.
  */
 #ifndef PIXSUM_DEVICE_CAPS_CUH
@@ -9,18 +10,42 @@
 
 #include <cuda_runtime.h>
 
+/* The kernels' tuning that follows the GPU's architecture: one compiled entry
+ * per family (psi_arch_policies[] in device_caps.cu, as CUB's tuning
+ * policies), picked by compute capability once per device. Nothing in it
+ * changes a result, and nothing in it sizes a workspace: the launch shapes
+ * that do (sat_lookback.cu, lb_shapes[]) are one table for every device, so
+ * that pixsum_cuda_workspace_size() does not depend on which device runs the
+ * call. */
+struct psi_arch_policy {
+    int min_cc_major;      /* the family: this compute capability major and newer */
+    const char *family;    /* its name, for messages */
+    bool pdl;              /* cuda.lookback and the flat and wide histogram kernels
+                            * launched with programmatic dependent launch (sm_90 and
+                            * newer: griddepcontrol) */
+    bool async_copy;       /* cuda.lookback's staged kernel copies its tile into
+                            * shared memory by cp.async (sm_80 and newer) */
+    int lb_stagger_ns;     /* staged kernel: the blocks an SM holds in the first wave
+                            * start this many ns apart in all (lb_launch()) */
+    int lb_hints_l2_share; /* staged kernel, 4-byte tables: the streaming store hint
+                            * is dropped once the look-back records outgrow
+                            * L2 / lb_hints_l2_share (lb_launch()) */
+};
+
 struct psi_device_caps {
     int device;     /* the ordinal these values belong to */
     int cc_major;   /* compute capability, major */
     int smem_optin; /* largest dynamic shared memory a block may opt in to, bytes */
     int sm_count;   /* multiprocessors */
     int l2_bytes;   /* L2 cache size, bytes */
+    const psi_arch_policy *policy; /* the tuning of the device's family */
 };
 
 /* Fills *caps for the calling thread's current device. The first call per
- * device asks the driver; later calls take a lock and copy. Returns
- * cudaSuccess, or the error of cudaGetDevice / cudaDeviceGetAttribute (then
- * *caps is untouched and nothing is cached). Thread-safe. */
+ * device asks the driver and picks the device's policy; later calls take a
+ * lock and copy. Returns cudaSuccess, or the error of cudaGetDevice /
+ * cudaDeviceGetAttribute (then *caps is untouched and nothing is cached).
+ * Thread-safe. */
 cudaError_t psi_current_device_caps(psi_device_caps *caps);
 
 /* Waits, in a kernel launched by psi_launch() with pdl set, until the

@@ -1,79 +1,38 @@
 /*
  * hist_count.cu - the counting kernels of the CUDA histograms and their
- * launcher psi_ch_launch() (the schemes are described in cuda_hist.h).
+ * launcher psi_ch_launch() (the schemes are listed in cuda_hist.h).
  *
  * All kernels read the image in "items": a chunk of one row (rows of
  * width x channels samples; a contiguous image is one long row). The vector
  * path loads 16 bytes per thread and load (rows 16-byte aligned, no mask); the
- * pixel path loads one sample at a time (masks, odd alignment).
- *
- * flat (the default for u8 images of one channel, unmasked, contiguous and
- *         16-byte aligned) the image as one array of 16-byte vectors; each
- *         thread loads its next four vectors while it counts the current four.
- *         Blocks of 1024 threads, at most one per SM (two of 512 were 1-3%
- *         slower), and only as many as give each the same number of rounds
- *         (balanced_grid(): 0.5-0.9 us less at 16384^2 on the H200),
- *         256 x 64 u32 counters per block, entry v of copy c at byte
- *         v * 256 + c * 4, thread t using copy t % 64: lane l always hits bank
- *         l, and a sample costs one byte permute (its address) and one shared
- *         atomic; a vector of 16 equal bytes takes one atomic of 16 ("nouniform"
- *         turns that off). Nsight Compute showed the narrow kernel below spending about
- *         9 instructions per sample (integer divisions per item, shifts by a
- *         runtime copy count) and waiting on its loads; this one spends 2 in
- *         its loop (4.1 over the whole kernel) and waits on memory. On
- *         sm_90 and newer it is launched with programmatic dependent launch
- *         (device_caps.cuh; "nopdl" turns it off): each block clears its
- *         table while the stream's previous kernel drains, then waits for it
- *         before its first global access.
- * narrow (the default for other u8 images, and for few bins of i32/f32/f64)
- *         C x entries x copies u32 counters in shared memory; lane l of a
- *         warp adds into copy l % copies, and copy j of entry e lies in bank
- *         (e * copies + j) % 32, so 32 lanes never collide (copies = 32)
- *         whatever the image holds. Each block counts fewer than 2^31
- *         samples, so a u32 never wraps.
- * wide (the default for u16/i16 and many bins)
- *         one channel per launch; 16-bit counters, two per word, for up to
- *         65536 indices (raw u16/i16 values, or bins). A block counts in
- *         intervals of at most 1024 x 48 = 49152 samples; after each interval
- *         (barrier) every counter of 2^14 or more is moved to a u64 spill
- *         table, so a counter starts an interval below 2^14 and ends it at most
- *         2^14 - 1 + 49152 = 65535: it never wraps. Each thread merges runs of
- *         equal indices before adding (a 16-byte vector of eight equal raw
- *         16-bit samples in one step), or, in the "match" mode, the lanes of a
- *         warp that hold the same index add once. With "prefetch" the next
- *         item's data is loaded while the current one is counted (measured
- *         slower on the H100: more registers than the 64 a 1024-thread block
- *         allows, so spills). Its lookup-table, count and reduce kernels are
- *         launched with programmatic dependent launch as the flat kernel is.
- * private (on request; u8, one channel, vector path) each thread owns 256
- *         16-bit counters in shared memory, two per 32-bit word, laid out word-major (the
- *         word of values 2k, 2k + 1 of thread t at k * T + t, T a multiple of
- *         32), so every access of lane l is to bank l: no bank conflict and no
- *         atomic on any content. Samples are taken four at a time (the four
- *         words read, then written in order, each written value carrying the
- *         increments of the earlier samples of the four that share its word).
- *         A thread counts fewer than 2^16 samples per block, so no counter
- *         wraps into its neighbour. Measured at 0.53x narrow's speed on the
- *         H200 (14 warps per SM, each group of four waiting on its loads), as
- *         was the first version with one counter per halfword, whose lanes
- *         2i and 2i + 1 shared a bank: latency-bound, not bank-bound.
- * The per-block tables end in the caller's u64 counts, in one of three ways.
- * Preset (flat by default): the first block to start zeroes the counts and
- * presets the totals, then raises a flag; every block adds its counts with
- * atomics once it has seen the flag (FlatSync: no memset, no last block; on
- * the H200 the last-block finish cost 4.8 us at the end of each launch, this
- * one 2.3-2.7 us). Unfused (private and narrow by default, flat with "nofuse"):
- * memsets first, then the blocks add into the zeroed counts and totals with
- * atomics (the in-range and pixel totals as one atomic per block). Fused (on
- * request, "fuse", when channels x bins <= 8192): the blocks add into a u64
- * table in the workspace, and the last block to finish folds it into bins and
- * writes the counts and totals (the table left zeroed). Every way, the raw
- * values of one class are first added up within the warp (run_total), so no
- * address takes more than one atomic per warp. The wide tables are added up
- * by a reduce kernel that writes every count when each raw value is its own
- * bin.
- * The bin formula is evaluated with __dsub_rn / __dmul_rn (no contraction
- * into an FMA) and truncation, as on the CPU, so every class is the CPU's.
+ * pixel path loads one sample at a time (masks, odd alignment). Counters live
+ * in shared memory, laid out so that the lanes of a warp never collide on a
+ * bank whatever the image holds, and every block's counts end in the
+ * caller's u64 counts by global atomics (one per class and warp: run_total()),
+ * so no count wraps.
+ *   flat   (u8, one channel, unmasked, contiguous, 16-byte aligned) the image
+ *          as one array of 16-byte vectors, each thread loading its next four
+ *          while it counts the current four; one block of 1024 threads per SM,
+ *          only as many blocks as give each the same number of rounds; 64
+ *          copies of 256 u32 counters, two instructions per sample (a byte
+ *          permute gives the counter's address, then a shared atomic), one
+ *          atomic for a vector of 16 equal bytes. Its first block presets the
+ *          outputs and raises a flag the others wait for before adding
+ *          (FlatSync): no memset, no last-block pass.
+ *   narrow (other u8 images; i32/f32/f64 whose channels x (bins + 3) u32 fit
+ *          96 KiB) a u32 table per block, replicated so that lane l adds into
+ *          copy l; u8 counts raw values, the other types classes; fewer than
+ *          2^31 samples per block. Outputs zeroed first.
+ *   wide   (u16/i16 raw values; the other types with many bins) one channel
+ *          per pass; 16-bit counters, two per word, for up to 65536 indices;
+ *          every 49152 samples per block the counters of 2^14 or more move to a
+ *          u64 spill table, so none wraps; each thread merges runs of equal
+ *          indices before adding; a reduce kernel adds the blocks' tables and
+ *          folds raw values into bins.
+ * On sm_90 and newer the flat and wide kernels are launched with programmatic
+ * dependent launch (device_caps.cuh): a block clears its table while the
+ * stream's previous kernel drains, then waits for it before its first global
+ * access. The bin of a value is hist_bins.h's rule, shared with the CPU.
  */
 #include "cuda_hist.h"
 #include "device_caps.cuh"
@@ -92,22 +51,17 @@ constexpr int kNarrowPix = 8;      /* pixels per thread per item (pixel path) */
 constexpr int kFlatThreads = 1024; /* one block per SM */
 constexpr int kFlatVec = 4;        /* 16-byte loads per thread per step (and as many prefetched) */
 constexpr int kFlatCopies = 64;    /* table copies: entry stride 256 bytes */
-constexpr int kPrivThreads = 448;  /* 448 x 256 x 2 bytes = 224 KiB of counters */
-constexpr int kPrivVec = 4;
 constexpr int kWideThreads = 1024;
 constexpr int kWideSamples = 24;   /* samples per thread per item; two items per interval */
 constexpr int kWidePix = 16;       /* pixels per thread per item (pixel path) */
-constexpr unsigned kFusedCells = 8192; /* channels x bins folded by the last block */
 constexpr size_t kNarrowSmemMax = 96u << 10;
 constexpr size_t kNarrowSmemPref = 64u << 10;
-/* Workspace: [0, 256) scratch totals, [256, 512) ticket, then the u64 table of
- * the fused finish (zeroed at allocation, left zeroed by every call), then the
- * wide scheme's buffers. */
+/* Workspace (zeroed at allocation): [0, 256) scratch totals, [256, 512) the
+ * wide reduce's ticket and FlatSync's words (both left zeroed by every call),
+ * then the wide scheme's buffers. */
 constexpr size_t kTicketOff = 256;
 constexpr size_t kFlatSyncOff = kTicketOff + 16; /* FlatSync's three words */
-constexpr size_t kAccumOff = 512;
-constexpr size_t kAccumBytes = (size_t)4 * (kFusedCells + 3) * 8;
-constexpr size_t kWideOff = (kAccumOff + kAccumBytes + 255) / 256 * 256;
+constexpr size_t kWideOff = 512;
 
 typedef psi_bins Bins;
 
@@ -149,15 +103,6 @@ struct Geo {
     const unsigned char *mask;
     long long mask_row, mask_slice;
     long long chunks, items;       /* chunks per row, rows x chunks */
-};
-
-/* Where the fused finish keeps its table (NULL accum: not fused): `copies`
- * copies of channels x entries u64, block b adding into copy b % copies (fewer
- * blocks queue on one address at the end). */
-struct Fused {
-    unsigned long long *accum;
-    unsigned *ticket;
-    unsigned copies;
 };
 
 __device__ __forceinline__ const char *row_at(const char *base, long long r, long long height,
@@ -289,18 +234,15 @@ __device__ __forceinline__ unsigned long long run_total(unsigned key, unsigned l
     return lane == 31u || key_next != key ? v : 0;
 }
 
-/* The end of a flat, private or narrow block: sum(e) is the block's count of
- * entry e (entries per channel; raw u8 values when RAW, else classes). Not
- * fused: atomics into counts/totals. Fused: atomics into f.accum; the last
- * block folds accum into bins in shared memory (smem64, channels x bins u64),
- * writes every count and total and leaves accum and the ticket zeroed. Entries
- * of one class are first added up within the warp (run_total), so no address
- * takes more than one atomic per warp; the in-range totals are warp sums. The
- * block size is a multiple of 32. */
+/* The end of a narrow block: sum(e) is the block's count of entry e (entries
+ * per channel; raw u8 values when RAW, else classes), added with atomics
+ * into the zeroed counts and totals. Entries of one class are first added up
+ * within the warp (run_total), so no address takes more than one atomic per
+ * warp; the in-range and pixel totals are warp sums, one atomic per block.
+ * The block size is a multiple of 32. */
 template <bool RAW, typename S>
 __device__ void finish_block(S &&sum, unsigned entries, const Bins &b, int channels,
-                             unsigned long long *counts, unsigned long long *totals,
-                             const Fused &f, unsigned long long *smem64)
+                             unsigned long long *counts, unsigned long long *totals)
 {
     const unsigned cells = (unsigned)channels * entries;
     const unsigned span = (cells + 31u) & ~31u; /* whole warps take each step */
@@ -311,195 +253,40 @@ __device__ void finish_block(S &&sum, unsigned entries, const Bins &b, int chann
         cls = RAW ? classify((double)idx, b) : idx;
         return ch * (b.bins + 3u) + cls;
     };
-    if (!f.accum) {
-        /* The block's in-range counts per channel and its pixels (channel 0's
-         * samples of every class) go into the totals too, as warp sums. */
-        unsigned long long in_part[4] = {0, 0, 0, 0}, pixels = 0;
-        for (unsigned e = threadIdx.x; e < span; e += blockDim.x) {
-            unsigned long long s = 0;
-            unsigned key = 0xFFFFFFFFu, ch = 0, cls = 0;
-            if (e < cells) {
-                s = sum(e);
-                key = class_of(e, ch, cls);
-            }
-            const unsigned long long t = run_total(key, s);
-            if (t) {
-                add_class(counts, totals, b, (int)ch, cls, t);
-#pragma unroll
-                for (unsigned q = 0; q < 4; q++)
-                    in_part[q] += q == ch && cls < b.bins ? t : 0;
-                pixels += ch == 0 ? t : 0;
-            }
-        }
-        /* Warp sums, then one atomic per total and block. */
-        __shared__ unsigned long long block_tot[5];
-        if (threadIdx.x < 5)
-            block_tot[threadIdx.x] = 0;
-        __syncthreads();
-#pragma unroll
-        for (int q = 0; q < 5; q++) {
-            const unsigned long long v = warp_total(q < 4 ? in_part[q] : pixels);
-            if ((threadIdx.x & 31u) == 0 && v)
-                atomicAdd(&block_tot[q], v);
-        }
-        __syncthreads();
-        if (threadIdx.x < 5 && block_tot[threadIdx.x])
-            atomicAdd(&totals[threadIdx.x < 4 ? PSI_CH_T_IN_RANGE + threadIdx.x : PSI_CH_T_PIXELS],
-                      block_tot[threadIdx.x]);
-        return;
-    }
-    unsigned long long *mine = f.accum + (size_t)(blockIdx.x % f.copies) * cells;
-    for (unsigned e = threadIdx.x; e < cells; e += blockDim.x) {
-        unsigned long long s = sum(e);
-        if (s)
-            atomicAdd(&mine[e], s);
-    }
-    __threadfence();
-    __syncthreads();
-    __shared__ unsigned last;
-    if (threadIdx.x == 0)
-        last = atomicAdd(f.ticket, 1u) == gridDim.x - 1;
-    __syncthreads();
-    if (!last)
-        return;
-    __threadfence();
-    __shared__ unsigned long long ext[12], in_range[4];
-    const unsigned nb = (unsigned)channels * b.bins;
-    for (unsigned i = threadIdx.x; i < nb; i += blockDim.x)
-        smem64[i] = 0;
-    if (threadIdx.x < 12)
-        ext[threadIdx.x] = 0;
-    if (threadIdx.x < 4)
-        in_range[threadIdx.x] = 0;
-    __syncthreads();
+    /* The block's in-range counts per channel and its pixels (channel 0's
+     * samples of every class) go into the totals too, as warp sums. */
+    unsigned long long in_part[4] = {0, 0, 0, 0}, pixels = 0;
     for (unsigned e = threadIdx.x; e < span; e += blockDim.x) {
         unsigned long long s = 0;
         unsigned key = 0xFFFFFFFFu, ch = 0, cls = 0;
         if (e < cells) {
-            for (unsigned k = 0; k < f.copies; k++)
-                s += atomicExch(&f.accum[(size_t)k * cells + e], 0ull);
+            s = sum(e);
             key = class_of(e, ch, cls);
         }
         const unsigned long long t = run_total(key, s);
         if (t) {
-            if (cls < b.bins)
-                atomicAdd(&smem64[ch * b.bins + cls], t);
-            else
-                atomicAdd(&ext[4 * (cls - b.bins) + ch], t);
+            add_class(counts, totals, b, (int)ch, cls, t);
+#pragma unroll
+            for (unsigned q = 0; q < 4; q++)
+                in_part[q] += q == ch && cls < b.bins ? t : 0;
+            pixels += ch == 0 ? t : 0;
         }
     }
+    /* Warp sums, then one atomic per total and block. */
+    __shared__ unsigned long long block_tot[5];
+    if (threadIdx.x < 5)
+        block_tot[threadIdx.x] = 0;
     __syncthreads();
-    unsigned long long part[4] = {0, 0, 0, 0};
-    for (unsigned i = threadIdx.x; i < nb; i += blockDim.x) {
-        const unsigned long long k = smem64[i];
-        const unsigned c = i / b.bins;
-        counts[i] = k;
 #pragma unroll
-        for (unsigned q = 0; q < 4; q++)
-            part[q] += q == c ? k : 0;
-    }
-#pragma unroll
-    for (int q = 0; q < 4; q++) {
-        const unsigned long long v = warp_total(part[q]);
+    for (int q = 0; q < 5; q++) {
+        const unsigned long long v = warp_total(q < 4 ? in_part[q] : pixels);
         if ((threadIdx.x & 31u) == 0 && v)
-            atomicAdd(&in_range[q], v);
+            atomicAdd(&block_tot[q], v);
     }
     __syncthreads();
-    if (threadIdx.x == 0) {
-        for (int c = 0; c < 4; c++) {
-            totals[PSI_CH_T_IN_RANGE + c] = in_range[c];
-            totals[PSI_CH_T_BELOW + c] = ext[c];
-            totals[PSI_CH_T_ABOVE + c] = ext[4 + c];
-            totals[PSI_CH_T_NAN + c] = ext[8 + c];
-        }
-        totals[PSI_CH_T_PIXELS] = in_range[0] + ext[0] + ext[4] + ext[8];
-        *f.ticket = 0;
-    }
-}
-
-/* ---- private (u8, one channel) ------------------------------------------------ */
-
-/* Counts the four samples of word q (one byte each) into this thread's
- * counters: mine points at the thread's word of values 0 and 1; the word of
- * values 2k, 2k + 1 is mine[k * kPrivThreads]. */
-__device__ __forceinline__ void priv_quad(unsigned *mine, unsigned q)
-{
-    const unsigned v0 = q & 0xFFu, v1 = (q >> 8) & 0xFFu, v2 = (q >> 16) & 0xFFu, v3 = q >> 24;
-    const unsigned i0 = v0 >> 1, i1 = v1 >> 1, i2 = v2 >> 1, i3 = v3 >> 1;
-    const unsigned u0 = 1u << ((v0 & 1u) << 4), u1 = 1u << ((v1 & 1u) << 4),
-                   u2 = 1u << ((v2 & 1u) << 4), u3 = 1u << ((v3 & 1u) << 4);
-    unsigned *p0 = mine + i0 * kPrivThreads, *p1 = mine + i1 * kPrivThreads,
-             *p2 = mine + i2 * kPrivThreads, *p3 = mine + i3 * kPrivThreads;
-    const unsigned c0 = *p0, c1 = *p1, c2 = *p2, c3 = *p3;
-    /* The last earlier sample of the same word already holds that word's
-     * increments so far: start from it. */
-    const unsigned s0 = c0 + u0;
-    const unsigned s1 = (i1 == i0 ? s0 : c1) + u1;
-    const unsigned s2 = (i2 == i1 ? s1 : i2 == i0 ? s0 : c2) + u2;
-    const unsigned s3 = (i3 == i2 ? s2 : i3 == i1 ? s1 : i3 == i0 ? s0 : c3) + u3;
-    *p0 = s0;
-    *p1 = s1;
-    *p2 = s2;
-    *p3 = s3;
-}
-
-__global__ void __launch_bounds__(kPrivThreads, 1)
-    private_kernel(Geo g, Bins b, unsigned long long *counts, unsigned long long *totals,
-                   Fused f)
-{
-    extern __shared__ uint4 dyn_priv[];
-    unsigned *cnt = (unsigned *)dyn_priv;
-    const unsigned t = threadIdx.x;
-    constexpr unsigned kWords = 128u * kPrivThreads;
-    static_assert(kPrivThreads % 32 == 0, "lane l must own bank l");
-    for (unsigned i = t; i < kWords / 4; i += blockDim.x)
-        dyn_priv[i] = make_uint4(0, 0, 0, 0);
-    __syncthreads();
-    unsigned *mine = cnt + t;
-    VecItem<uint8_t, kPrivVec> cur, nxt;
-    long long item = blockIdx.x;
-    if (item < g.items)
-        load_item(g, item, cur);
-    const long long nfull = g.n / 16;
-    for (; item < g.items; item += gridDim.x) {
-        if (item + gridDim.x < g.items)
-            load_item(g, item + gridDim.x, nxt);
-#pragma unroll
-        for (int j = 0; j < kPrivVec; j++) {
-            long long v = cur.v0 + (long long)j * blockDim.x;
-            if (v < nfull) {
-                const uint4 q = cur.v[j].raw;
-                priv_quad(mine, q.x);
-                priv_quad(mine, q.y);
-                priv_quad(mine, q.z);
-                priv_quad(mine, q.w);
-            } else if (v == nfull) {
-                const uint8_t *s = (const uint8_t *)cur.row;
-                for (long long i = nfull * 16; i < g.n; i++)
-                    mine[(s[i] >> 1) * kPrivThreads] += 1u << ((s[i] & 1u) << 4);
-            }
-        }
-        cur = nxt;
-    }
-    __syncthreads();
-    /* Value v's counters: halfword v & 1 of the kPrivThreads words from
-     * (v >> 1) * kPrivThreads; the start is rotated by v so that the 32 lanes
-     * read 32 banks. Each thread counted < 2^16 samples: the sum fits 32 bits. */
-    __shared__ unsigned long long sums[256];
-    if (t < 256) {
-        const unsigned *row = cnt + (t >> 1) * kPrivThreads;
-        const unsigned shift = (t & 1u) << 4;
-        unsigned s = 0;
-        for (unsigned j = 0; j < kPrivThreads; j++) {
-            unsigned idx = j + t;
-            idx = idx >= kPrivThreads ? idx - kPrivThreads : idx;
-            s += (row[idx] >> shift) & 0xFFFFu;
-        }
-        sums[t] = s;
-    }
-    __syncthreads();
-    finish_block<true>([&](unsigned e) { return sums[e]; }, 256, b, 1, counts, totals, f,
-                       (unsigned long long *)dyn_priv);
+    if (threadIdx.x < 5 && block_tot[threadIdx.x])
+        atomicAdd(&totals[threadIdx.x < 4 ? PSI_CH_T_IN_RANGE + threadIdx.x : PSI_CH_T_PIXELS],
+                  block_tot[threadIdx.x]);
 }
 
 /* ---- flat (u8, one channel, contiguous and 16-byte aligned) -------------------- */
@@ -522,22 +309,16 @@ __device__ __forceinline__ void flat_word(char *tab, unsigned cbytes, unsigned q
     atomicAdd(flat_counter<3>(tab, cbytes, q), 1u);
 }
 
-/* Counts the 16 samples of q. UNIFORM: one atomic of 16 when all 16 bytes are
- * equal. The block's last group is counted after its bytes arrive, at the
- * rate of the shared atomics (64K per block, about 1 us); on a constant
- * image this makes that tail 16 times shorter: H200, 8192^2 0.0197 ->
- * 0.0188 ms, 16384^2 0.0646 -> 0.0628, and no cost on other content
- * (docs/benchmarks.md, run 86). One atomic per word of four equal bytes was
- * slower on noise and skewed images (divergent lanes). */
-template <bool UNIFORM>
+/* Counts the 16 samples of q: one atomic of 16 when all 16 bytes are equal.
+ * The block's last group is counted after its bytes arrive, at the rate of
+ * the shared atomics; on a constant image this makes that tail 16 times
+ * shorter, at no cost on other content. */
 __device__ __forceinline__ void flat_vec(char *tab, unsigned cbytes, const uint4 &q)
 {
-    if (UNIFORM) {
-        const unsigned r = __byte_perm(q.x, 0, 0x0000u);
-        if (q.x == r && q.y == r && q.z == r && q.w == r) {
-            atomicAdd(flat_counter<0>(tab, cbytes, q.x), 16u);
-            return;
-        }
+    const unsigned r = __byte_perm(q.x, 0, 0x0000u);
+    if (q.x == r && q.y == r && q.z == r && q.w == r) {
+        atomicAdd(flat_counter<0>(tab, cbytes, q.x), 16u);
+        return;
     }
     flat_word(tab, cbytes, q.x);
     flat_word(tab, cbytes, q.y);
@@ -623,24 +404,19 @@ __device__ void flat_sync_end(FlatSync &fs)
 }
 
 /* Counts nvec 16-byte vectors and ntail trailing bytes of a u8 image into
- * 256 raw entries x kFlatCopies u32 counters and adds them to the preset
- * outputs (FlatSync), or with `fused` to the fused finish's table, or with
- * neither to outputs zeroed beforehand. Thread t uses copy t % 64: lane l
- * always hits bank l, whatever the image holds. Each thread walks groups of
- * kFlatVec vectors spaced blockDim apart, the block's groups a grid apart,
- * loading the next group while it counts the current one (without PDL the
- * first group's loads are issued before the table is cleared). A ring of 8 vectors per
- * thread, each reloaded as soon as it was counted (7 loads in flight),
- * measured 2-4% slower on the H200; so did, at 8192^2, one contiguous share
- * of the image per block (7% slower) and the last round dealt out in equal
- * slices instead of whole groups (no gain, and its loop cost 4-8%: blocks with
- * a group less finish early without slowing the rest, which still saturate
- * DRAM). A block counts fewer than 2^31 samples (launcher). */
-template <bool UNIFORM>
+ * 256 raw entries x kFlatCopies u32 counters and adds them to the outputs
+ * that the block with the first ticket presets (FlatSync at `sync`). Thread t
+ * uses copy t % 64: lane l always hits bank l, whatever the image holds. Each
+ * thread walks groups of kFlatVec vectors spaced blockDim apart, the block's
+ * groups a grid apart, loading the next group while it counts the current
+ * one (without PDL the first group's loads are issued before the table is
+ * cleared); a block with a group less finishes early without slowing the
+ * rest, which still saturate DRAM. A block counts fewer than 2^31 samples
+ * (launcher). */
 __global__ void __launch_bounds__(kFlatThreads, 1)
     flat_u8_kernel(const uint4 *data, long long nvec, int ntail, Bins b,
-                   unsigned long long *counts, unsigned long long *totals, Fused f,
-                   unsigned *sync, bool pdl)
+                   unsigned long long *counts, unsigned long long *totals, unsigned *sync,
+                   bool pdl)
 {
     extern __shared__ uint4 dyn_flat[];
     char *tab = (char *)dyn_flat;
@@ -649,7 +425,7 @@ __global__ void __launch_bounds__(kFlatThreads, 1)
     const long long T = kFlatThreads;
     const long long step = (long long)gridDim.x * T * kFlatVec;
     const unsigned long long samples = (unsigned long long)nvec * 16 + (unsigned)ntail;
-    const bool warp0 = threadIdx.x < 32, preset = sync != nullptr;
+    const bool warp0 = threadIdx.x < 32;
     long long v = (long long)blockIdx.x * T * kFlatVec + threadIdx.x;
     uint4 cur[kFlatVec], nxt[kFlatVec];
     bool have = v + (kFlatVec - 1) * T < nvec;
@@ -669,12 +445,12 @@ __global__ void __launch_bounds__(kFlatThreads, 1)
             cur[j] = __ldcs(data + v + j * T);
     }
     FlatSync fs = {sync, 0, 0, 0, false};
-    if (preset && threadIdx.x == 0)
+    if (threadIdx.x == 0)
         fs.ticket = atomicAdd(&sync[0], 1u);
     if (!pdl)
         clear_table();
     __syncthreads();
-    if (preset && warp0)
+    if (warp0)
         flat_sync_begin(fs, counts, b.bins, totals, samples);
     const unsigned cbytes = (threadIdx.x & (kFlatCopies - 1)) * 4u;
     while (have) {
@@ -687,8 +463,8 @@ __global__ void __launch_bounds__(kFlatThreads, 1)
         }
 #pragma unroll
         for (int j = 0; j < kFlatVec; j++)
-            flat_vec<UNIFORM>(tab, cbytes, cur[j]);
-        if (preset && threadIdx.x == 0)
+            flat_vec(tab, cbytes, cur[j]);
+        if (threadIdx.x == 0)
             flat_sync_step(fs);
 #pragma unroll
         for (int j = 0; j < kFlatVec; j++)
@@ -701,12 +477,12 @@ __global__ void __launch_bounds__(kFlatThreads, 1)
 #pragma unroll
     for (int j = 0; j < kFlatVec; j++)
         if (v + j * T < nvec)
-            flat_vec<UNIFORM>(tab, cbytes, __ldcs(data + v + j * T));
+            flat_vec(tab, cbytes, __ldcs(data + v + j * T));
     if (blockIdx.x == 0 && (int)threadIdx.x < ntail) {
         unsigned byte = ((const unsigned char *)(data + nvec))[threadIdx.x];
         atomicAdd((unsigned *)(tab + (byte << 8) + cbytes), 1u);
     }
-    if (preset && threadIdx.x == 0)
+    if (threadIdx.x == 0)
         flat_sync_end(fs);
     __syncthreads();
     /* Entry e's copies lie in words e x 64 ... e x 64 + 63. */
@@ -714,10 +490,6 @@ __global__ void __launch_bounds__(kFlatThreads, 1)
     auto sum = [&](unsigned e) {
         return rotated_sum(words + (size_t)e * kFlatCopies, e, kFlatCopies);
     };
-    if (!preset) {
-        finish_block<true>(sum, 256, b, 1, counts, totals, f, (unsigned long long *)dyn_flat);
-        return;
-    }
     /* Preset outputs: each class's count added once per warp; samples outside
      * the range leave the in-range total (preset to all samples). */
     if (threadIdx.x < 256) {
@@ -736,7 +508,7 @@ __global__ void __launch_bounds__(kFlatThreads, 1)
 template <typename T, bool RAW>
 __global__ void __launch_bounds__(kNarrowThreads)
     narrow_kernel(Geo g, Bins b, int vec, unsigned entries, int copies_log2,
-                  unsigned long long *counts, unsigned long long *totals, Fused f)
+                  unsigned long long *counts, unsigned long long *totals)
 {
     extern __shared__ unsigned long long dyn_narrow[];
     unsigned *tab = (unsigned *)dyn_narrow;
@@ -762,7 +534,7 @@ __global__ void __launch_bounds__(kNarrowThreads)
     }
     __syncthreads();
     auto sum = [&](unsigned e) { return rotated_sum(tab + ((size_t)e << copies_log2), e, copies); };
-    finish_block<RAW>(sum, entries, b, g.channels, counts, totals, f, dyn_narrow);
+    finish_block<RAW>(sum, entries, b, g.channels, counts, totals);
 }
 
 /* ---- wide ---------------------------------------------------------------------- */
@@ -772,7 +544,7 @@ __device__ __forceinline__ void wide_put(unsigned *tab, unsigned idx, unsigned k
     atomicAdd(&tab[idx >> 1], k << ((idx & 1u) << 4));
 }
 
-template <typename T, bool RAW, int MATCH, bool PREFETCH>
+template <typename T, bool RAW>
 __global__ void __launch_bounds__(kWideThreads, 1)
     wide_kernel(Geo g, Bins b, int vec, int pass_ch, unsigned words4, unsigned *partials,
                 unsigned long long *spill, unsigned long long *totals)
@@ -820,42 +592,13 @@ __global__ void __launch_bounds__(kWideThreads, 1)
         if (idx != none)
             add_run(idx, 1);
     };
-    const bool match = MATCH && vec && g.channels == 1;
     const unsigned lane = threadIdx.x & 31;
-    VecItem<T, VPT> cur_it, nxt_it;
+    VecItem<T, VPT> cur_it;
     long long item = blockIdx.x;
-    if (PREFETCH && vec && item < g.items)
-        load_item(g, item, cur_it);
     for (unsigned round = 0; item < g.items; item += gridDim.x, round++) {
         if (vec) {
-            if (!PREFETCH)
-                load_item(g, item, cur_it);
-            else if (item + gridDim.x < g.items)
-                load_item(g, item + gridDim.x, nxt_it);
-            if (match) {
-                /* Lanes stay converged: every lane walks the same steps. */
-                long long nfull = g.n / E;
-#pragma unroll
-                for (int j = 0; j < VPT; j++) {
-                    long long v = cur_it.v0 + (long long)j * blockDim.x;
-                    bool in = v < nfull;
-#pragma unroll
-                    for (int k = 0; k < E; k++) {
-                        unsigned idx = in ? index_of(cur_it.v[j].e[k]) : none;
-                        unsigned peers = __match_any_sync(0xFFFFFFFFu, idx);
-                        if (idx != none && lane == (unsigned)(__ffs(peers) - 1))
-                            wide_put(tab, idx, (unsigned)__popc(peers));
-                    }
-                    if (v == nfull) {
-                        const T *t = (const T *)cur_it.row;
-                        for (long long i = nfull * E; i < g.n; i++) {
-                            unsigned idx = index_of(t[i]);
-                            if (idx != none)
-                                wide_put(tab, idx, 1);
-                        }
-                    }
-                }
-            } else if (RAW && sizeof(T) == 2 && g.channels == 1) {
+            load_item(g, item, cur_it);
+            if (RAW && sizeof(T) == 2 && g.channels == 1) {
                 /* A vector of 8 equal samples is one run of 8: five compares
                  * instead of eight samples' merging (constant and skewed
                  * images), one more branch for the others. */
@@ -885,8 +628,6 @@ __global__ void __launch_bounds__(kWideThreads, 1)
             } else {
                 count_item(g, cur_it, count_run);
             }
-            if (PREFETCH)
-                cur_it = nxt_it;
         } else {
             pix_item<T, kWidePix>(g, item, count_run);
         }
@@ -1105,14 +846,6 @@ bool flat_u8(const psi_ch_image &im)
            contiguous(im);
 }
 
-/* Largest dynamic shared memory a block may opt in to on the current device
- * (48 KiB, every device's minimum, when the device cannot be asked). */
-int smem_optin()
-{
-    psi_device_caps caps;
-    return psi_current_device_caps(&caps) == cudaSuccess ? caps.smem_optin : 48 << 10;
-}
-
 /* Raises a kernel's dynamic shared memory limit once per device (to what the
  * device allows beside the kernel's static shared memory), checks that `smem`
  * fits, and returns its resident blocks per multiprocessor for (threads,
@@ -1175,7 +908,7 @@ cudaError_t kernel_ready(const void *fn, int threads, size_t smem, int *per_sm)
     return cudaSuccess;
 }
 
-enum Scheme { S_FLAT, S_PRIVATE, S_NARROW, S_WIDE };
+enum Scheme { S_FLAT, S_NARROW, S_WIDE };
 
 /* Entries per channel of a narrow table (u8: raw values; else classes). */
 unsigned narrow_entries(const psi_ch_plan *p)
@@ -1185,46 +918,19 @@ unsigned narrow_entries(const psi_ch_plan *p)
     return (unsigned)p->b.bins + 3;
 }
 
-size_t private_smem()
-{
-    return (size_t)256 * kPrivThreads * 2;
-}
-
+/* The scheme of plan p: the automatic choice (cuda_hist.h), or the one the
+ * plan forces where its type can take it. */
 Scheme scheme_of(const psi_ch_plan *p)
 {
     const psi_ch_image &im = p->img;
-    if (im.type == PSI_CH_U8) {
-        bool can_private = im.channels == 1 && vec_ok(im) &&
-                           (size_t)smem_optin() >= private_smem() + 2560;
-        if (can_private && p->tuning.scheme == 3)
-            return S_PRIVATE;
-        if (p->tuning.scheme == 0 && flat_u8(im))
-            return S_FLAT;
-        return S_NARROW;
-    }
-    if (raw16(im.type) || p->tuning.scheme == 2)
+    if (im.type == PSI_CH_U8)
+        return p->force.scheme == 0 && flat_u8(im) ? S_FLAT : S_NARROW;
+    if (raw16(im.type) || p->force.scheme == 2)
         return S_WIDE;
     unsigned long long e = (unsigned long long)p->b.bins + 3;
     if (e * (unsigned long long)im.channels * 4 > kNarrowSmemMax)
         return S_WIDE;
     return S_NARROW;
-}
-
-/* The one-launch finish with a last block, on request ("fuse"; the flat
- * scheme's default until the eighth session, now 10% slower than its
- * presets at 8192^2 on the H200, docs/benchmarks.md). */
-bool fused(const psi_ch_plan *p)
-{
-    const Scheme s = scheme_of(p);
-    return p->tuning.fuse > 0 && s != S_WIDE &&
-           (unsigned long long)p->img.channels * (unsigned long long)p->b.bins <= kFusedCells;
-}
-
-/* Whether the flat kernel presets its outputs itself (FlatSync): its default,
- * unless "fuse" or "nofuse" is asked for. */
-bool flat_presets(const psi_ch_plan *p)
-{
-    return scheme_of(p) == S_FLAT && p->tuning.fuse == 0;
 }
 
 int copies_log2_for(unsigned entries, long long channels)
@@ -1283,20 +989,6 @@ Bins make_bins(const psi_ch_bins &b)
     return b;
 }
 
-Fused fused_of(const psi_ch_plan *p)
-{
-    Fused f = {nullptr, nullptr, 1};
-    if (fused(p)) {
-        f.accum = (unsigned long long *)((char *)p->ws + kAccumOff);
-        f.ticket = (unsigned *)((char *)p->ws + kTicketOff);
-        /* copies x cells stays within the 4 x (8192 + 3) cells of the region */
-        unsigned cells = (unsigned)p->img.channels * narrow_entries(p);
-        unsigned c = 4096 / cells;
-        f.copies = c < 1 ? 1 : c > 16 ? 16 : c;
-    }
-    return f;
-}
-
 /* Grid: `resident` blocks, raised so that no block takes more than
  * max_items items, capped at the item count. */
 cudaError_t grid_for(long long items, long long resident, long long max_items, unsigned *grid)
@@ -1314,33 +1006,15 @@ cudaError_t grid_for(long long items, long long resident, long long max_items, u
 }
 
 /* Sets *pdl: whether this plan's flat and wide kernels are launched with
- * programmatic dependent launch (compute capability 9 and newer, unless
- * "nopdl"). Those kernels call psi_pdl_wait() before their first global
- * access. Returns the error of the device query, if any. */
+ * programmatic dependent launch (the device's architecture policy, unless
+ * the plan forces it off). Those kernels call psi_pdl_wait() before their
+ * first global access. Returns the error of the device query, if any. */
 cudaError_t pdl_for(const psi_ch_plan *p, bool *pdl)
 {
     psi_device_caps caps;
     cudaError_t e = psi_current_device_caps(&caps);
-    *pdl = e == cudaSuccess && p->tuning.pdl >= 0 && caps.cc_major >= 9;
+    *pdl = e == cudaSuccess && caps.policy->pdl && !p->force.no_pdl;
     return e;
-}
-
-cudaError_t launch_private(const psi_ch_plan *p)
-{
-    Geo g = make_geo(p->img, true, (long long)kPrivThreads * kPrivVec, 1);
-    if (g.items == 0)
-        return cudaSuccess;
-    size_t smem = private_smem();
-    cudaError_t e = kernel_ready((const void *)private_kernel, kPrivThreads, smem, nullptr);
-    if (e != cudaSuccess)
-        return e;
-    /* A thread counts at most 1023 x 64 < 2^16 samples: no u16 counter wraps. */
-    unsigned grid;
-    if ((e = grid_for(g.items, p->sm_count, 65535 / (kPrivVec * 16), &grid)) != cudaSuccess)
-        return e;
-    private_kernel<<<grid, kPrivThreads, smem, (cudaStream_t)p->stream>>>(
-        g, make_bins(p->b), p->counts, p->totals, fused_of(p));
-    return cudaGetLastError();
 }
 
 /* The flat kernel's grid for `groups` groups dealt grid-strided to at most
@@ -1348,10 +1022,7 @@ cudaError_t launch_private(const psi_ch_plan *p)
  * every block counts the same number of groups, give or take the partial
  * last one. With one block per resident slot, 16384^2 u8 is 4096 groups for
  * 132 blocks: 128 blocks count 31 and 4 count a 32nd alone at the end, with
- * DRAM mostly idle; 128 blocks count 32 each in the same rounds. H200, run
- * 152, same process: 0.0637-0.0639 against 0.0642-0.0648 ms at 16384^2
- * (noise, natural, skewed, stripes; constant level), 0-0.3 us less at
- * 8192^2. */
+ * DRAM mostly idle; 128 blocks count 32 each in the same rounds. */
 static unsigned balanced_grid(long long groups, unsigned grid)
 {
     const long long rounds = (groups + grid - 1) / grid;
@@ -1366,8 +1037,7 @@ cudaError_t launch_flat(const psi_ch_plan *p)
     int ntail = (int)(bytes - nvec * 16);
     size_t smem = (size_t)256 * kFlatCopies * 4;
     int per_sm = 1;
-    auto kernel = p->tuning.uniform >= 0 ? flat_u8_kernel<true> : flat_u8_kernel<false>;
-    cudaError_t e = kernel_ready((const void *)kernel, kFlatThreads, smem, &per_sm);
+    cudaError_t e = kernel_ready((const void *)flat_u8_kernel, kFlatThreads, smem, &per_sm);
     if (e != cudaSuccess)
         return e;
     /* At most 2^14 groups of kFlatThreads x kFlatVec vectors per block: fewer
@@ -1376,21 +1046,18 @@ cudaError_t launch_flat(const psi_ch_plan *p)
     long long groups = (nvec + group - 1) / group;
     if (groups < 1)
         groups = 1;
-    long long blocks = (long long)per_sm * p->sm_count;
-    if (p->tuning.flat_grid > 0)
-        blocks = p->tuning.flat_grid;
     unsigned grid;
-    if ((e = grid_for(groups, blocks, 1LL << 14, &grid)) != cudaSuccess)
+    if ((e = grid_for(groups, (long long)per_sm * p->sm_count, 1LL << 14, &grid)) !=
+        cudaSuccess)
         return e;
-    if (p->tuning.flat_grid == 0)
-        grid = balanced_grid(groups, grid);
-    unsigned *sync = flat_presets(p) ? (unsigned *)((char *)p->ws + kFlatSyncOff) : nullptr;
+    grid = balanced_grid(groups, grid);
+    unsigned *sync = (unsigned *)((char *)p->ws + kFlatSyncOff);
     bool pdl;
     if ((e = pdl_for(p, &pdl)) != cudaSuccess)
         return e;
-    return psi_launch(pdl, kernel, dim3(grid), dim3(kFlatThreads), smem,
+    return psi_launch(pdl, flat_u8_kernel, dim3(grid), dim3(kFlatThreads), smem,
                       (cudaStream_t)p->stream, (const uint4 *)im.data, nvec, ntail,
-                      make_bins(p->b), p->counts, p->totals, fused_of(p), sync, pdl);
+                      make_bins(p->b), p->counts, p->totals, sync, pdl);
 }
 
 template <typename T, bool RAW> cudaError_t launch_narrow(const psi_ch_plan *p)
@@ -1403,9 +1070,6 @@ template <typename T, bool RAW> cudaError_t launch_narrow(const psi_ch_plan *p)
         return cudaSuccess;
     int cl = copies_log2_for(entries, p->img.channels);
     size_t smem = (size_t)entries * (size_t)p->img.channels * ((size_t)1 << cl) * 4;
-    size_t fold = (size_t)p->img.channels * (size_t)p->b.bins * 8;
-    if (fused(p) && fold > smem)
-        smem = fold;
     auto kern = narrow_kernel<T, RAW>;
     int per_sm = 1;
     cudaError_t e = kernel_ready((const void *)kern, kNarrowThreads, smem, &per_sm);
@@ -1419,7 +1083,7 @@ template <typename T, bool RAW> cudaError_t launch_narrow(const psi_ch_plan *p)
                       ((long long)1 << 30) / item_samples, &grid)) != cudaSuccess)
         return e;
     kern<<<grid, kNarrowThreads, smem, (cudaStream_t)p->stream>>>(
-        g, make_bins(p->b), vec ? 1 : 0, entries, cl, p->counts, p->totals, fused_of(p));
+        g, make_bins(p->b), vec ? 1 : 0, entries, cl, p->counts, p->totals);
     return cudaGetLastError();
 }
 
@@ -1460,7 +1124,7 @@ int direct_of(const psi_ch_plan *p)
 
 /* The count and reduce kernels of channel pass_ch, launched with PDL when
  * `pdl` (pdl_for(), asked once by launch_wide). */
-template <typename T, bool RAW, int MATCH, bool PREFETCH>
+template <typename T, bool RAW>
 cudaError_t launch_wide_pass(const psi_ch_plan *p, const WideLayout &w, unsigned entries,
                              int pass_ch, bool pdl)
 {
@@ -1472,7 +1136,7 @@ cudaError_t launch_wide_pass(const psi_ch_plan *p, const WideLayout &w, unsigned
                      (long long)kWideThreads * kWidePix);
     unsigned words4 = wide_words4(entries);
     size_t smem = (size_t)words4 * 16;
-    auto kern = wide_kernel<T, RAW, MATCH, PREFETCH>;
+    auto kern = wide_kernel<T, RAW>;
     cudaError_t e = kernel_ready((const void *)kern, kWideThreads, smem, nullptr);
     if (e != cudaSuccess)
         return e;
@@ -1517,15 +1181,21 @@ template <typename T, bool RAW> cudaError_t launch_wide(const psi_ch_plan *p)
     if (e != cudaSuccess)
         return e;
     for (int c = 0; c < (int)p->img.channels; c++) {
-        bool match = p->tuning.runs == 2, pre = p->tuning.prefetch != 0;
-        e = match ? (pre ? launch_wide_pass<T, RAW, 1, true>(p, w, entries, c, pdl)
-                         : launch_wide_pass<T, RAW, 1, false>(p, w, entries, c, pdl))
-                  : (pre ? launch_wide_pass<T, RAW, 0, true>(p, w, entries, c, pdl)
-                         : launch_wide_pass<T, RAW, 0, false>(p, w, entries, c, pdl));
+        e = launch_wide_pass<T, RAW>(p, w, entries, c, pdl);
         if (e != cudaSuccess)
             return e;
     }
     return cudaSuccess;
+}
+
+/* Zeroes the counts and totals of p on its stream (before the atomics of the
+ * narrow kernel). */
+cudaError_t zero_outputs(const psi_ch_plan *p)
+{
+    cudaStream_t s = (cudaStream_t)p->stream;
+    cudaError_t e =
+        cudaMemsetAsync(p->counts, 0, (size_t)p->img.channels * (size_t)p->b.bins * 8, s);
+    return e == cudaSuccess ? cudaMemsetAsync(p->totals, 0, PSI_CH_T_COUNT * 8, s) : e;
 }
 
 template <typename T> cudaError_t launch_typed(const psi_ch_plan *p)
@@ -1535,13 +1205,12 @@ template <typename T> cudaError_t launch_typed(const psi_ch_plan *p)
             cudaError_t e = launch_flat(p);
             if (e != cudaErrorInvalidConfiguration)
                 return e;
-        }
-        if (scheme_of(p) == S_PRIVATE) {
-            cudaError_t e = launch_private(p);
-            if (e != cudaErrorInvalidConfiguration)
+            /* Flat does not fit this device: narrow, whose outputs the flat
+             * kernel would have preset. */
+            if ((e = zero_outputs(p)) != cudaSuccess)
                 return e;
         }
-        return launch_narrow<T, true>(p); /* also where flat or private does not fit */
+        return launch_narrow<T, true>(p);
     } else {
         if (scheme_of(p) == S_NARROW)
             return launch_narrow<T, false>(p);
@@ -1560,18 +1229,12 @@ extern "C" size_t psi_ch_workspace_bytes(const psi_ch_plan *p)
 
 extern "C" int psi_ch_launch(const psi_ch_plan *p)
 {
-    cudaStream_t s = (cudaStream_t)p->stream;
     cudaError_t e = cudaSuccess;
     bool empty = p->img.width <= 0 || p->img.height <= 0 || p->img.depth <= 0;
-    bool wide = scheme_of(p) == S_WIDE;
-    /* Unfused flat / private / narrow (and empty images): zeroed outputs, then
-     * the kernel's atomics. Fused and wide launches write every output
-     * themselves. */
-    bool zero_first = empty || (!wide && !fused(p) && !flat_presets(p));
-    if (zero_first) {
-        e = cudaMemsetAsync(p->counts, 0, (size_t)p->img.channels * (size_t)p->b.bins * 8, s);
-        if (e == cudaSuccess)
-            e = cudaMemsetAsync(p->totals, 0, PSI_CH_T_COUNT * 8, s);
+    /* Narrow (and empty images): zeroed outputs, then the kernel's atomics.
+     * Flat presets its outputs and wide writes them itself. */
+    if (empty || scheme_of(p) == S_NARROW) {
+        e = zero_outputs(p);
         if (e != cudaSuccess)
             return (int)e;
     }

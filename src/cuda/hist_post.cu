@@ -8,8 +8,8 @@
  * Scans go in tiles of 1024 x 8 values; u64 values, so exact. When the
  * output does not overlap the input, each tile has a block of its own, which
  * sums the tiles before it itself (a row of 65536 bins: 8 blocks in
- * parallel instead of 8 tiles one after another, 0.075 -> 0.022 ms on an
- * H200, docs/benchmarks.md); in place, one block per channel walks its tiles
+ * parallel instead of 8 tiles one after another); in place, one block per
+ * channel walks its tiles
  * with a carry. The joint kernel keeps the table in
  * shared memory (u32, fewer than 2^31 pixels per block) when it fits, else
  * adds into the caller's u64 table with global atomics.

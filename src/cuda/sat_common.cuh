@@ -168,14 +168,10 @@ __device__ __forceinline__ u64 take_ticket(psi_cu_header *h, u64 *epoch)
  * its own increment of `done` (it used both values since), so the last block
  * resets nothing another block still reads; values and flags written in this
  * launch carry its epoch, and the next launch sees the reset at the kernel
- * boundary. A fence here made thread 0 wait for the block's table stores to
- * drain before the increment (fenced = 1, PIXSUM_CUDA_LB=hints=8 in the
- * look-back kernels: the old behaviour, kept for measurement). */
-__device__ __forceinline__ void finish_block(psi_cu_header *h, u64 total_blocks,
-                                             bool fenced = false)
+ * boundary. (A fence here would make thread 0 wait for the block's table
+ * stores to drain before the increment.) */
+__device__ __forceinline__ void finish_block(psi_cu_header *h, u64 total_blocks)
 {
-    if (fenced)
-        __threadfence();
     u64 d = atomicAdd(&h->done, 1ull);
     if (d == total_blocks - 1) {
         *(volatile u64 *)&h->ticket = 0;

@@ -1,9 +1,10 @@
 /*
  * sat_lookback.cu - cuda.lookback: the integral image in one kernel that
  * reads every input element once and writes every output element once. This
- * file holds the launch choice, the workspace layout and the register kernel
- * described below; the staged kernel (sat_lookback_staged.cu), the default for
- * most type pairs, shares its look-backs (sat_lookback.cuh).
+ * file holds the launch policy (lb_shapes[]) and choice (lb_choose()), the
+ * workspace layout and the register kernel described below; the staged kernel
+ * (sat_lookback_staged.cu), the default for most type pairs from mid-sized
+ * images up, shares its look-backs (sat_lookback.cuh).
  *
  * Register kernel: tiles of TW = 256 columns x TH = NW * R rows; one block of NW warps per tile,
  * each lane holding 8 consecutive pixels of R rows in registers. A block
@@ -35,73 +36,99 @@
  * sat_lookback.cuh).
  * Integer tables use modular arithmetic in the output's width (bit-exact with
  * the CPU in any association order); float tables round differently from the
- * CPU's order (bound in docs/benchmarks.md).
+ * CPU's order (within the bound the tests check).
  */
 #include "device_caps.cuh"
 #include "sat_lookback.cuh"
 
-#include <stdlib.h>
-#include <string.h>
-
 namespace psi_cu {
 
-/* Whether the pair has a staged kernel: not f64 -> f64, where the register
- * kernel is faster (H200, docs/benchmarks.md: by 1%). */
-static bool lb_has_staged(const psi_cu_plan *p)
-{
-    return !(p->tin == PSI_CU_IN_F64 && p->acc == PSI_CU_F64);
-}
+/* ---- launch policy ---------------------------------------------------------------
+ * The launch shapes of cuda.lookback per type pair. They decide the
+ * workspace's size, so they are one table for every architecture
+ * (pixsum_cuda_workspace_size() takes no device); what follows the device
+ * is in psi_arch_policy (device_caps.cuh). Tuned on sm_90 (132 SMs).
+ *   staged       whether the pair has a staged kernel (sat_lookback_staged.cu):
+ *                not f64 -> f64, where the register kernel is as fast;
+ *   reg_warps    register kernel: warps of LB_REG_ROWS rows; 16 for 4-byte tables
+ *                (64-row tiles at 64 registers beat 8 warps of 8 or 4 rows),
+ *                8 for 8-byte tables;
+ *   staged_rows  staged kernel: rows per warp of its tallest tile (8 warps), the
+ *                fastest on large images (8-bit input 16, a 32 KB tile; 16-bit
+ *                and f32 input 8; wider input 4), and
+ *   staged_min   of its shortest tile (smaller images: more tiles, lb_staged_rows());
+ *   diagonal     staged tiles by anti-diagonals (LB_ORDER_DIAGONAL): all but
+ *                u8 -> u32, whose tall tiles have few look-backs per pixel. */
+struct lb_shape {
+    psi_cu_in tin;
+    psi_cu_acc acc;
+    bool staged;
+    int reg_warps, staged_rows, staged_min;
+    bool diagonal;
+};
 
-/* The register kernel's default tile shape, measured on an H100
- * (docs/benchmarks.md): for 4-byte tables 16 warps of 4 rows (64-row tiles,
- * 64 registers) beat 8 warps of 8 rows and 8 warps of 4 rows at 1024^2 and
- * 8192^2; 8-byte tables take 8 warps of 4 rows. */
+static const lb_shape lb_shapes[] = {
+    {PSI_CU_IN_U8, PSI_CU_U32, true, 16, 16, 8, false},
+    {PSI_CU_IN_U8, PSI_CU_U64, true, 8, 16, 8, true},
+    {PSI_CU_IN_U16, PSI_CU_U32, true, 16, 8, 4, true},
+    {PSI_CU_IN_U16, PSI_CU_U64, true, 8, 8, 4, true},
+    {PSI_CU_IN_I16, PSI_CU_U64, true, 8, 8, 4, true},
+    {PSI_CU_IN_I32, PSI_CU_U64, true, 8, 4, 4, true},
+    {PSI_CU_IN_U32, PSI_CU_U64, true, 8, 4, 4, true},
+    {PSI_CU_IN_F32, PSI_CU_F32, true, 16, 8, 4, true},
+    {PSI_CU_IN_F32, PSI_CU_F64, true, 8, 8, 4, true},
+    {PSI_CU_IN_F64, PSI_CU_F64, false, 8, 4, 4, true},
+};
+
+/* The size classes of the choice (tiles of each shape):
+ *   - the staged kernel from LB_STAGED_MIN_TILES tiles of 256 x 32: smaller
+ *     images are bound by latency, where the register kernel is faster, and
+ *     so are single planes that its own tiles cut into at most 32 x 32 and
+ *     LB_REG_DIRECT_MAX_TILES in all (aggregate-only look-backs, no chain);
+ *   - the register kernel's narrow tiles where its wide ones number fewer
+ *     than LB_NARROW_BELOW_TILES (every SM of a large GPU gets a tile);
+ *   - the staged kernel's tiles halved in height (down to staged_min) while
+ *     they number fewer than LB_STAGED_TILES (two per SM of a 132-SM GPU). */
 constexpr int LB_REG_ROWS = 4;
-static int lb_register_warps(size_t acc_size)
+constexpr u64 LB_STAGED_MIN_TILES = 512, LB_REG_DIRECT_MAX_TILES = 256;
+constexpr u64 LB_NARROW_BELOW_TILES = 128, LB_STAGED_TILES = 264;
+
+/* The pair's row of lb_shapes[] (every pair the kernels are built for has one). */
+static const lb_shape &lb_shape_of(const psi_cu_plan *p)
 {
-    return acc_size == 4 ? 16 : 8;
+    for (const lb_shape &s : lb_shapes)
+        if (s.tin == p->tin && s.acc == p->acc)
+            return s;
+    return lb_shapes[sizeof lb_shapes / sizeof lb_shapes[0] - 1];
 }
 
 /* Whether a plane of tiles_x x tiles_y tiles takes the aggregate-only
- * look-backs of the register kernel (when not turned off by direct=0). */
+ * look-backs of the register kernel. */
 static bool lb_direct_fits(u64 tiles_x, u64 tiles_y)
 {
     return tiles_x <= LB_DIRECT_MAX_TILES && tiles_y <= LB_DIRECT_MAX_TILES;
 }
 
-/* Whether cuda.lookback runs the staged kernel for plan p unless
- * PIXSUM_CUDA_LB says otherwise. H200, same run (docs/benchmarks.md): the
- * staged kernel reaches 0.67-0.70 of the copy floor at 8192^2-16384^2 for
- * u8 -> u32 (register kernel 0.36), 0.55 for f32 -> f64 (0.37), 0.68 for
- * f32 -> f32 (0.57-0.58 with tagged look-backs, run 98) and is
- * 1.4-2.0x faster for u8 -> u64, u16 -> u32/u64 and i32 -> i64 at 8192^2.
- * Small images are bound by latency, where the register kernel is faster:
- * those of fewer than 512 tiles of 256 x 32 (16.0 against 17.6 us at 1024^2
- * u8 -> u32 with chained look-backs), and single planes that its own tiles
- * cut into at most 32 x 32 (and 256 in all), where it takes the
- * aggregate-only look-backs (u8 -> u32 2048^2: 0.0192 against 0.0235 ms
- * staged, run 11). */
-static int lb_staged_default(const psi_cu_plan *p)
+/* Whether the automatic choice takes the staged kernel for plan p. */
+static bool lb_staged_default(const psi_cu_plan *p, const lb_shape &s)
 {
     const u64 rows = (u64)(p->y1 - p->y0), planes = (u64)(p->depth * p->channels);
     const u64 tiles_x = ((u64)p->width + LB_TW - 1) / LB_TW;
     const u64 tiles32 = tiles_x * ((rows + 31) / 32) * planes;
-    /* the register kernel's default tile height */
-    const u64 reg_th = (u64)LB_REG_ROWS * (u64)lb_register_warps(psi_cu_acc_size(p->acc));
+    const u64 reg_th = (u64)LB_REG_ROWS * (u64)s.reg_warps; /* register tile height */
     const u64 reg_tiles_y = (rows + reg_th - 1) / reg_th;
-    /* up to 256 tiles (2048^2 u8 -> u32, the largest size measured) */
-    const bool reg_direct =
-        planes == 1 && lb_direct_fits(tiles_x, reg_tiles_y) && tiles_x * reg_tiles_y <= 256;
-    return lb_has_staged(p) && tiles32 >= 512 && !reg_direct;
+    const bool reg_direct = planes == 1 && lb_direct_fits(tiles_x, reg_tiles_y) &&
+                            tiles_x * reg_tiles_y <= LB_REG_DIRECT_MAX_TILES;
+    return s.staged && tiles32 >= LB_STAGED_MIN_TILES && !reg_direct;
 }
 
 /* Whether LB_TW-wide tiles of tile_height rows would leave SMs of the
- * register kernel without a tile: fewer than 128 of them (1024^2 makes 64). */
+ * register kernel without a tile (1024^2 makes 64). */
 static bool lb_wide_leaves_sms_idle(const psi_cu_plan *p, int tile_height)
 {
     const u64 rows = (u64)(p->y1 - p->y0), planes = (u64)(p->depth * p->channels);
     const u64 tiles_y = (rows + (u64)tile_height - 1) / (u64)tile_height;
-    return ((u64)p->width + LB_TW - 1) / LB_TW * tiles_y * planes < 128;
+    return ((u64)p->width + LB_TW - 1) / LB_TW * tiles_y * planes < LB_NARROW_BELOW_TILES;
 }
 
 /* Whether LB_TW_NARROW-wide tiles of tile_height rows fit the aggregate-only
@@ -113,129 +140,52 @@ static bool lb_narrow_fits(const psi_cu_plan *p, int tile_height)
                           (rows + (u64)tile_height - 1) / (u64)tile_height);
 }
 
-/* Launch choices: the staged kernel (sat_lookback_staged.cu; the default but
- * for f64 -> f64 and small images) or this register kernel with
- * R rows per warp (tile height NW x R), cache hints, split look-backs (staged
- * kernel only; measured no faster), aggregate-only look-backs on planes of at
- * most LB_DIRECT_MAX_TILES tiles along each axis (register kernel; on unless
- * direct=0), narrow tiles (register kernel, aggregate-only look-backs, default
- * tile shape, where LB_TW-wide tiles leave SMs idle), programmatic dependent launch (pdl=1 by
- * default: the kernel's launch overlaps the end of the stream's previous
- * kernel; H200, 1024^2 u8 -> u32: 0.0113 against 0.0124 ms per call;
- * pdl=2 also lets the next kernel start early, measured no faster), the
- * staged kernel's tile copied by cp.async on sm_80 and newer (async=1 by
- * default; H200, run 100, f32 -> f32 8192^2: 0.717 against 0.679 of the
- * copy floor), the staged kernel's first wave spread over
- * LB_STAGGER_SPREAD_NS (stagger=NS; 0 turns it off), the staged kernel's
- * tiles by anti-diagonals for every pair but u8 -> u32 (LB_ORDER_AUTO;
- * order=1 for every pair, order=0 row by row), and its u8 -> u32 and
- * f32 -> f32 rows scanned two at a time (pairs=1; pairs=0 one by one),
- * the f32 -> f32 ones in step 4, during the look-backs (prescan=1; prescan=0
- * in step 5).
- * smempad=BYTES gives each staged block that much more shared memory, so
- * that fewer fit an SM (a timing experiment).
- * PIXSUM_CUDA_LB="staged=0,rows=4,hints=0,split=1,direct=0,tw=128,pdl=0,tag=0,
- * async=0,stagger=0,order=0,pairs=0,prescan=0" overrides them (tuning runs and tests
- * of every variant; tw=128 only where the narrow tiles can run; tag=0: flags
- * and fences instead of tagged words in the aggregate-only look-backs of
- * 4-byte tables, whose chained look-backs always take tagged words); trace=1 makes
- * the staged kernel record its phase times after the workspace's other
- * regions (LB_TRACE_WORDS per tile; lb_trace_offset()). */
+int lb_staged_rows(const psi_cu_plan *p)
+{
+    const lb_shape &s = lb_shape_of(p);
+    const u64 cols = ((u64)p->width + LB_TW - 1) / LB_TW;
+    const u64 planes = (u64)(p->depth * p->channels), rows = (u64)(p->y1 - p->y0);
+    int r = s.staged_rows;
+    for (; r > s.staged_min; r /= 2) {
+        const u64 th = (u64)(8 * r);
+        if (cols * ((rows + th - 1) / th) * planes >= LB_STAGED_TILES)
+            break;
+    }
+    return r;
+}
+
+/* The launch of plan p: the automatic choice above, then the paths the plan
+ * forces (psi_cu_force), where its pair and shape can take them: the kernel
+ * (not the staged one for f64 -> f64), the staged kernel's rows (a height
+ * staged_pick() builds for the pair), the register kernel's chained
+ * look-backs on small planes and its tile width (narrow only where the
+ * aggregate-only look-backs fit), PDL and cp.async off. */
 lb_choice lb_choose(const psi_cu_plan *p)
 {
-    size_t acc_size = psi_cu_acc_size(p->acc);
-    /* Streaming hints by the record size (LB_HINTS_AUTO; lb_launch()). */
-    lb_choice c{}; /* split, trace and smem_pad stay 0 */
-    c.staged = lb_staged_default(p);
-    c.rows = LB_REG_ROWS;
-    c.warps = lb_register_warps(acc_size);
-    c.hints = LB_HINTS_AUTO;
-    c.direct = 1;
-    c.tw = LB_TW;
-    c.pdl = 1;
-    c.tag = 1;
-    c.async_copy = 1;
-    c.stagger = LB_STAGGER_SPREAD_NS;
-    c.order = LB_ORDER_AUTO;
-    c.row_pairs = 1;
-    c.prescan = 1;
-    c.row_sums_tree = 1;
-    int want_tw = 0;
-    const char *e = getenv("PIXSUM_CUDA_LB");
-    if (e) {
-        const char *r = strstr(e, "rows="), *h = strstr(e, "hints="), *wp = strstr(e, "warps=");
-        const char *sg = strstr(e, "staged="), *sp = strstr(e, "split=");
-        const char *dr = strstr(e, "direct="), *tr = strstr(e, "trace=");
-        const char *tw = strstr(e, "tw="), *pd = strstr(e, "pdl=");
-        const char *tg = strstr(e, "tag="), *ac = strstr(e, "async=");
-        if (ac)
-            c.async_copy = atoi(ac + 6) != 0;
-        const char *st = strstr(e, "stagger=");
-        if (st) {
-            const int ns = atoi(st + 8);
-            c.stagger = ns > 0 ? ns : 0;
-        }
-        const char *od = strstr(e, "order=");
-        if (od)
-            c.order = atoi(od + 6) == 1 ? 1 : 0;
-        const char *pr = strstr(e, "pairs=");
-        if (pr)
-            c.row_pairs = atoi(pr + 6) != 0;
-        const char *ps = strstr(e, "prescan=");
-        if (ps)
-            c.prescan = atoi(ps + 8) != 0;
-        const char *bf = strstr(e, "rowtree=");
-        if (bf)
-            c.row_sums_tree = atoi(bf + 8) != 0;
-        const char *pad = strstr(e, "smempad=");
-        if (pad) {
-            const int bytes = atoi(pad + 8);
-            c.smem_pad = bytes > 0 && bytes <= (200 << 10) ? bytes : 0;
-        }
-        if (tg)
-            c.tag = atoi(tg + 4) != 0;
-        if (tw)
-            want_tw = atoi(tw + 3);
-        if (pd) {
-            const int v = atoi(pd + 4);
-            c.pdl = v == 1 || v == 2 ? v : 0;
-        }
-        if (tr)
-            c.trace = atoi(tr + 6) != 0;
-        if (sp)
-            c.split = atoi(sp + 6) != 0;
-        if (dr)
-            c.direct = atoi(dr + 7) != 0;
-        if (sg)
-            c.staged = atoi(sg + 7) != 0;
-        if (r && acc_size == 4 && (atoi(r + 5) == 4 || atoi(r + 5) == 8)) {
-            c.rows = atoi(r + 5);
-            c.warps = 8;
-        }
-        if (wp && acc_size == 4 && c.rows == 4 && atoi(wp + 6) == 16)
-            c.warps = 16;
-        if (h)
-            c.hints = atoi(h + 6) & 15;
-    }
-    if (!lb_has_staged(p)) /* whatever PIXSUM_CUDA_LB asks */
-        c.staged = 0;
-    if (c.staged) { /* 8 warps; rows from the input width and size unless forced:
-                     * 8-bit input 16 or 8, 16-bit and f32 input 8 or 4, else 4 */
-        const char *r = e ? strstr(e, "rows=") : NULL;
-        const size_t in_size = psi_cu_in_size(p->tin);
-        const int want = r ? atoi(r + 5) : 0;
-        const bool mid = in_size == 2 || p->tin == PSI_CU_IN_F32;
+    const lb_shape &s = lb_shape_of(p);
+    const psi_cu_force &f = p->force;
+    lb_choice c{};
+    c.no_pdl = f.no_pdl != 0;
+    c.no_async_copy = f.no_async_copy != 0;
+    c.staged = f.kernel == 1 ? 0 : f.kernel == 2 ? s.staged : lb_staged_default(p, s);
+    if (c.staged) {
         c.warps = 8;
         c.rows = lb_staged_rows(p);
-        if ((in_size == 1 && (want == 16 || want == 8)) || (mid && (want == 8 || want == 4)))
-            c.rows = want;
-    } else if (c.direct && c.rows == LB_REG_ROWS && c.warps == lb_register_warps(acc_size)) {
-        const int th = c.rows * c.warps;
-        const bool narrow =
-            want_tw == LB_TW_NARROW || (want_tw == 0 && lb_wide_leaves_sms_idle(p, th));
-        if (narrow && lb_narrow_fits(p, th))
-            c.tw = LB_TW_NARROW;
+        if (f.rows == s.staged_rows || f.rows == s.staged_min)
+            c.rows = f.rows;
+        c.tw = LB_TW;
+        c.diagonal = s.diagonal;
+        return c;
     }
+    c.rows = LB_REG_ROWS;
+    c.warps = s.reg_warps;
+    c.direct = !f.chained;
+    c.tw = LB_TW;
+    const int th = c.rows * c.warps;
+    if (c.direct && f.tile_width != LB_TW &&
+        (f.tile_width == LB_TW_NARROW || lb_wide_leaves_sms_idle(p, th)) &&
+        lb_narrow_fits(p, th))
+        c.tw = LB_TW_NARROW;
     return c;
 }
 
@@ -393,18 +343,20 @@ __global__ void __launch_bounds__(32 * NW, MINB) lookback_kernel(psi_cu_plan p, 
 
     /* 3-4: the two look-backs: chained, by warp 0, or (small planes; always
      * for narrow tiles) over aggregates only, published by warp 0, awaited and
-     * summed by the whole block (bit 2 of hints skips them: a timing
-     * experiment only, the table is then wrong). */
+     * summed by the whole block. */
     if (TW != LB_TW || g.direct) {
-        if (!(g.hints & 4))
+        /* A launch of one tile has nothing to publish or await. (The branch
+         * also keeps the wide kernels' spills at their least: without it
+         * the register allocator spills more of the tile's values.) */
+        if (g.total > 1)
             direct_publish_wait<TAcc, TH, TW, 32 * NW>(g, t, tx, ty, epoch, tid, s_bottom,
                                                        s_rowcum);
         __syncthreads();
-        if (!(g.hints & 4)) /* s_col is free here: its offsets were read above */
-            direct_sums<TAcc, TH, TW, 32 * NW>(p, g, b.out, t, tx, ty, epoch, tid,
-                                               &s_col[0][0], &s_corner, s_top, s_edge);
+        /* s_col is free here: its offsets were read above */
+        direct_sums<TAcc, TH, TW, 32 * NW>(p, g, b.out, t, tx, ty, epoch, tid, &s_col[0][0],
+                                           &s_corner, s_top, s_edge);
     } else if constexpr (TW == LB_TW) {
-        if (warp == 0 && !(g.hints & 4)) {
+        if (warp == 0) {
             TAcc P[8];
 #pragma unroll
             for (int k = 0; k < 8; k++)
@@ -421,15 +373,9 @@ __global__ void __launch_bounds__(32 * NW, MINB) lookback_kernel(psi_cu_plan p, 
      * row of s_col (free now) so that every store instruction of the warp
      * writes one contiguous 512-byte span. */
     TAcc top[PX];
-    if (g.hints & 4) {
 #pragma unroll
-        for (int k = 0; k < PX; k++)
-            top[k] = (TAcc)0;
-    } else {
-#pragma unroll
-        for (int k = 0; k < PX; k++)
-            top[k] = s_top[lane * PX + k];
-    }
+    for (int k = 0; k < PX; k++)
+        top[k] = s_top[lane * PX + k];
     const bool staged = g.vec_out && x0 + TW <= w;
     TAcc *stage = &s_col[warp][0];
     constexpr int CHUNKS = TW * (int)sizeof(TAcc) / 16 / 32; /* 16-byte chunks per lane */
@@ -437,7 +383,7 @@ __global__ void __launch_bounds__(32 * NW, MINB) lookback_kernel(psi_cu_plan p, 
     for (int i = 0; i < R; i++) {
         i64 yl = ybase + i;
         if (yl < rows) {
-            TAcc e = (g.hints & 4) ? (TAcc)0 : s_edge[warp * R + i] + s_corner;
+            TAcc e = s_edge[warp * R + i] + s_corner;
 #pragma unroll
             for (int k = 0; k < PX; k++)
                 v[i][k] += top[k] + e;
@@ -463,13 +409,12 @@ __global__ void __launch_bounds__(32 * NW, MINB) lookback_kernel(psi_cu_plan p, 
         }
     }
     if (tid == 0)
-        finish_block(hdr, g.total, g.hints & 8);
+        finish_block(hdr, g.total);
 }
 
 /* Workspace layout after the header, for tiles of TW x TH: vflags[T],
  * hflags[T] (u64), then vagg[T][TW], vinc[T][TW], hagg[T][TH], hinc[T][TH] of
- * the accumulator, then cflags[T] (u64) and cval[T] (accumulator) for the
- * split look-backs. */
+ * the accumulator. */
 static void lb_layout(const psi_cu_plan *p, size_t acc_size, int tile_width, int tile_height,
                       u64 *tiles_x, u64 *tiles_y, u64 *total, size_t *bytes)
 {
@@ -479,57 +424,45 @@ static void lb_layout(const psi_cu_plan *p, size_t acc_size, int tile_width, int
     *tiles_y = (rows + th - 1) / th;
     *total = *tiles_x * *tiles_y * (u64)(p->depth * p->channels);
     *bytes = sizeof(psi_cu_header) + 2 * *total * sizeof(u64) +
-             *total * (2 * tw + 2 * th) * acc_size + *total * (sizeof(u64) + acc_size);
-}
-
-size_t lb_trace_offset(const psi_cu_plan *p, size_t acc_size, int tile_height)
-{
-    u64 tx, ty, total;
-    size_t bytes;
-    lb_layout(p, acc_size, LB_TW, tile_height, &tx, &ty, &total, &bytes);
-    return (bytes + 7) & ~(size_t)7;
+             *total * (2 * tw + 2 * th) * acc_size;
 }
 
 int lb_launch(void (*kernel)(psi_cu_plan, lb_geom), unsigned blocks, unsigned threads,
               size_t smem, const psi_cu_plan *p, const lb_choice &c, lb_geom &g,
-              int staged_blocks, bool hints_by_records)
+              int staged_blocks, size_t records)
 {
     /* g.pdl, stagger_ns and stagger_wave hold lb_geometry()'s "off" values */
-    const bool stagger = c.stagger > 0 && staged_blocks > 1;
-    const bool auto_hints = c.hints == LB_HINTS_AUTO && hints_by_records;
-    if (c.pdl || stagger || auto_hints) {
-        psi_device_caps caps;
-        cudaError_t e = psi_current_device_caps(&caps);
-        if (e != cudaSuccess)
-            return (int)e;
-        g.pdl = caps.cc_major >= 9 ? c.pdl : 0;
-        /* The first wave's blocks start apart (lb_geom::stagger_ns), so that
-         * while some of an SM's blocks wait on their look-backs others load or
-         * store: only where there is more than one wave (run 105, 3500 ns
-         * steps: a one-wave 2048^2 f32 -> f64 call took 0.0431 ms, 0.0354 in
-         * run 101). */
-        if (stagger && blocks > (u64)staged_blocks * (u64)caps.sm_count) {
-            g.stagger_ns = c.stagger / (staged_blocks - 1);
-            g.stagger_wave = (unsigned)caps.sm_count;
-        }
-        /* The look-back records lie from the workspace's start to cflags. */
-        const size_t records = (size_t)((const char *)g.cflags - (const char *)p->ws);
-        if (auto_hints && records > (size_t)caps.l2_bytes / LB_HINTS_L2_SHARE)
-            g.hints = LB_HINTS_LARGE;
+    psi_device_caps caps;
+    cudaError_t e = psi_current_device_caps(&caps);
+    if (e != cudaSuccess)
+        return (int)e;
+    const psi_arch_policy &a = *caps.policy;
+    g.pdl = a.pdl && !c.no_pdl;
+    g.async_copy = g.async_copy && a.async_copy;
+    /* The first wave's blocks start apart (lb_geom::stagger_ns), so that
+     * while some of an SM's blocks wait on their look-backs others load or
+     * store: only where there is more than one wave (one wave has no later
+     * blocks to fill the waits, and the delay would only add up). */
+    if (a.lb_stagger_ns > 0 && staged_blocks > 1 &&
+        blocks > (u64)staged_blocks * (u64)caps.sm_count) {
+        g.stagger_ns = a.lb_stagger_ns / (staged_blocks - 1);
+        g.stagger_wave = (unsigned)caps.sm_count;
     }
-    if (c.order == 1)
+    if (records && records > (size_t)caps.l2_bytes / (size_t)a.lb_hints_l2_share)
+        g.hints = LB_HINTS_LARGE;
+    if (c.diagonal)
         g.hints |= LB_ORDER_DIAGONAL;
     return (int)psi_launch(g.pdl != 0, kernel, dim3(blocks), dim3(threads), smem,
                            (cudaStream_t)p->stream, *p, g);
 }
 
 int lb_geometry(const psi_cu_plan *p, size_t in_size, size_t acc_size, int tile_width,
-                int tile_height, int hints, lb_geom *g)
+                int tile_height, lb_geom *g, size_t *records)
 {
-    size_t bytes;
     const u64 tw = (u64)tile_width, th = (u64)tile_height;
-    g->hints = hints == LB_HINTS_AUTO ? LB_HINTS_DEFAULT : hints;
-    lb_layout(p, acc_size, tile_width, tile_height, &g->tiles_x, &g->tiles_y, &g->total, &bytes);
+    g->hints = LB_HINTS_DEFAULT;
+    lb_layout(p, acc_size, tile_width, tile_height, &g->tiles_x, &g->tiles_y, &g->total,
+              records);
     char *base = (char *)p->ws + sizeof(psi_cu_header);
     g->vflags = (u64 *)base;
     g->hflags = g->vflags + g->total;
@@ -538,16 +471,11 @@ int lb_geometry(const psi_cu_plan *p, size_t in_size, size_t acc_size, int tile_
     g->vinc = vals + g->total * tw * acc_size;
     g->hagg = vals + 2 * g->total * tw * acc_size;
     g->hinc = vals + (2 * g->total * tw + g->total * th) * acc_size;
-    /* 2 TW + 2 TH values per tile: a multiple of 8 bytes, so cflags is aligned */
-    g->cflags = (u64 *)(vals + g->total * (2 * tw + 2 * th) * acc_size);
-    g->cval = g->cflags + g->total;
-    g->split = 0;
     g->direct = 0;
     g->tagged = 0;
     g->async_copy = 0;
     g->stagger_ns = 0;
     g->stagger_wave = 1;
-    g->trace = nullptr;
     g->pdl = 0;
     /* Vector accesses need channel step 1 and aligned rows and planes: the
      * register kernel loads tile_width / 32 pixels per lane, at most 16
@@ -565,11 +493,8 @@ size_t lookback_workspace(const psi_cu_plan *p)
 {
     u64 tx, ty, total;
     size_t bytes;
-    size_t as = psi_cu_acc_size(p->acc);
-    lb_choice c = lb_choose(p);
-    lb_layout(p, as, c.tw, c.rows * c.warps, &tx, &ty, &total, &bytes);
-    if (c.staged && c.trace)
-        return lb_trace_offset(p, as, c.rows * c.warps) + total * LB_TRACE_WORDS * sizeof(u64);
+    const lb_choice c = lb_choose(p);
+    lb_layout(p, psi_cu_acc_size(p->acc), c.tw, c.rows * c.warps, &tx, &ty, &total, &bytes);
     return bytes;
 }
 
@@ -577,31 +502,31 @@ template <typename TIn, typename TAcc, int R, int NW, int MINB, int TW = LB_TW>
 static int lookback_launch(const psi_cu_plan *p, const lb_choice &c)
 {
     lb_geom g;
-    int err = lb_geometry(p, sizeof(TIn), sizeof(TAcc), TW, R * NW, c.hints, &g);
+    size_t records;
+    int err = lb_geometry(p, sizeof(TIn), sizeof(TAcc), TW, R * NW, &g, &records);
     if (err || g.total == 0)
         return err;
     g.direct = c.direct && lb_direct_fits(g.tiles_x, g.tiles_y);
-    g.tagged = g.direct && c.tag && sizeof(TAcc) == 4;
+    g.tagged = g.direct && sizeof(TAcc) == 4;
     if (TW != LB_TW && !g.direct)
         return (int)cudaErrorInvalidConfiguration; /* lb_choose() never asks for it */
     return lb_launch(lookback_kernel<TIn, TAcc, R, NW, MINB, TW>, (unsigned)g.total, 32 * NW, 0,
-                     p, c, g, 0, false);
+                     p, c, g, 0, 0);
 }
 
+/* The register kernel's instances: LB_REG_ROWS rows per warp, 16 warps for
+ * 4-byte tables (two blocks per SM) and 8 for 8-byte tables, wide or narrow
+ * (lb_shapes[], lb_choose()). */
 template <typename TIn, typename TAcc>
 static int lookback_pick(const psi_cu_plan *p)
 {
-    lb_choice c = lb_choose(p);
+    const lb_choice c = lb_choose(p);
     if (c.staged)
         return lookback_staged_dispatch(p, c);
-    /* Narrow tiles only in the default shape (lb_choose()). */
+    static_assert(LB_REG_ROWS == 4, "the instances below");
     if constexpr (sizeof(TAcc) == 4) {
-        if (c.rows == 8)
-            return lookback_launch<TIn, TAcc, 8, 8, 2>(p, c);
-        if (c.warps == 16)
-            return c.tw == LB_TW_NARROW ? lookback_launch<TIn, TAcc, 4, 16, 2, LB_TW_NARROW>(p, c)
-                                        : lookback_launch<TIn, TAcc, 4, 16, 2>(p, c);
-        return lookback_launch<TIn, TAcc, 4, 8, 4>(p, c);
+        return c.tw == LB_TW_NARROW ? lookback_launch<TIn, TAcc, 4, 16, 2, LB_TW_NARROW>(p, c)
+                                    : lookback_launch<TIn, TAcc, 4, 16, 2>(p, c);
     } else {
         return c.tw == LB_TW_NARROW ? lookback_launch<TIn, TAcc, 4, 8, 2, LB_TW_NARROW>(p, c)
                                     : lookback_launch<TIn, TAcc, 4, 8, 2>(p, c);

@@ -1,7 +1,7 @@
 /*
  * sat_lookback.cuh - what the two cuda.lookback kernels share: the tile
- * geometry and workspace layout, the launch choice (PIXSUM_CUDA_LB), the
- * flag publish/read helpers, and the two look-backs of a tile (vertical, then
+ * geometry and workspace layout, the launch choice (lb_choice), the flag
+ * publish/read helpers, and the two look-backs of a tile (vertical, then
  * horizontal) run by one warp.
  *
  * Both kernels cut a plane into tiles of LB_TW = 256 columns x TH rows (the
@@ -36,16 +36,10 @@ struct lb_geom {
     u64 *vflags, *hflags;
     void *vagg, *vinc, *hagg, *hinc;
     int vec_in, vec_out;
-    int hints; /* bit 0: evict-first (streaming) loads, bit 1: streaming stores,
-                * bit 4 (LB_ORDER_DIAGONAL): staged tiles by anti-diagonals;
-                * measurements only: bit 2 skips the look-backs (wrong table),
-                * bit 3 fences before the block's end (finish_block()) */
-    int split; /* staged kernel: concurrent look-backs plus the corner term */
-    u64 *cflags; /* per tile: its bottom-right table value published (split) */
-    void *cval;
+    int hints;   /* bit 0: evict-first (streaming) loads, bit 1: streaming stores,
+                  * bit 4 (LB_ORDER_DIAGONAL): staged tiles by anti-diagonals */
     int direct;  /* register kernel: look-backs over aggregates only (small planes) */
-    u64 *trace;  /* staged kernel, PIXSUM_CUDA_LB=trace=1: LB_TRACE_WORDS per tile, else null */
-    int pdl;     /* programmatic dependent launch: 1 wait, 2 wait and let the next launch start */
+    int pdl;     /* programmatic dependent launch: wait for the stream's previous kernel */
     int tagged;  /* aggregate-only look-backs of 4-byte tables: tagged words, no flags
                   * (the chained look-backs of 4-byte tables always take them) */
     int async_copy; /* staged kernel, sm_80 and newer: the tile copied into shared
@@ -55,60 +49,25 @@ struct lb_geom {
                      * before taking its ticket, so that an SM's blocks start apart
                      * (0: no wait) */
     unsigned stagger_wave; /* the device's multiprocessors */
-    int row_sums_tree; /* staged kernel, step 3 for input wider than 8 bits: a
-                        * warp's row sums by one butterfly (warp_row_sums()) */
 };
-
-/* Words per tile of the phase trace (PIXSUM_CUDA_LB=trace=1, a diagnostic for
- * bench/cuda/gpu_bench's trace section): at the end of the workspace, tile t
- * at trace[LB_TRACE_WORDS t]:
- *   [0] SM id << 32 | horizontal walk length << 16 | vertical walk length
- *   [1..5] %globaltimer (ns) at the block's start, input loaded, sums done,
- *          look-backs done, last store issued by every warp (after a barrier)
- *   [6..10] clock64 at the same points, [11] clock64 after the vertical walk,
- *   [12] clock64 before it (after the bottom row and right column are
- *   summed), [13] clock64 after the horizontal walk (serial look-backs). */
-constexpr int LB_TRACE_WORDS = 14;
 
 constexpr int LB_TW = 256;
 
-/* The staged kernel's first wave: the blocks an SM holds start this many ns
- * apart in all, in equal steps (H200, run 105: 1000 ns per step for u8 -> u32
- * with 5 blocks per SM, 0.846 of the copy floor at 8192^2 against 0.808
- * without; 2000 ns for f32 -> f32 with 3, 0.756 against 0.711). */
-constexpr int LB_STAGGER_SPREAD_NS = 4000;
-
-/* lb_geom::hints when PIXSUM_CUDA_LB does not set them: both streaming hints
- * (loads and stores), except that the staged kernel's 4-byte tables drop the
- * store hint once the look-back records (flags and edge values, lb_layout())
- * outgrow 1 / LB_HINTS_L2_SHARE of L2. H200 (60 MB L2), runs 103, 106, 107:
- * up to 19 MB of records both hints are faster (f32 -> f32 10240^2, 16 MB:
- * 2%; u16 -> u32 10240^2: 7%); from 24 MB dropping the store hint is 1.5%
- * slower (u16 -> u32 12288^2) to 4% faster (u8 -> u32 16384^2, 25 MB:
- * 0.838-0.848 against 0.828 of the copy floor; 20480^2: 0.860 against 0.827;
- * f32 -> f32 16384^2: 0.720 against 0.702; u16 -> u32 16384^2: 3%). 8-byte
- * tables keep both: u8 -> u64 at 12288^2 took 0.876 ms per call without the
- * store hint, 0.575 with it, and the other pairs were level. lb_choice holds
- * LB_HINTS_AUTO until lb_launch() resolves it. */
-constexpr int LB_HINTS_DEFAULT = 3, LB_HINTS_LARGE = 1, LB_HINTS_AUTO = -1;
-constexpr int LB_HINTS_L2_SHARE = 3; /* records > L2 / 3 */
+/* lb_geom::hints: both streaming hints (loads and stores), except that the
+ * staged kernel's 4-byte tables keep the load hint only once the look-back
+ * records (flags and edge values, lb_layout()) outgrow a share of L2
+ * (psi_arch_policy::lb_hints_l2_share), where storing the table without the
+ * hint is the faster; 8-byte tables keep both, the faster at every size. */
+constexpr int LB_HINTS_DEFAULT = 3, LB_HINTS_LARGE = 1;
 
 /* lb_geom::hints bit for the staged kernel's tiles by anti-diagonals
  * (psi_diagonal_tile() in tile_order.h) instead of row by row: a tile's
  * left and upper neighbours then started a diagonal earlier, so its
  * look-backs wait less, but the tiles in flight share fewer DRAM pages.
- * lb_choice::order is LB_ORDER_AUTO unless PIXSUM_CUDA_LB sets order=0 or 1:
- * diagonal for input wider than 8 bits or tables wider than 4 bytes (shorter
- * tiles, more look-backs per pixel), so only u8 -> u32 goes row by row. H200,
- * runs 111-112, same process, against row by row: f32 -> f32 0.761 of the
- * copy floor against 0.753 at 8192^2, 0.783-0.790 against 0.717 at 16384^2;
- * f32 -> f64 14-16%, i32 -> i64 14-21% and u16 -> u64 7-12% faster; u16 ->
- * u32 -2% (8192^2) to +1% (16384^2); u8 -> u64 level at 8192^2, 7% faster
- * at 16384^2 (run 113 with this rule: 0.945-0.949 against 1.014 ms); u8 ->
- * u32 1-3% slower. Diagonal order within bands of 4-16 tile rows (run 113)
- * streams 1-3% faster without look-backs but loses most of the gain with
- * them: f32 -> f32 16384^2 0.70-0.71 against 0.78-0.79. */
-constexpr int LB_ORDER_DIAGONAL = 16, LB_ORDER_AUTO = -1;
+ * Diagonal for input wider than 8 bits or tables wider than 4 bytes
+ * (shorter tiles, more look-backs per pixel), so only u8 -> u32 goes row by
+ * row (lb_shapes[] in sat_lookback.cu). */
+constexpr int LB_ORDER_DIAGONAL = 16;
 
 /* The register kernel's narrow tiles, for small planes with aggregate-only
  * look-backs: twice as many tiles, so that a 1024^2 plane covers 128 SMs
@@ -124,66 +83,50 @@ template <> struct uint_of<16> { typedef uint4 T; };
 
 /* Launch choice of cuda.lookback: the register kernel (sat_lookback.cu, rows
  * per warp R, NW warps) or the staged kernel (sat_lookback_staged.cu: the
- * tile kept in shared memory, many small blocks per SM); tile height and
- * cache hints. Resolved by lb_choose() in sat_lookback.cu. */
+ * tile kept in shared memory, many small blocks per SM), its tile shape and
+ * look-backs. Resolved by lb_choose() in sat_lookback.cu from the plan's type
+ * pair and size (lb_shapes[]) and its forced paths (psi_cu_force). */
 struct lb_choice {
     int staged;
-    int rows, warps; /* tile height = rows x warps */
-    int hints;       /* lb_geom::hints, or LB_HINTS_AUTO */
-    int split;              /* concurrent look-backs (staged kernel) */
-    int direct;             /* aggregate-only look-backs (register kernel, small planes) */
-    int tw;                 /* tile width: LB_TW, or LB_TW_NARROW (register, direct) */
-    int trace;              /* record the staged kernel's phase times (diagnostic) */
-    int pdl;                /* lb_geom::pdl (sm_90 and newer only; default 1) */
-    int tag; /* tagged words (lb_geom::tagged) in the aggregate-only look-backs of
-              * 4-byte tables (default 1; their chained ones always take them) */
-    int async_copy; /* lb_geom::async_copy (default 1) */
-    int stagger;    /* ns over which the staged kernel's first wave starts
-                     * (default LB_STAGGER_SPREAD_NS; see lb_launch()) */
-    int order;      /* 1: tiles in diagonal order (LB_ORDER_DIAGONAL), 0: row
-                     * by row, LB_ORDER_AUTO: resolved by staged_launch() */
-    int row_pairs;  /* staged u8 -> u32 without squares and f32 -> f32: their
-                     * kernels that scan rows in pairs (ROWSCAN in
-                     * sat_lookback_staged.cu; default 1) */
-    int prescan;    /* staged f32 -> f32 with row_pairs: rows scanned in step 4,
-                     * during the look-backs (ROW_PRESCAN; default 1) */
-    int row_sums_tree; /* lb_geom::row_sums_tree (default 1) */
-    int smem_pad;   /* extra dynamic shared memory per staged block, bytes: a
-                     * timing experiment with fewer blocks per SM (default 0) */
+    int rows, warps;   /* tile height = rows x warps */
+    int tw;            /* tile width: LB_TW, or LB_TW_NARROW (register, direct) */
+    int direct;        /* register kernel: aggregate-only look-backs where the plane
+                        * has at most LB_DIRECT_MAX_TILES tiles along each axis */
+    int diagonal;      /* staged kernel: tiles by anti-diagonals (LB_ORDER_DIAGONAL) */
+    int no_pdl;        /* forced: no programmatic dependent launch */
+    int no_async_copy; /* forced: the staged kernel's tile loaded through registers */
 };
 
 lb_choice lb_choose(const psi_cu_plan *p);
 
-/* Rows per warp of the staged kernel for plan p (its tiles are 8 warps high). */
+/* Rows per warp of the staged kernel for plan p (its tiles are 8 warps high):
+ * the tallest of the pair's tiles that still gives every SM of a large GPU
+ * two tiles. */
 int lb_staged_rows(const psi_cu_plan *p);
 
 /* Fills g's tile counts, workspace pointers (layout: lb_layout() in
- * sat_lookback.cu), hints (LB_HINTS_AUTO gives LB_HINTS_DEFAULT) and
- * vector-access flags for a launch with tiles of tile_width (LB_TW or
- * LB_TW_NARROW) x tile_height; returns 0, or a cudaError_t when the tile
- * count exceeds the grid limit. */
+ * sat_lookback.cu), hints (LB_HINTS_DEFAULT) and vector-access flags for a
+ * launch with tiles of tile_width (LB_TW or LB_TW_NARROW) x tile_height, and
+ * *records with the bytes of the look-back records (the workspace's header,
+ * flags and values); returns 0, or a cudaError_t when the tile count exceeds
+ * the grid limit. */
 int lb_geometry(const psi_cu_plan *p, size_t in_size, size_t acc_size, int tile_width,
-                int tile_height, int hints, lb_geom *g);
+                int tile_height, lb_geom *g, size_t *records);
 
 /* Launches kernel(*p, g) on p's stream with `blocks` x `threads` and smem
  * bytes of dynamic shared memory; g comes from lb_geometry() (PDL and the
- * stagger off) with the kernel's own fields set. Sets g.pdl from c.pdl on
- * devices of compute capability 9 and newer (cudaLaunchKernelEx with
- * programmatic stream serialization), else a plain launch. The staged
- * kernel passes the blocks an SM holds as staged_blocks (0 for the register
- * kernel): g's stagger_ns and stagger_wave then spread c.stagger ns over them
- * when the launch needs more than one wave. With hints_by_records (the staged
- * kernel's 4-byte tables) and c.hints LB_HINTS_AUTO, g.hints follows the
- * record size. The device's capabilities are fetched once per call, and only
- * when needed. Returns 0 or a cudaError_t. */
+ * stagger off) with the kernel's own fields set. From the device's
+ * architecture policy (device_caps.cuh): g.pdl (cudaLaunchKernelEx with
+ * programmatic stream serialization, unless c.no_pdl), else a plain launch;
+ * for the staged kernel, which passes the blocks an SM holds as
+ * staged_blocks (0 for the register kernel), g's stagger_ns and stagger_wave
+ * when the launch needs more than one wave; with records > 0 (the staged
+ * kernel's 4-byte tables: lb_geometry()'s record bytes) the store hint off
+ * when they outgrow the policy's share of L2; and LB_ORDER_DIAGONAL where
+ * c.diagonal. Returns 0 or a cudaError_t. */
 int lb_launch(void (*kernel)(psi_cu_plan, lb_geom), unsigned blocks, unsigned threads,
               size_t smem, const psi_cu_plan *p, const lb_choice &c, lb_geom &g,
-              int staged_blocks, bool hints_by_records);
-
-/* Byte offset of the phase trace in the workspace (PIXSUM_CUDA_LB=trace=1,
- * staged kernel: LB_TW wide tiles): the end of the other regions, 8-byte
- * aligned. */
-size_t lb_trace_offset(const psi_cu_plan *p, size_t acc_size, int tile_height);
+              int staged_blocks, size_t records);
 
 /* Entry of the staged kernel (sat_lookback_staged.cu). */
 int lookback_staged_dispatch(const psi_cu_plan *p, const lb_choice &c);
@@ -198,18 +141,13 @@ struct tile_pos {
 
 /* Programmatic dependent launch (launches with g.pdl set, sm_90 and newer):
  * waits until the previous kernel of the stream has finished and its writes
- * are visible (the workspace header, the input), and with g.pdl == 2 lets the
- * next kernel of the stream be scheduled now: its blocks wait in their own
- * pdl_begin() until this launch ends. Called by every thread first thing; a
- * no-op without PDL. */
+ * are visible (the workspace header, the input). Called by every thread
+ * first thing; a no-op without PDL. */
 __device__ __forceinline__ void pdl_begin(const lb_geom &g)
 {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    if (g.pdl) {
+    if (g.pdl)
         psi_pdl_wait();
-        if (g.pdl == 2)
-            asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
-    }
 #else
     (void)g;
 #endif
@@ -265,8 +203,7 @@ __device__ __forceinline__ int warp_flag(const u64 *f, u64 epoch, bool wait)
  * stored and loaded as relaxed GPU-scope 64-bit accesses. Such an access is
  * seen whole or not at all, so a reader that finds this launch's tag has the
  * value: no flag, no release and no acquire fence, and one L2 round trip
- * instead of two (flag, then values). On the H200 this took a 1024^2
- * u8 -> u32 call from 10.1 to 8.5 us (docs/benchmarks.md). The tag is the low
+ * instead of two (flag, then values). The tag is the low
  * 30 bits of the epoch, shifted, with the status (FLAG_AGGREGATE or
  * FLAG_INCLUSIVE) in its low 2 bits: a zeroed workspace never matches, and
  * only a word left unwritten for 2^30 launches of the same workspace could pass
@@ -457,11 +394,8 @@ __device__ __noinline__ int tagged_walk_call(u64 *words, u64 per_tile, u64 t, u6
  * which they fill with inc), else over the flags and the values at agg / inc
  * (LANE_STEP, K_STEP as in flagged_chain); per_tile values per tile.
  * OUT_OF_LINE calls the tagged walk as a function: the register kernel, which
- * holds its tile in registers, spills less that way and ran f32 -> f32 at
- * 0.57 of the copy floor at 8192^2 against 0.54 inline; the staged kernel
- * inlines it (u8 -> u32 0.80 against 0.76). Tagged words against flags, in
- * the same build: 0.76 against 0.69 for u8 -> u32, 0.57 against 0.46 for
- * f32 -> f32 (H200, docs/benchmarks.md). */
+ * holds its tile in registers, spills less that way (and is faster); the
+ * staged kernel, with few registers in use, is faster inlining it. */
 template <typename TAcc, int N, int LANE_STEP, int K_STEP, bool OUT_OF_LINE>
 __device__ __forceinline__ int chained_lookback(u64 *flags, void *agg, void *inc, u64 per_tile,
                                                 u64 t, u64 back, bool pred, bool succ,
@@ -550,48 +484,22 @@ __device__ __forceinline__ int horizontal_lookback(const lb_geom &g, u64 t, u64 
 /* The two look-backs of tile t one after the other, by one warp: vertical,
  * then horizontal with a(r) = Top(x0 + TW - 1) + rowcum(r), the tile's share
  * of the table column at its right edge, so that E(r) = I(x0 - 1, y0 + r).
- * s_rowcum (shared) holds the tile's right column L(TW - 1, r). Returns the
- * walk lengths, horizontal << 16 | vertical; with a trace record `rec`, lane 0
- * writes clock64 before the vertical walk to rec[12], after it to rec[11] and
- * after the horizontal walk to rec[13]. OUT_OF_LINE: see
- * chained_lookback(). */
+ * s_rowcum (shared) holds the tile's right column L(TW - 1, r). OUT_OF_LINE:
+ * see chained_lookback(). */
 template <typename TAcc, int TH, bool OUT_OF_LINE = false>
-__device__ __forceinline__ unsigned tile_lookbacks(const psi_cu_plan &p, const lb_geom &g,
-                                                   const char *out_plane, u64 t, u64 tx, u64 ty,
-                                                   u64 epoch, unsigned lane, const TAcc P[8],
-                                                   const TAcc *s_rowcum, TAcc *s_top,
-                                                   TAcc *s_edge, u64 *rec = nullptr)
+__device__ __forceinline__ void tile_lookbacks(const psi_cu_plan &p, const lb_geom &g,
+                                               const char *out_plane, u64 t, u64 tx, u64 ty,
+                                               u64 epoch, unsigned lane, const TAcc P[8],
+                                               const TAcc *s_rowcum, TAcc *s_top, TAcc *s_edge)
 {
-    if (rec && lane == 0)
-        rec[12] = (u64)clock64();
-    const int vs =
-        vertical_lookback<TAcc, OUT_OF_LINE>(p, g, out_plane, t, tx, ty, epoch, lane, P, s_top);
-    if (rec && lane == 0)
-        rec[11] = (u64)clock64();
+    vertical_lookback<TAcc, OUT_OF_LINE>(p, g, out_plane, t, tx, ty, epoch, lane, P, s_top);
     __syncwarp();
     const TAcc top_last = s_top[LB_TW - 1];
     TAcc a[TH / 32];
 #pragma unroll
     for (int m = 0; m < TH / 32; m++)
         a[m] = top_last + s_rowcum[lane + 32 * m];
-    const int hs = horizontal_lookback<TAcc, TH, OUT_OF_LINE>(g, t, tx, epoch, lane, a, s_edge);
-    if (rec && lane == 0)
-        rec[13] = (u64)clock64();
-    return (unsigned)hs << 16 | (unsigned)vs;
-}
-
-/* The global nanosecond timer and the SM of the calling thread (trace). */
-__device__ __forceinline__ u64 global_ns(void)
-{
-    u64 t;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-    return t;
-}
-__device__ __forceinline__ unsigned sm_id(void)
-{
-    unsigned s;
-    asm volatile("mov.u32 %0, %%smid;" : "=r"(s));
-    return s;
+    horizontal_lookback<TAcc, TH, OUT_OF_LINE>(g, t, tx, epoch, lane, a, s_edge);
 }
 
 /* Largest plane, in tiles along each axis, that the aggregate-only

@@ -18,25 +18,20 @@
  *      element loads otherwise, zero past the image);
  *   3. sums each warp's R rows per column and each row across the tile;
  *   4. warp 0 turns these into the bottom row P(x) = L(x, TH - 1) and the
- *      right column L(TW - 1, r) and runs tile_lookbacks() (Top and E); with
- *      PIXSUM_CUDA_LB=split=1 warps 0, 1 and 2 run the vertical look-back,
- *      a horizontal one over row sums alone and the corner fetch at once;
+ *      right column L(TW - 1, r) and runs tile_lookbacks() (Top and E);
  *      f32 -> f32 (ROW_PRESCAN): the other warps meanwhile scan the tile's
  *      rows along x in place, and warp 0 joins them when its look-backs end;
  *   5. each warp re-reads its rows from shared memory, scans them along x
  *      (ROWSCAN: u8 -> u32 without squares two rows per scan, packed in the
- *      halves of one word; f32 -> f32 already scanned in step 4, or with
- *      PIXSUM_CUDA_LB=prescan=0 two rows at a time here), accumulates down
- *      its rows from the offset of the rows above it, and writes
+ *      halves of one word; f32 -> f32 already scanned in step 4),
+ *      accumulates down its rows from the offset of the rows above it, and
+ *      writes
  *      I(x, y) = L(x, y) + Top(x) + E(y) with 16-byte stores that cover 512
  *      contiguous bytes per warp instruction.
  * Lane l holds, per row, G groups of V = 16 / sizeof(accumulator) adjacent
  * columns: columns 32 V g + V l .. + V - 1 of group g.
  * Integer tables are modular (bit-exact in any order); float tables round in
- * a different order from the CPU's (bound in docs/benchmarks.md).
- * A build with -DPIXSUM_CUDA_TRACE=ON adds traced copies of these kernels
- * (TRACE = true, chosen by PIXSUM_CUDA_LB=trace=1) that record each block's
- * phase times in the workspace (LB_TRACE_WORDS in sat_lookback.cuh).
+ * a different order from the CPU's (within the bound the tests check).
  */
 #include "sat_lookback.cuh"
 
@@ -48,35 +43,14 @@ namespace psi_cu {
 constexpr int ST_WARPS = 8, ST_THREADS = 32 * ST_WARPS;
 static_assert(ST_THREADS == LB_TW, "one thread per tile column in step 3");
 
-/* How step 5 scans a warp's rows along x (the kernel's ROWSCAN;
- * PIXSUM_CUDA_LB=pairs=0 takes ROW_PLAIN for every pair): ROW_PLAIN one row
- * after the other (scan_row()); ROW_U8_PAIRS (u8 -> u32 without squares) two
- * rows per scan, packed in the halves of one word (scan_u8_row_pair());
- * ROW_TWO (f32 -> f32) two rows at a time, their shuffle chains interleaved
- * (scan_two_rows()); ROW_PRESCAN (f32 -> f32) the rows scanned in step 4
- * instead, in place in shared memory while warp 0 waits on its look-backs,
- * so that step 5 only adds and stores (prescan_rows()). */
-constexpr int ROW_PLAIN = 0, ROW_U8_PAIRS = 1, ROW_TWO = 2, ROW_PRESCAN = 3;
-
-int lb_staged_rows(const psi_cu_plan *p)
-{
-    /* The tallest tile that still gives two tiles per SM of a 132-SM GPU:
-     * up to 16 rows per warp (128-row tiles, 32 KB) for 8-bit input, 8 for
-     * 16-bit and f32 input, 4 otherwise (H200, same run: u8->u32 at 8192^2
-     * 0.64 of the copy floor with 128-row tiles, 0.58 with 64; u16->u32 0.178
-     * against 0.228 ms; 1024^2 is faster with short tiles, more of them). */
-    const size_t in = psi_cu_in_size(p->tin);
-    int r = in == 1 ? 16 : (in == 2 || p->tin == PSI_CU_IN_F32) ? 8 : 4;
-    const int least = in == 1 ? 8 : 4; /* the heights staged_pick() builds */
-    const u64 cols = ((u64)p->width + LB_TW - 1) / LB_TW;
-    const u64 planes = (u64)(p->depth * p->channels), rows = (u64)(p->y1 - p->y0);
-    for (; r > least; r /= 2) {
-        const u64 th = (u64)(ST_WARPS * r);
-        if (cols * ((rows + th - 1) / th) * planes >= 264)
-            break;
-    }
-    return r;
-}
+/* How step 5 scans a warp's rows along x (the kernel's ROWSCAN, by type pair:
+ * staged_launch_rows()): ROW_PLAIN one row after the other (scan_row());
+ * ROW_U8_PAIRS (u8 -> u32 without squares) two rows per scan, packed in the
+ * halves of one word (scan_u8_row_pair()); ROW_PRESCAN (f32 -> f32) the rows
+ * scanned in step 4 instead, two at a time (scan_two_rows()), in place in
+ * shared memory while warp 0 waits on its look-backs, so that step 5 only
+ * adds and stores (prescan_rows()). */
+constexpr int ROW_PLAIN = 0, ROW_U8_PAIRS = 1, ROW_PRESCAN = 2;
 
 /* Reads V adjacent input elements from shared memory and converts them. */
 template <typename TIn, typename TAcc, int V>
@@ -128,9 +102,8 @@ __device__ __forceinline__ void scan_row(TAcc v[G][V], unsigned lane)
 
 /* scan_row() of two rows a and b at once, their shuffle chains interleaved
  * step by step (the same additions in the same order per row, so float
- * tables round exactly as with scan_row()). H200, run 121 (f32 -> f32, same
- * process): 0.764 of the copy floor against 0.757 at 8192^2, 0.792-0.793
- * against 0.787-0.791 at 16384^2. */
+ * tables round exactly as with scan_row()): twice the independent shuffles
+ * in flight. */
 template <typename TAcc, int G, int V>
 __device__ __forceinline__ void scan_two_rows(TAcc a[G][V], TAcc b[G][V], unsigned lane)
 {
@@ -176,10 +149,7 @@ __device__ __forceinline__ void scan_two_rows(TAcc a[G][V], TAcc b[G][V], unsign
  * summed over the lanes left. Returns the sum of row (lane >> (5 - log2 R))
  * in every lane. Each row's sum meets its partial sums in the same pairs as
  * warp_sum() does, so floats round the same; R - 1 + 5 - log2 R shuffles
- * instead of 5 R (9 instead of 40 for R = 8). H200, runs 124-126 (8 rows
- * per warp, same process): the sums phase of f32 -> f32 2.1 -> 1.0 us per
- * tile, but the kernel only 0-1% faster (the load phase grew); f32 -> f64
- * 1-2%, u16 -> u32 0.7-1.4% and i32 -> i64 0.6-0.9% faster. */
+ * instead of 5 R (9 instead of 40 for R = 8). */
 template <typename T, int R>
 __device__ __forceinline__ T warp_row_sums(T v[R], unsigned lane)
 {
@@ -208,16 +178,14 @@ __device__ __forceinline__ T warp_row_sums(T v[R], unsigned lane)
  * scan_two_rows() and stores the scanned rows back over the tile, in the
  * layout of scan_row(). Called by every warp once it has no look-back to
  * run, so the scans fill the time warp 0 waits on its neighbours, and warp 0
- * helps when its look-backs end early. The scanned values are those step 5
- * of ROW_TWO computes, so the table rounds exactly as there. H200, runs
- * 123-126, same process: 0.789-0.798 of the copy floor against 0.765-0.770
- * at 8192^2, 0.799-0.802 against 0.787-0.793 at 16384^2 (the write phase
- * 3.6 -> 2.1 us per tile, the look-back phase 3.2 -> 4.2 us). */
+ * helps when its look-backs end early. The scanned values are those of
+ * scan_row() row by row, so the table rounds exactly as there; step 5 is
+ * then only additions and stores. */
 template <typename TAcc, int TH, int G, int V>
 __device__ __forceinline__ void prescan_rows(TAcc *s_tile, int *next, int squared,
                                              unsigned lane)
 {
-    __syncwarp(); /* in split mode lane 0 of warp 2 comes from the corner fetch */
+    __syncwarp(); /* warp 0's lanes come apart from its look-backs */
     for (;;) {
         int r = 0;
         if (lane == 0)
@@ -305,9 +273,7 @@ __device__ __forceinline__ void sums_u8_packed(const uint8_t *s_tile, int row0, 
  * bits 0-15), as scan_row() lays out a row: lane l's group g covers columns
  * 128 g + 4 l .. + 3. A row of 256 samples sums to at most 65280, so no half
  * carries into the other, and one scan serves two rows: half the shuffles
- * and adds of scanning them one by one. H200, run 116, same process: 8192^2
- * 0.864-0.866 of the copy floor against 0.835, 16384^2 0.861 against
- * 0.840-0.848; the write phase 9.5 us per tile (p50) against 11.3. */
+ * and adds of scanning them one by one. */
 template <int G>
 __device__ __forceinline__ void scan_u8_row_pair(const uint8_t *s_tile, int r, unsigned lane,
                                                  unsigned v[G][4])
@@ -358,14 +324,6 @@ __device__ __forceinline__ void async_copy_wait()
 #endif
 }
 
-/* Phase trace (TRACE kernels): the global time and clock of point k (1 start,
- * 2 loaded, 3 sums done, 4 look-backs done, 5 end) into a tile's record. */
-__device__ __forceinline__ void trace_point(u64 *rec, int k, u64 ns, u64 clk)
-{
-    rec[k] = ns;
-    rec[k + 5] = clk;
-}
-
 template <typename TIn, typename TAcc, int R>
 struct staged_layout {
     static constexpr int TW = LB_TW, TH = ST_WARPS * R;
@@ -388,7 +346,7 @@ struct staged_layout {
 #define PSI_ST_MINB(b) (b)
 #endif
 
-template <typename TIn, typename TAcc, int R, int MINB, bool TRACE, int ROWSCAN>
+template <typename TIn, typename TAcc, int R, int MINB, int ROWSCAN>
 __global__ void __launch_bounds__(ST_THREADS, PSI_ST_MINB(MINB))
     staged_kernel(psi_cu_plan p, lb_geom g)
 {
@@ -404,7 +362,7 @@ __global__ void __launch_bounds__(ST_THREADS, PSI_ST_MINB(MINB))
     TAcc *s_rowcum = (TAcc *)(smem + L::rowcum);
     TAcc *s_edge = (TAcc *)(smem + L::edge);
     __shared__ u64 s_ticket, s_epoch;
-    __shared__ TAcc s_total, s_corner;
+    __shared__ TAcc s_corner;
     __shared__ int s_next_pair; /* ROW_PRESCAN: the next tile row to scan */
 
     psi_cu_header *hdr = (psi_cu_header *)p.ws;
@@ -415,26 +373,16 @@ __global__ void __launch_bounds__(ST_THREADS, PSI_ST_MINB(MINB))
     if (g.stagger_ns && tid == 0 && blockIdx.x < MINB * g.stagger_wave)
         for (unsigned k = blockIdx.x / g.stagger_wave * (unsigned)g.stagger_ns / 256; k; k--)
             __nanosleep(256);
-    /* Phase trace (TRACE kernels only, a diagnostic): thread 0 notes the
-     * times of its block; the other kernels compile none of it. */
-    const u64 trace_start = TRACE && tid == 0 ? global_ns() : 0;
-    const u64 trace_start_clk = TRACE && tid == 0 ? (u64)clock64() : 0;
     const tile_pos tp = take_tile(p, g, sizeof(TIn), sizeof(TAcc), &s_ticket, &s_epoch, true);
     const u64 t = tp.t, epoch = tp.epoch, tx = tp.tx, ty = tp.ty;
-    u64 *const rec = TRACE ? g.trace + t * LB_TRACE_WORDS : nullptr;
-    if (rec && tid == 0) {
-        rec[0] = (u64)sm_id() << 32;
-        trace_point(rec, 1, trace_start, trace_start_clk);
-    }
     const plane_ptrs b = tp.b;
     const i64 w = p.width, ch = p.channels, rows = p.y1 - p.y0;
     const i64 x0 = (i64)tx * TW, ytile = (i64)ty * TH;
     const bool full = x0 + TW <= w;
 
     /* 2: the tile's input into shared memory: by cp.async where it can, the
-     * whole tile in flight at once (f32 -> f32 at 8192^2: 0.717 of the copy
-     * floor against 0.679, 0.930 against 0.789 without look-backs; run 100),
-     * else through registers, up to 8 chunks per thread at a time. */
+     * whole tile in flight at once without holding registers, else through
+     * registers, up to 8 chunks per thread at a time. */
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
     constexpr bool can_async = true;
 #else
@@ -491,8 +439,6 @@ __global__ void __launch_bounds__(ST_THREADS, PSI_ST_MINB(MINB))
         }
     }
     __syncthreads();
-    if (rec && tid == 0)
-        trace_point(rec, 2, global_ns(), (u64)clock64());
 
     /* 3: column sums of each warp's rows, and row sums. */
     const int row0 = (int)warp * R;
@@ -515,10 +461,10 @@ __global__ void __launch_bounds__(ST_THREADS, PSI_ST_MINB(MINB))
 #pragma unroll
             for (int j = 0; j < V; j++)
                 col[gi][j] = (TAcc)0;
-        /* 8-bit input keeps warp_sum(): with the tree the u8 -> u32 kernel of
-         * 16 rows per warp spilled 32 bytes, and u8 -> u64 ran 0.8% slower */
-        constexpr bool may_tree = sizeof(TIn) > 1;
-        const bool tree = may_tree && g.row_sums_tree;
+        /* Wider input sums a warp's rows in one butterfly (warp_row_sums());
+         * 8-bit input keeps warp_sum(): with the tree the u8 -> u32 kernel of
+         * 16 rows per warp spilled, and u8 -> u64 was slower */
+        constexpr bool tree = sizeof(TIn) > 1;
         TAcc part[R];
 #pragma unroll
         for (int i = 0; i < R; i++) {
@@ -539,14 +485,12 @@ __global__ void __launch_bounds__(ST_THREADS, PSI_ST_MINB(MINB))
                     s_rowsum[row0 + i] = sum;
             }
         }
-        if constexpr (may_tree) {
-            if (tree) { /* lanes 32 / R k .. 32 / R (k + 1) - 1 hold row k's sum */
-                constexpr int LOG_R = R >= 32 ? 5 : R >= 16 ? 4 : R >= 8 ? 3 : R >= 4 ? 2
-                                    : R >= 2  ? 1 : 0;
-                const TAcc sum = warp_row_sums<TAcc, R>(part, lane);
-                if ((lane & (32u / R - 1)) == 0)
-                    s_rowsum[row0 + (int)(lane >> (5 - LOG_R))] = sum;
-            }
+        if constexpr (tree) { /* lanes 32 / R k .. 32 / R (k + 1) - 1 hold row k's sum */
+            constexpr int LOG_R = R >= 32 ? 5 : R >= 16 ? 4 : R >= 8 ? 3 : R >= 4 ? 2
+                                : R >= 2  ? 1 : 0;
+            const TAcc sum = warp_row_sums<TAcc, R>(part, lane);
+            if ((lane & (32u / R - 1)) == 0)
+                s_rowsum[row0 + (int)(lane >> (5 - LOG_R))] = sum;
         }
 #pragma unroll
         for (int gi = 0; gi < G; gi++)
@@ -568,111 +512,41 @@ __global__ void __launch_bounds__(ST_THREADS, PSI_ST_MINB(MINB))
             s_next_pair = 0;
     }
     __syncthreads();
-    if (rec && tid == 0)
-        trace_point(rec, 3, global_ns(), (u64)clock64());
 
-    /* 4: bottom row and right column of L, then the look-backs (bit 2 of hints
-     * skips them: a timing experiment only, the table is then wrong). Serial
-     * (g.split = 0): warp 0 runs both, the horizontal one on the tile's share
-     * of the table column at its right edge, so E(r) = I(x0 - 1, y0 + r) and
-     * the corner term is 0. Split: warp 0 walks up (Top), warp 1 walks left
-     * over the tiles' own row sums only (E(r) = the pixels left of the tile in
-     * rows y0..y0 + r), and warp 2 fetches the corner C = I(x0 - 1, y0 - 1)
-     * that the tile up and to the left published, so the block waits for the
-     * longest of three chains instead of the sum of two. */
-    if (g.hints & 4) {
-        if (warp == 0) {
+    /* 4: bottom row and right column of L, then the look-backs: warp 0 runs
+     * both, the horizontal one on the tile's share of the table column at its
+     * right edge, so E(r) = I(x0 - 1, y0 + r) and the corner term is 0. */
+    if (warp == 0) {
+        TAcc P[8]; /* the bottom row P(x) = L(x, TH - 1) of the lane's 8 columns */
 #pragma unroll
-            for (int k = 0; k < 8; k++)
-                s_top[lane * 8 + k] = (TAcc)0;
+        for (int k = 0; k < 8; k++)
+            P[k] = s_bottom[lane * 8 + k];
 #pragma unroll
-            for (int m = 0; m < TH / 32; m++)
-                s_edge[lane + 32 * m] = (TAcc)0;
-            if (lane == 0)
-                s_corner = (TAcc)0;
+        for (int k = 1; k < 8; k++)
+            P[k] += P[k - 1];
+        TAcc incl = warp_inclusive(P[7], lane);
+        TAcc ex = warp_exclusive_from_inclusive(incl, lane);
+#pragma unroll
+        for (int k = 0; k < 8; k++)
+            P[k] += ex;
+        TAcc carry = (TAcc)0; /* the right column rowcum(r) = L(TW - 1, r) */
+#pragma unroll
+        for (int m = 0; m < TH / 32; m++) {
+            TAcc rc = warp_inclusive(s_rowsum[lane + 32 * m], lane);
+            s_rowcum[lane + 32 * m] = m > 0 ? rc + carry : rc;
+            carry += __shfl_sync(0xffffffffu, rc, 31);
         }
-    } else if (warp == 0 || (g.split && warp == 1)) {
-        TAcc P[8];
-        if (warp == 0) { /* the bottom row P(x) = L(x, TH - 1) of the lane's 8 columns */
-#pragma unroll
-            for (int k = 0; k < 8; k++)
-                P[k] = s_bottom[lane * 8 + k];
-#pragma unroll
-            for (int k = 1; k < 8; k++)
-                P[k] += P[k - 1];
-            TAcc incl = warp_inclusive(P[7], lane);
-            TAcc ex = warp_exclusive_from_inclusive(incl, lane);
-#pragma unroll
-            for (int k = 0; k < 8; k++)
-                P[k] += ex;
-            if (lane == 31)
-                s_total = P[7];
-        }
-        if (warp == 1 || !g.split) { /* the right column rowcum(r) = L(TW - 1, r) */
-            TAcc carry = (TAcc)0;
-#pragma unroll
-            for (int m = 0; m < TH / 32; m++) {
-                TAcc rc = warp_inclusive(s_rowsum[lane + 32 * m], lane);
-                s_rowcum[lane + 32 * m] = m > 0 ? rc + carry : rc;
-                carry += __shfl_sync(0xffffffffu, rc, 31);
-            }
-            __syncwarp();
-        }
-        if (!g.split) {
-            const unsigned steps = tile_lookbacks<TAcc, TH>(p, g, b.out, t, tx, ty, epoch, lane,
-                                                            P, s_rowcum, s_top, s_edge, rec);
-            if (lane == 0)
-                s_corner = (TAcc)0;
-            if (rec && lane == 0)
-                rec[0] = (u64)sm_id() << 32 | steps;
-        } else if (warp == 0) {
-            vertical_lookback<TAcc>(p, g, b.out, t, tx, ty, epoch, lane, P, s_top);
-        } else {
-            TAcc a[TH / 32];
-#pragma unroll
-            for (int m = 0; m < TH / 32; m++)
-                a[m] = s_rowcum[lane + 32 * m];
-            horizontal_lookback<TAcc, TH>(g, t, tx, epoch, lane, a, s_edge);
-        }
-    } else if (g.split && warp == 2 && lane == 0) {
-        TAcc c = (TAcc)0;
-        if (tx > 0 && ty == 0 && p.y0 > 0) { /* the carried table row y0 - 1 */
-            c = ((const TAcc *)(b.out + (p.y0 - 1) * p.out_row))[(x0 - 1) * ch];
-        } else if (tx > 0 && ty > 0) {
-            const u64 j = t - g.tiles_x - 1;
-            wait_flag(&g.cflags[j], epoch);
-            c = ld_cg((const TAcc *)g.cval + j);
-        }
-        s_corner = c;
+        __syncwarp();
+        tile_lookbacks<TAcc, TH>(p, g, b.out, t, tx, ty, epoch, lane, P, s_rowcum, s_top, s_edge);
+        if (lane == 0)
+            s_corner = (TAcc)0;
     }
     if constexpr (ROWSCAN == ROW_PRESCAN) {
         static_assert(std::is_same<TIn, TAcc>::value && R % 2 == 0,
                       "rows scanned in place: a table of the input's type");
-        /* Split: the corner value below, published as soon as warps 0-2 are
-         * done (a barrier of their 96 threads), before the row scans. */
-        if (g.split && warp < 3 && !(g.hints & 4)) {
-            asm volatile("bar.sync 1, 96;" ::: "memory");
-            if (tid == 0 && tx + 1 < g.tiles_x && ty + 1 < g.tiles_y) {
-                st_cg((TAcc *)g.cval + t,
-                      (TAcc)(s_total + s_top[TW - 1] + s_edge[TH - 1] + s_corner));
-                store_release(&g.cflags[t], flag_value(epoch, FLAG_INCLUSIVE));
-            }
-        }
         prescan_rows<TAcc, TH, G, V>(s_tile, &s_next_pair, p.squared, lane);
     }
     __syncthreads();
-    if (rec && tid == 0)
-        trace_point(rec, 4, global_ns(), (u64)clock64());
-    /* Split: the tile's bottom-right table value, for the tile down and to the
-     * right (interior tiles only: they are full, so L(TW - 1, TH - 1) is the
-     * tile's total). Released after the value; acquired by that tile's warp 2.
-     * ROW_PRESCAN publishes it before its row scans, above (in the other
-     * kernels that place made u8 -> u32 spill: 4 bytes stored, 16 loaded). */
-    if (ROWSCAN != ROW_PRESCAN && g.split && tid == 0 && tx + 1 < g.tiles_x &&
-        ty + 1 < g.tiles_y && !(g.hints & 4)) {
-        st_cg((TAcc *)g.cval + t, (TAcc)(s_total + s_top[TW - 1] + s_edge[TH - 1] + s_corner));
-        store_release(&g.cflags[t], flag_value(epoch, FLAG_INCLUSIVE));
-    }
     const TAcc corner = s_corner;
 
     /* 5: the table rows of this warp. acc starts at Top(x) + L(x, row0 - 1). */
@@ -691,12 +565,14 @@ __global__ void __launch_bounds__(ST_THREADS, PSI_ST_MINB(MINB))
             acc[gi][j] += s_top[gi * 32 * V + lane * V + j];
     const bool vec_out = g.vec_out && full;
     /* Row i of the warp: acc += its scanned samples v(gi, j), then the table
-     * row acc + E(row) + corner (rows past the image: nothing). */
+     * row acc + E(row) + corner (rows past the image: nothing, not even the
+     * edge read, which keeps the u8 -> u32 kernels of 16 rows per warp within
+     * their 48 registers). */
     auto write_row = [&](int i, auto &&v) {
         const i64 yl = ytile + row0 + i;
-        const TAcc e = s_edge[row0 + i] + corner;
         if (yl >= rows)
             return;
+        const TAcc e = s_edge[row0 + i] + corner;
         char *orow = b.out + (p.y0 + yl) * p.out_row;
 #pragma unroll
         for (int gi = 0; gi < G; gi++) {
@@ -744,20 +620,6 @@ __global__ void __launch_bounds__(ST_THREADS, PSI_ST_MINB(MINB))
                 read_group<TIn, TAcc, V>(tile_group(i, gi), 0, v[gi]);
             write_row(i, [&](int gi, int j) { return v[gi][j]; });
         }
-    } else if constexpr (ROWSCAN == ROW_TWO) {
-        static_assert(R % 2 == 0, "rows in pairs");
-#pragma unroll
-        for (int i = 0; i < R; i += 2) {
-            TAcc va[G][V], vb[G][V];
-#pragma unroll
-            for (int gi = 0; gi < G; gi++) {
-                read_group<TIn, TAcc, V>(tile_group(i, gi), p.squared, va[gi]);
-                read_group<TIn, TAcc, V>(tile_group(i + 1, gi), p.squared, vb[gi]);
-            }
-            scan_two_rows<TAcc, G, V>(va, vb, lane);
-            write_row(i, [&](int gi, int j) { return va[gi][j]; });
-            write_row(i + 1, [&](int gi, int j) { return vb[gi][j]; });
-        }
     } else {
 #pragma unroll
         for (int i = 0; i < R; i++) {
@@ -769,12 +631,8 @@ __global__ void __launch_bounds__(ST_THREADS, PSI_ST_MINB(MINB))
             write_row(i, [&](int gi, int j) { return v[gi][j]; });
         }
     }
-    if (TRACE)
-        __syncthreads(); /* the block's last store issued, over all warps */
-    if (rec && tid == 0)
-        trace_point(rec, 5, global_ns(), (u64)clock64());
     if (tid == 0)
-        finish_block(hdr, g.total, g.hints & 8);
+        finish_block(hdr, g.total);
 }
 
 /* Staged blocks of `smem` bytes of dynamic shared memory that an SM holds
@@ -785,27 +643,23 @@ constexpr int staged_blocks_per_sm(size_t smem, int cap)
     return fit < cap ? (fit > 0 ? fit : 1) : cap;
 }
 
-template <typename TIn, typename TAcc, int R, int MINB, bool TRACE, int ROWSCAN>
+template <typename TIn, typename TAcc, int R, int MINB, int ROWSCAN>
 static int staged_launch(const psi_cu_plan *p, const lb_choice &c)
 {
     typedef staged_layout<TIn, TAcc, R> L;
     lb_geom g;
-    int err = lb_geometry(p, sizeof(TIn), sizeof(TAcc), LB_TW, L::TH, c.hints, &g);
+    size_t records;
+    int err = lb_geometry(p, sizeof(TIn), sizeof(TAcc), LB_TW, L::TH, &g, &records);
     if (err || g.total == 0)
         return err;
-    g.split = c.split;
-    g.async_copy = c.async_copy;
-    g.row_sums_tree = c.row_sums_tree;
-    if (TRACE)
-        g.trace = (u64 *)((char *)p->ws + lb_trace_offset(p, sizeof(TAcc), L::TH));
+    g.async_copy = !c.no_async_copy; /* where the device has it (lb_launch()) */
     /* The tile copy moves 16-byte chunks: rows and planes 16-byte aligned. */
     g.vec_in = p->channels == 1 && (uintptr_t)p->in % 16 == 0 && p->in_row % 16 == 0 &&
                (p->depth == 1 || p->in_slice % 16 == 0);
     /* Above 48 KB a kernel must opt in to its dynamic shared memory, and the
-     * opt-in holds for the current device only: once per device for L::bytes
-     * (a bit per device ordinal; ordinals from 64 up opt in at every launch),
-     * and at every smempad= launch (a timing experiment) for its size. */
-    const size_t smem = L::bytes + (size_t)c.smem_pad;
+     * opt-in holds for the current device only: once per device (a bit per
+     * device ordinal; ordinals from 64 up opt in at every launch). */
+    constexpr size_t smem = L::bytes;
     static std::atomic<unsigned long long> smem_opted(0);
     if (smem > 48 * 1024) {
         int dev = 0;
@@ -813,68 +667,46 @@ static int staged_launch(const psi_cu_plan *p, const lb_choice &c)
         if (e != cudaSuccess)
             return (int)e;
         const unsigned long long bit = dev >= 0 && dev < 64 ? 1ull << dev : 0;
-        if (c.smem_pad || !(smem_opted.load(std::memory_order_relaxed) & bit)) {
-            e = cudaFuncSetAttribute(staged_kernel<TIn, TAcc, R, MINB, TRACE, ROWSCAN>,
+        if (!(smem_opted.load(std::memory_order_relaxed) & bit)) {
+            e = cudaFuncSetAttribute(staged_kernel<TIn, TAcc, R, MINB, ROWSCAN>,
                                      cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
             if (e != cudaSuccess)
                 return (int)e;
-            if (!c.smem_pad)
-                smem_opted.fetch_or(bit, std::memory_order_relaxed);
+            smem_opted.fetch_or(bit, std::memory_order_relaxed);
         }
     }
-    /* The blocks an SM holds, for the stagger: MINB, or fewer with smempad=. */
-    const int per_sm = staged_blocks_per_sm(smem, MINB);
-    lb_choice launch = c; /* tile order: see LB_ORDER_DIAGONAL */
-    if (launch.order == LB_ORDER_AUTO)
-        launch.order = sizeof(TIn) > 1 || sizeof(TAcc) > 4 ? 1 : 0;
-    return lb_launch(staged_kernel<TIn, TAcc, R, MINB, TRACE, ROWSCAN>, (unsigned)g.total,
-                     ST_THREADS, smem, p, launch, g, per_sm, sizeof(TAcc) == 4);
-}
-
-/* staged_launch() of the traced kernel (PIXSUM_CUDA_LB=trace=1, in a build
- * with PIXSUM_CUDA_TRACE) or of the plain one. */
-template <typename TIn, typename TAcc, int R, int MINB, int ROWSCAN>
-static int staged_launch_traced(const psi_cu_plan *p, const lb_choice &c)
-{
-    if (c.trace) {
-#ifdef PIXSUM_CUDA_TRACE
-        return staged_launch<TIn, TAcc, R, MINB, true, ROWSCAN>(p, c);
-#else
-        return (int)cudaErrorNotSupported; /* built without PIXSUM_CUDA_TRACE */
-#endif
-    }
-    return staged_launch<TIn, TAcc, R, MINB, false, ROWSCAN>(p, c);
+    /* The blocks an SM holds (for the stagger), and the look-back records for
+     * the store hint of 4-byte tables. */
+    return lb_launch(staged_kernel<TIn, TAcc, R, MINB, ROWSCAN>, (unsigned)g.total, ST_THREADS,
+                     smem, p, c, g, staged_blocks_per_sm(smem, MINB),
+                     sizeof(TAcc) == 4 ? records : 0);
 }
 
 /* Launches with R rows per warp; the register budget is cut for the blocks
  * that fit an SM: 6 (42 registers) for 4-byte tables of 1-2-byte input, 4
  * otherwise, and no more than the shared memory holds
  * (staged_blocks_per_sm()). u8 -> u32 without squares and f32 -> f32 take
- * kernels of their own that scan rows in pairs (ROWSCAN;
- * PIXSUM_CUDA_LB=pairs=0 ROW_PLAIN): the u8 -> u32 kernel holding both loops
- * spilled 16 bytes at R = 16, each alone none. */
+ * kernels of their own that scan rows in pairs (ROWSCAN): a u8 -> u32 kernel
+ * holding both loops spilled at R = 16, each alone does not. */
 template <typename TIn, typename TAcc, int R>
 static int staged_launch_rows(const psi_cu_plan *p, const lb_choice &c)
 {
     constexpr int BASE = sizeof(TAcc) == 4 && sizeof(TIn) <= 2 ? 6 : 4;
     constexpr int MINB = staged_blocks_per_sm(staged_layout<TIn, TAcc, R>::bytes, BASE);
     if constexpr (std::is_same<TIn, uint8_t>::value && std::is_same<TAcc, unsigned>::value) {
-        if (!p->squared && c.row_pairs) /* the kernel that scans rows in pairs */
-            return staged_launch_traced<TIn, TAcc, R, MINB, ROW_U8_PAIRS>(p, c);
+        if (!p->squared) /* the kernel that scans rows in pairs */
+            return staged_launch<TIn, TAcc, R, MINB, ROW_U8_PAIRS>(p, c);
     }
-    if constexpr (std::is_same<TIn, float>::value && std::is_same<TAcc, float>::value) {
-        if (c.row_pairs && c.prescan) /* rows scanned during the look-backs */
-            return staged_launch_traced<TIn, TAcc, R, MINB, ROW_PRESCAN>(p, c);
-        if (c.row_pairs) /* two rows' scans interleaved */
-            return staged_launch_traced<TIn, TAcc, R, MINB, ROW_TWO>(p, c);
-    }
-    return staged_launch_traced<TIn, TAcc, R, MINB, ROW_PLAIN>(p, c);
+    if constexpr (std::is_same<TIn, float>::value && std::is_same<TAcc, float>::value)
+        return staged_launch<TIn, TAcc, R, MINB, ROW_PRESCAN>(p, c); /* rows scanned in step 4 */
+    return staged_launch<TIn, TAcc, R, MINB, ROW_PLAIN>(p, c);
 }
 
-/* The tile heights built per pair (each is a kernel for 5 architectures, so
- * only those a choice can reach): 8-bit input 128 or 64 rows, 16-bit and f32
- * input 64 or 32, the rest 32; none for f64 -> f64, which always takes the
- * register kernel (lb_choose()). */
+/* The tile heights built per pair (each is a kernel for every architecture
+ * built, so only those a choice can reach: staged_rows and staged_min of
+ * lb_shapes[] in sat_lookback.cu): 8-bit input 128 or 64 rows, 16-bit and
+ * f32 input 64 or 32, the rest 32; none for f64 -> f64, which always takes
+ * the register kernel (lb_choose()). */
 template <typename TIn, typename TAcc>
 static int staged_pick(const psi_cu_plan *p, const lb_choice &c)
 {
