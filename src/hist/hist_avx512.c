@@ -418,8 +418,6 @@ void psi_hist_classify_avx512(const void *data, pixsum_type type, size_t n,
     const __m256i last = _mm256_set1_epi32((int)(p->bins - 1));
     const __m256i one = _mm256_set1_epi32(1);
     const __m512d onef = _mm512_set1_pd(1.0);
-    const __m512d guard_lo = _mm512_set1_pd(p->b.guard), guard_hi = _mm512_set1_pd(1.0 - p->b.guard);
-    const __m512d binsf = _mm512_set1_pd((double)p->bins);
     const __m256i cls_below = _mm256_set1_epi32((int)(p->bins + PSI_HIST_BELOW));
     const __m256i cls_above = _mm256_set1_epi32((int)(p->bins + PSI_HIST_ABOVE));
     const __m256i cls_nan = _mm256_set1_epi32((int)(p->bins + PSI_HIST_NAN));
@@ -439,21 +437,13 @@ void psi_hist_classify_avx512(const void *data, pixsum_type type, size_t n,
         __mmask8 in = (__mmask8)~(below | above | nan);
         __m512d f = _mm512_mul_pd(_mm512_sub_pd(v, lo), scale);
         __m256i b = _mm512_maskz_cvttpd_epu32(in, f); /* <= bins */
-        /* psi_bins_class(): where every in-range lane's estimate is farther
-         * than the guard from an integer, it is the bin; else both edges of
-         * the estimate, one step each way */
+        /* psi_bins_class(): both edges of the estimate, one step each way */
         __m512d bd = _mm512_cvtepu32_pd(b);
-        __m512d frac = _mm512_sub_pd(f, bd);
-        __mmask8 safe = _mm512_cmp_pd_mask(frac, guard_lo, _CMP_GT_OQ) &
-                        _mm512_cmp_pd_mask(frac, guard_hi, _CMP_LT_OQ) &
-                        _mm512_cmp_pd_mask(f, binsf, _CMP_LT_OQ);
-        if ((in & (__mmask8)~safe) != 0) {
-            __m512d e0 = _mm512_add_pd(lo, _mm512_mul_pd(bd, step));
-            __m512d e1 = _mm512_add_pd(lo, _mm512_mul_pd(_mm512_add_pd(bd, onef), step));
-            b = _mm256_mask_sub_epi32(b, _mm512_mask_cmp_pd_mask(in, v, e0, _CMP_LT_OQ), b, one);
-            b = _mm256_mask_add_epi32(b, _mm512_mask_cmp_pd_mask(in, v, e1, _CMP_GE_OQ), b, one);
-            b = _mm256_min_epu32(b, last);
-        }
+        __m512d e0 = _mm512_add_pd(lo, _mm512_mul_pd(bd, step));
+        __m512d e1 = _mm512_add_pd(lo, _mm512_mul_pd(_mm512_add_pd(bd, onef), step));
+        b = _mm256_mask_sub_epi32(b, _mm512_mask_cmp_pd_mask(in, v, e0, _CMP_LT_OQ), b, one);
+        b = _mm256_mask_add_epi32(b, _mm512_mask_cmp_pd_mask(in, v, e1, _CMP_GE_OQ), b, one);
+        b = _mm256_min_epu32(b, last);
         b = _mm256_mask_mov_epi32(b, below, cls_below);
         b = _mm256_mask_mov_epi32(b, above, cls_above);
         b = _mm256_mask_mov_epi32(b, nan, cls_nan);

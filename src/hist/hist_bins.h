@@ -25,13 +25,6 @@
  * into many bins, where rounding merges edges) the correction walks until
  * the rule holds.
  *
- * Most samples need no edge at all: the estimate f is within D = 4.01 u bins
- * of the exact position (u = 2^-53, relative error of three roundings on at
- * most `bins`), and each computed edge within E = 7.1 u max(|lo|, |hi|) of its
- * exact value, so when the fraction of f is farther than `guard` = D + E /
- * step from an integer (with a factor 2 of margin), floor(f) is the bin the
- * edges name. Only samples within `guard` of an edge compute their two edges.
- *
  * The integer rule: when lo and hi are integers of magnitude at most 2^53 and
  * bins divides hi - lo, every edge is an integer computed exactly, and an
  * integer sample is decided in integer arithmetic: the same estimate,
@@ -65,8 +58,6 @@ typedef struct psi_bins {
     int64_t int_step; /* the integer bin width, or 0 where the rule does not apply */
     uint32_t bins;    /* 1 .. 2^31 */
     uint32_t one_step; /* 1: the estimate is never more than one bin off */
-    double guard;      /* one_step: a fraction of the estimate in (guard, 1 - guard)
-                          is the bin, no edge needed (2 (D + E / step), above) */
 } psi_bins;
 
 /* One IEEE double product and sum (a - b is a + (-b), the same rounding),
@@ -117,8 +108,6 @@ PSI_BINS_FN int psi_bins_init(psi_bins *b, uint64_t bins, double lo, double hi)
     double mag = -lo > hi ? -lo : hi; /* max(|lo|, |hi|) */
     mag = lo > mag ? lo : mag;
     b->one_step = step >= mag * 0x1p-48;
-    b->guard = b->one_step ? 2 * (4.01 * 0x1p-53 * (double)bins + 7.1 * 0x1p-53 * mag / step)
-                           : 1.0;
     b->int_lo = 0;
     b->int_step = 0;
     const double limit = 9007199254740992.0; /* 2^53 */
@@ -154,9 +143,6 @@ PSI_BINS_FN uint32_t psi_bins_class(const psi_bins *b, double v)
     const uint32_t last = b->bins - 1;
     double f = psi_bins_mul(psi_bins_add(v, -b->lo), b->scale);
     uint32_t i = f < (double)b->bins ? (uint32_t)f : b->bins;
-    double frac = psi_bins_add(f, -(double)i);
-    if (i < b->bins && frac > b->guard && frac < 1.0 - b->guard)
-        return i; /* far from both edges (one_step only: guard is 1 otherwise) */
     /* One step each way, both edges of the estimate at once (lo + i * step
      * by the formula, also for i = bins): an estimate one above the bin has
      * v below its lower edge, one below has v at or above its upper edge.
