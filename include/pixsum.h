@@ -27,7 +27,8 @@
  * thread-local.
  *
  * Sections: 1 version, 2 status codes, 3 types and views, 4 contexts,
- * 5 method registry, 6 integral images, 7 box queries, 8 histograms.
+ * 5 method registry, 6 integral images, 7 box queries, 8 histograms,
+ * 9 box filters.
  */
 #ifndef PIXSUM_H
 #define PIXSUM_H
@@ -245,8 +246,9 @@ typedef enum pixsum_op {
     PIXSUM_OP_TILTED      = 1u << 2, /* 45-degree tilted integral */
     PIXSUM_OP_INTEGRAL_3D = 1u << 3, /* 3-D integral volume */
     PIXSUM_OP_HISTOGRAM   = 1u << 4, /* histograms */
-    PIXSUM_OP_CARRY       = 1u << 5  /* integral tables continuing a carry row
+    PIXSUM_OP_CARRY       = 1u << 5, /* integral tables continuing a carry row
                                         (pixsum_integral_carry()) */
+    PIXSUM_OP_BOX_FILTER  = 1u << 6  /* streamed box filter (pixsum_box_filter()) */
 } pixsum_op;
 
 /* Backends (values pinned). */
@@ -361,6 +363,23 @@ PIXSUM_API int pixsum_integral_sq(pixsum_ctx *ctx, const pixsum_view *in,
 PIXSUM_API int pixsum_integral_carry(pixsum_ctx *ctx, const pixsum_view *in,
                                      const pixsum_view *out, const pixsum_view *carry,
                                      const pixsum_view *out_sq, const pixsum_view *carry_sq);
+
+/* A batch of 2-D integral images: the `depth` slices of `in` are independent
+ * images of one shape and type (a stack (N, H, W[, C]) with the slice stride
+ * as the image stride), and slice i of `out` (and of `out_sq`, the squared
+ * tables; either may be NULL, not both) receives image i's table, with no sum
+ * across slices. Tables are W x H x N, or (W+1) x (H+1) x N in the padded
+ * layout (each slice with its own zero row and column). The overflow rule
+ * counts the pixels of one image: a batch of images each of which fits u32
+ * gets u32 tables. With several threads in the context and at least as many
+ * images as threads, the images are shared out over the threads (each one by
+ * the single-threaded method the context names, or auto's); otherwise each
+ * image in turn uses every thread. Results equal pixsum_integral_sq() on each
+ * slice. Returns the codes of pixsum_integral_sq() (shapes and the overflow
+ * rule per image); when a method fails on an image (PIXSUM_ERR_NO_MEMORY),
+ * the detail names the image, and other tables may be written. */
+PIXSUM_API int pixsum_integral_batch(pixsum_ctx *ctx, const pixsum_view *in,
+                                     const pixsum_view *out, const pixsum_view *out_sq);
 
 /* Computes OpenCV's 45-degree tilted integral of a 2-D image:
  *   T(X, Y) = sum of i(x, y) over y < Y and |x - X + 1| <= Y - y - 1
@@ -672,6 +691,121 @@ PIXSUM_API int pixsum_ihist_queries(const pixsum_ctx *ctx, const pixsum_ihist *i
 
 /* Frees an integral histogram. Accepts NULL. */
 PIXSUM_API void pixsum_ihist_free(pixsum_ihist *ih);
+
+/* ===================================================================== */
+/* 9. Box filters                                                        */
+/* ===================================================================== */
+
+/* A box filter replaces every pixel by a statistic of the kw x kh window
+ * around it, per channel, streamed: no integral table is built; each output
+ * row is emitted from running column sums as soon as its window is complete,
+ * so the input is read once and the output written once, whatever the window.
+ *
+ * Window placement (OpenCV's default anchor): output pixel (x, y) gets the
+ * columns [x - kw/2, x - kw/2 + kw) and rows [y - kh/2, y - kh/2 + kh)
+ * (integer division: centred for odd sizes, one more pixel before the centre
+ * than after it for even sizes). With PIXSUM_BORDER_VALID the output is
+ * (W - kw + 1) x (H - kh + 1) and pixel (x, y) gets [x, x + kw) x [y, y + kh).
+ * Windows may be larger than the image (except for VALID). */
+
+/* What lies outside the image (values pinned). With the image abcdefgh: */
+typedef enum pixsum_border {
+    PIXSUM_BORDER_REFLECT101 = 0, /* gfedcb|abcdefgh|gfedcba (OpenCV's default) */
+    PIXSUM_BORDER_REFLECT    = 1, /* cba|abcdefgh|hgf (BORDER_REFLECT, SciPy 'reflect') */
+    PIXSUM_BORDER_REPLICATE  = 2, /* aaa|abcdefgh|hhh */
+    PIXSUM_BORDER_CONSTANT   = 3, /* vvv|abcdefgh|vvv, v = spec->border_value */
+    PIXSUM_BORDER_SHRINK     = 4, /* windows cut at the image: statistics over the
+                                     pixels inside only (means divide by their count) */
+    PIXSUM_BORDER_VALID      = 5  /* only windows fully inside: a smaller output */
+} pixsum_border;
+
+#define PIXSUM_BORDER_COUNT 6
+
+/* The statistic of each window (values pinned). Variance is the population
+ * variance (divided by the pixel count); std its square root. */
+typedef enum pixsum_box_stat {
+    PIXSUM_BOX_SUM  = 0,
+    PIXSUM_BOX_MEAN = 1,
+    PIXSUM_BOX_VAR  = 2,
+    PIXSUM_BOX_STD  = 3
+} pixsum_box_stat;
+
+/* Parameters of pixsum_box_filter(). Zero-initialise, then set kw and kh. */
+typedef struct pixsum_box_filter_spec {
+    size_t kw, kh;           /* window width and height, >= 1 */
+    pixsum_box_stat stat;    /* default (0): sum */
+    pixsum_border border;    /* default (0): reflect101 */
+    double border_value;     /* PIXSUM_BORDER_CONSTANT's value; for integer inputs
+                                an integer in the input type's range */
+} pixsum_box_filter_spec;
+
+/* Short lower-case name of a border ("reflect101", "reflect", "replicate",
+ * "constant", "shrink", "valid"), or NULL for an unknown value. */
+PIXSUM_API const char *pixsum_border_name(pixsum_border border);
+
+/* Parses a border name (those above, plus "reflect_101", "default" =
+ * reflect101, "edge" / "clamp" = replicate). Returns 0 and sets *border, or
+ * PIXSUM_ERR_INVALID_ARG (unknown name) / PIXSUM_ERR_NULL. */
+PIXSUM_API int pixsum_border_from_name(const char *name, pixsum_border *border);
+
+/* Output size of pixsum_box_filter() for a width x height input: the input's
+ * size, or (width - kw + 1) x (height - kh + 1) for PIXSUM_BORDER_VALID.
+ * Returns PIXSUM_OK, PIXSUM_ERR_NULL, PIXSUM_ERR_INVALID_ARG (a zero window
+ * side, unknown stat or border) or PIXSUM_ERR_BAD_SHAPE (VALID with a window
+ * larger than the image). */
+PIXSUM_API int pixsum_box_filter_shape(const pixsum_box_filter_spec *spec, size_t width,
+                                       size_t height, size_t *out_width,
+                                       size_t *out_height);
+
+/* Default output type of pixsum_box_filter() for input type `in`:
+ *   sum:      u8 u16 u32 -> u32 when kw x kh x max fits 32 bits, else u64;
+ *             i16 i32    -> i32 when it fits 31 bits, else i64; f32 f64 -> f64
+ *   mean:     u8 -> u8, u16 -> u16, f32 -> f32, others -> f64
+ *   var, std: f32 -> f32, others -> f64
+ * (the pixel count is kw x kh, or for SHRINK/VALID at most that). Returns
+ * PIXSUM_TYPE_NONE for an unsupported input type or a NULL spec, and for sums
+ * that cannot fit 64 bits (refused with PIXSUM_ERR_OVERFLOW). */
+PIXSUM_API pixsum_type pixsum_box_filter_type(pixsum_type in,
+                                              const pixsum_box_filter_spec *spec);
+
+/* Box filter of the 2-D image `in` into `out`, which the caller allocates
+ * with the shape of pixsum_box_filter_shape() and in's channels (1-4); any row
+ * strides. Inputs: u8 u16 i16 i32 u32 f32 f64. Outputs:
+ *   sum:       u32 u64 (unsigned inputs), i32 i64, f32 f64; integer outputs
+ *              are exact and must hold every window sum (kw x kh x the input
+ *              type's largest magnitude), else PIXSUM_ERR_OVERFLOW;
+ *   mean:      the input's own type for u8 and u16 (the exact quotient rounded
+ *              to nearest, ties to even: for odd windows equal to cv2.blur
+ *              bit for bit), f32, f64;
+ *   var, std:  f32, f64.
+ * Arithmetic: integer inputs accumulate exactly in integers (32-bit where one
+ * window's sum fits, else 64-bit; sums of squares 64-bit; the variance
+ * numerator n*sum(x^2) - sum(x)^2 in 128 bits, so it is exact and never
+ * negative; one final rounding each for the division and the conversion).
+ * Integer windows whose sum of squares can exceed 64 bits (i32/u32 inputs)
+ * and float inputs use f64: samples are shifted by the image's first sample of
+ * each channel (K) before they are summed, the column and row sums are
+ * running sums, and the variance is (Q - S^2/n)/n of the shifted sums,
+ * clamped at 0. Bound (float path), with M = max |x - K| and
+ * m = H + kh + W + kw: |error of a sum| <= m * kw * kh * M * 2^-52, likewise
+ * for the sum of squares with M^2 (see docs/guide.md).
+ * The method is the context's (a method with PIXSUM_OP_BOX_FILTER:
+ * "box.stream", one thread, or "box.omp", bands of output rows over the
+ * context's threads, in OpenMP builds) or "auto" (box.omp where built).
+ * Returns PIXSUM_OK, or: PIXSUM_ERR_NULL (ctx may be NULL; in, spec, out not),
+ * the codes of pixsum_view_check() for in and out, PIXSUM_ERR_BAD_SHAPE
+ * (depth > 1, out of the wrong size or channels, VALID window larger than
+ * the image), PIXSUM_ERR_INVALID_ARG (zero window side, unknown stat or
+ * border, a constant value that is not finite or not an integer of the input
+ * type's range for integer inputs), PIXSUM_ERR_BAD_TYPE (input or output type
+ * not supported for the stat), PIXSUM_ERR_OVERFLOW (integer sum output or
+ * accumulation that cannot hold one window), PIXSUM_ERR_TOO_LARGE (kw x kh
+ * overflows), PIXSUM_ERR_ALIASING (in and out overlap), PIXSUM_ERR_UNSUPPORTED
+ * (the context's method is not a box filter method), PIXSUM_ERR_NO_MEMORY.
+ * On error `out` is left untouched (except PIXSUM_ERR_NO_MEMORY from one band
+ * of box.omp, which may leave the other bands written). */
+PIXSUM_API int pixsum_box_filter(pixsum_ctx *ctx, const pixsum_view *in,
+                                 const pixsum_box_filter_spec *spec, const pixsum_view *out);
 
 #ifdef __cplusplus
 }

@@ -6,6 +6,7 @@
  */
 #include "internal.h"
 
+#include <stdio.h>
 #include <string.h>
 
 static const pixsum_ctx *ctx_or_default(const pixsum_ctx *ctx)
@@ -241,6 +242,90 @@ int pixsum_integral_carry(pixsum_ctx *ctx, const pixsum_view *in, const pixsum_v
                                                 : "a squared carry row was given without its "
                                                   "table");
     return integral_common(ctx, in, out, out_sq, carry, carry_sq);
+}
+
+/* Slice z of a batch's input or table as a 2-D view. */
+static pixsum_view batch_slice(const pixsum_view *v, size_t z)
+{
+    pixsum_view s;
+    pixsum_view_roi3d(v, 0, 0, z, v->width, v->height, 1, &s);
+    return s;
+}
+
+/* One image of a batch through the 2-D path (validation included: cheap). */
+static int batch_one(pixsum_ctx *c, const pixsum_view *in, const pixsum_view *out,
+                     const pixsum_view *out_sq, size_t z)
+{
+    pixsum_view si = batch_slice(in, z), so, ss;
+    if (out)
+        so = batch_slice(out, z);
+    if (out_sq)
+        ss = batch_slice(out_sq, z);
+    return integral_common(c, &si, out ? &so : NULL, out_sq ? &ss : NULL, NULL, NULL);
+}
+
+int pixsum_integral_batch(pixsum_ctx *ctx, const pixsum_view *in, const pixsum_view *out,
+                          const pixsum_view *out_sq)
+{
+    psi_clear_error();
+    if (!in || (!out && !out_sq))
+        return psi_fail(PIXSUM_ERR_NULL, "input or output view is NULL");
+    pixsum_ctx local = psi_default_ctx;
+    pixsum_ctx *c = ctx ? ctx : &local;
+    int st = pixsum_view_check(in);
+    if (st != PIXSUM_OK)
+        return psi_fail(st, "input: %s", pixsum_last_error());
+    size_t pad = c->padded ? 1 : 0, w = in->width + pad, h = in->height + pad, n = in->depth;
+    if (out && (st = psi_integral_check_table(in, out, w, h, n, 0, c->wrap, 0, true,
+                                              "output")) != PIXSUM_OK)
+        return st;
+    if (out_sq && (st = psi_integral_check_table(in, out_sq, w, h, n, 1, c->wrap, 0, true,
+                                                 "squared output")) != PIXSUM_OK)
+        return st;
+    if (out && out_sq && (st = check_no_overlap(out, out_sq, "squared output")) != PIXSUM_OK)
+        return psi_fail(st, "the output and the squared output overlap");
+    int threads = psi_ctx_threads(c);
+    const psi_method *m = psi_method_by_id(c->method);
+    bool host_cpu = !m || m->backend != PIXSUM_BACKEND_CUDA; /* CUDA keeps one scratch */
+    if (threads < 2 || n < (size_t)threads || !host_cpu) {
+        for (size_t z = 0; z < n; z++)
+            if ((st = batch_one(c, in, out, out_sq, z)) != PIXSUM_OK)
+                return psi_fail(st, "image %zu of the batch: %s", z, pixsum_last_error());
+        if (!ctx && local.cuda_release)
+            local.cuda_release(&local);
+        return PIXSUM_OK;
+    }
+    /* Images shared out over the threads, each on one thread; the first
+     * failure (its image and detail text, which is per thread) is kept. */
+    int failed = PIXSUM_OK;
+    size_t failed_at = 0;
+    char detail[256] = "";
+#ifdef PIXSUM_HAVE_OPENMP
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
+#endif
+    for (long long z = 0; z < (long long)n; z++) {
+        if (__atomic_load_n(&failed, __ATOMIC_RELAXED) != PIXSUM_OK)
+            continue;
+        pixsum_ctx one = *c;
+        one.threads = 1;
+        one.cuda_scratch = NULL;
+        one.cuda_scratch_bytes = 0;
+        one.cuda_release = NULL;
+        int s = batch_one(&one, in, out, out_sq, (size_t)z);
+        if (s != PIXSUM_OK) {
+#ifdef PIXSUM_HAVE_OPENMP
+#pragma omp critical(pixsum_batch_failure)
+#endif
+            if (failed == PIXSUM_OK) {
+                failed_at = (size_t)z;
+                snprintf(detail, sizeof detail, "%s", pixsum_last_error());
+                __atomic_store_n(&failed, s, __ATOMIC_RELAXED);
+            }
+        }
+    }
+    if (failed != PIXSUM_OK)
+        return psi_fail(failed, "image %zu of the batch: %s", failed_at, detail);
+    return PIXSUM_OK;
 }
 
 int pixsum_integral_tilted(pixsum_ctx *ctx, const pixsum_view *in, const pixsum_view *out)

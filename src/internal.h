@@ -189,6 +189,7 @@ extern const psi_method psi_methods_papers_cpu[]; /* src/papers/ (papers 000, 00
 extern const psi_method psi_methods_cuda[];    /* src/cuda/ or src/cuda_off.c */
 extern const psi_method psi_methods_gl[];      /* src/gl/ or src/gl_off.c */
 extern const psi_method psi_methods_hist[];    /* src/hist/ */
+extern const psi_method psi_methods_box[];     /* src/cpu/box_stream.c */
 
 /* Registry access (registry.c). */
 const psi_method *psi_method_by_id(int id);

@@ -41,6 +41,7 @@ static void build_registry(void)
     add_table(psi_methods_omp);
     add_table(psi_methods_papers_cpu);
     add_table(psi_methods_hist);
+    add_table(psi_methods_box);
     add_table(psi_methods_cuda);
     add_table(psi_methods_gl);
 }
@@ -96,6 +97,12 @@ int pixsum_method_supports(int id, pixsum_op op, pixsum_type in, pixsum_type out
         return 0;
     if (op == PIXSUM_OP_HISTOGRAM)
         return 1;
+    if (op == PIXSUM_OP_BOX_FILTER) { /* any input and output pixsum_box_filter() takes */
+        pixsum_box_filter_spec spec = {1, 1, PIXSUM_BOX_SUM, PIXSUM_BORDER_REFLECT101, 0};
+        if (pixsum_box_filter_type(in, &spec) == PIXSUM_TYPE_NONE)
+            return 0;
+        return out == PIXSUM_TYPE_NONE || (out != PIXSUM_I16 && (unsigned)out < PIXSUM_TYPE_COUNT);
+    }
     int squared = op == PIXSUM_OP_INTEGRAL_SQ;
     if (out == PIXSUM_TYPE_NONE) {
         for (int t = 1; t < PIXSUM_TYPE_COUNT; t++)

@@ -9,7 +9,8 @@
 if(TEST test_core_threads)
   set_tests_properties(test_core_threads PROPERTIES LABELS threads)
 endif()
-foreach(t test_core test_core_threads test_integral test_integral_limits test_box test_errors)
+foreach(t test_core test_core_threads test_integral test_integral_limits test_integral_batch test_box
+          test_errors)
   if(TEST ${t})
     set_tests_properties(${t} PROPERTIES ENVIRONMENT "OMP_WAIT_POLICY=passive")
   endif()

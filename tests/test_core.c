@@ -133,7 +133,7 @@ static void test_registry(void **state)
         assert_non_null(m[i].description);
         assert_true(m[i].description[0] != '\0');
         assert_true(m[i].backend >= PIXSUM_BACKEND_CPU && m[i].backend <= PIXSUM_BACKEND_MPI);
-        assert_true(m[i].ops != 0 && (m[i].ops & ~0x3Fu) == 0); /* PIXSUM_OP_* bits */
+        assert_true(m[i].ops != 0 && (m[i].ops & ~0x7Fu) == 0); /* PIXSUM_OP_* bits */
         assert_true(m[i].available == 0 || m[i].available == 1);
         assert_string_not_equal(m[i].name, "auto");
         for (size_t k = 0; k < i; k++)

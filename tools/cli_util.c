@@ -194,6 +194,8 @@ const char *cli_op_text(unsigned op)
 {
     if (op & PIXSUM_OP_HISTOGRAM)
         return "histograms";
+    if (op & PIXSUM_OP_BOX_FILTER)
+        return "box filters";
     if (op & PIXSUM_OP_TILTED)
         return "tilted integral tables";
     if (op & PIXSUM_OP_INTEGRAL_3D)
@@ -210,6 +212,8 @@ static const char *op_flag_name(unsigned op)
 {
     if (op & PIXSUM_OP_HISTOGRAM)
         return "hist";
+    if (op & PIXSUM_OP_BOX_FILTER)
+        return "box";
     if (op & PIXSUM_OP_TILTED)
         return "tilted";
     if (op & PIXSUM_OP_INTEGRAL_3D)

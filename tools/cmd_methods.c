@@ -30,7 +30,8 @@ static void ops_text(unsigned ops, char *buf, size_t n)
         const char *name;
     } names[] = {{PIXSUM_OP_INTEGRAL, "integral"}, {PIXSUM_OP_INTEGRAL_SQ, "sq"},
                  {PIXSUM_OP_TILTED, "tilted"},     {PIXSUM_OP_INTEGRAL_3D, "3d"},
-                 {PIXSUM_OP_HISTOGRAM, "hist"}, {PIXSUM_OP_CARRY, "carry"}};
+                 {PIXSUM_OP_HISTOGRAM, "hist"}, {PIXSUM_OP_CARRY, "carry"},
+                 {PIXSUM_OP_BOX_FILTER, "box"}};
     buf[0] = '\0';
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (ops & names[i].bit) {
@@ -48,6 +49,7 @@ static unsigned op_bit(const char *name)
     if (!strcmp(name, "3d")) return PIXSUM_OP_INTEGRAL_3D;
     if (!strcmp(name, "hist")) return PIXSUM_OP_HISTOGRAM;
     if (!strcmp(name, "carry")) return PIXSUM_OP_CARRY;
+    if (!strcmp(name, "box")) return PIXSUM_OP_BOX_FILTER;
     return 0;
 }
 
@@ -61,11 +63,11 @@ int cmd_methods(int argc, char **argv)
         if (cli_is_help(argv[i])) {
             printf("usage: pixsum methods [--names] [--available] [--op OP]\n\n"
                    "Lists the registered methods: name, backend (cpu, omp, cuda, gl, mpi),\n"
-                   "operations (integral, sq, tilted, 3d, hist), whether it can run here,\n"
+                   "operations (integral, sq, tilted, 3d, hist, box), whether it can run here,\n"
                    "and what it is. Select one with --method NAME in other commands.\n\n"
                    "  --names       print only the names, one a line\n"
                    "  --available   only methods that can run in this process\n"
-                   "  --op OP       only methods doing OP (integral sq tilted 3d hist carry)\n");
+                   "  --op OP       only methods doing OP (integral sq tilted 3d hist carry box)\n");
             return CLI_EXIT_OK;
         }
         if (!strcmp(argv[i], "--names")) {
@@ -76,7 +78,7 @@ int cmd_methods(int argc, char **argv)
             if (m < 0)
                 return CLI_EXIT_USAGE;
             if (!(want = op_bit(v)))
-                return cli_usage_error(CMD, "unknown --op '%s' (integral sq tilted 3d hist carry)", v);
+                return cli_usage_error(CMD, "unknown --op '%s' (integral sq tilted 3d hist carry box)", v);
         } else {
             return cli_usage_error(CMD, "unknown argument '%s'", argv[i]);
         }

@@ -866,212 +866,6 @@ static PyObject *py_box_var(PyObject *self, PyObject *args, PyObject *kwargs)
 /* Box filter                                                               */
 /* ------------------------------------------------------------------------ */
 
-/* Geometry of a box filter over a padded table of an image `width` pixels wide:
- * window width kw, out_width output columns, 'valid' (no clipping) or 'same'
- * (windows clipped to the image). */
-typedef struct filter_geometry {
-    size_t width, channels;
-    size_t kw;
-    size_t out_width;
-    int valid;
-    /* output columns [span_begin, span_end) have unclipped windows starting
-     * at image column ox - span_offset */
-    size_t span_begin, span_end, span_offset;
-} filter_geometry;
-
-/* Window columns [x0, x1) of output column ox. */
-static void window_cols(const filter_geometry *g, size_t ox, size_t *x0, size_t *x1)
-{
-    if (g->valid) {
-        *x0 = ox;
-        *x1 = ox + g->kw;
-        return;
-    }
-    ptrdiff_t left = (ptrdiff_t)ox - (ptrdiff_t)(g->kw / 2);
-    ptrdiff_t right = left + (ptrdiff_t)g->kw;
-    *x0 = left < 0 ? 0 : (size_t)left;
-    *x1 = right > (ptrdiff_t)g->width ? g->width : (size_t)right;
-}
-
-/* Per-column data the filter reuses on every row: sample offsets of the
- * window's left and right table columns, and the window's width. */
-typedef struct filter_columns {
-    size_t *left, *right; /* x0 * channels, x1 * channels */
-    double *width;        /* x1 - x0 */
-} filter_columns;
-
-/* The window sums of one output row, from table rows r0 = P[y0] and
- * r1 = P[y1], as doubles (divided by the window's pixel count if normalize)
- * or as raw 64-bit integers. Columns whose window is not clipped (all of them
- * in 'valid' mode) form one contiguous span of samples computed by a
- * branch-free loop the compiler vectorises; the clipped edge columns go
- * through the per-column offsets. STORE writes sample index d. */
-#define PSB_FILTER_ROW(T, EXPR_T, STORE)                                               \
-    do {                                                                               \
-        const T *p0 = r0, *p1 = r1;                                                    \
-        for (size_t ox = 0; ox < ow; ox++) {                                           \
-            if (ox == g->span_begin && g->span_begin < g->span_end) {                  \
-                double area = (double)g->kw * rows;                                    \
-                (void)area;                                                            \
-                size_t k = g->kw * ch, shift = g->span_offset * ch;                    \
-                size_t lo = (g->span_begin - g->span_offset) * ch;                     \
-                size_t hi = (g->span_end - g->span_offset) * ch;                       \
-                for (size_t i = lo; i < hi; i++) {                                     \
-                    EXPR_T v = (EXPR_T)(p1[i + k] - p1[i] - p0[i + k] + p0[i]);        \
-                    size_t d = i + shift;                                              \
-                    STORE;                                                             \
-                }                                                                      \
-                ox = g->span_end - 1;                                                  \
-                continue;                                                              \
-            }                                                                          \
-            size_t a = cols->left[ox], b = cols->right[ox];                            \
-            double area = cols->width[ox] * rows;                                      \
-            (void)area;                                                                \
-            for (size_t c = 0; c < ch; c++) {                                          \
-                EXPR_T v = (EXPR_T)(p1[b + c] - p1[a + c] - p0[b + c] + p0[a + c]);   \
-                size_t d = ox * ch + c;                                                \
-                STORE;                                                                 \
-            }                                                                          \
-        }                                                                              \
-    } while (0)
-
-static void filter_row(pixsum_type tt, const filter_geometry *g, const filter_columns *cols,
-                       const void *r0, const void *r1, double rows, int normalize,
-                       double *fsum, uint64_t *isum)
-{
-    size_t ow = g->out_width, ch = g->channels;
-    if (fsum && normalize) {
-        switch (tt) {
-        case PIXSUM_U32: PSB_FILTER_ROW(uint32_t, uint32_t, fsum[d] = (double)v / area); break;
-        case PIXSUM_U64: PSB_FILTER_ROW(uint64_t, uint64_t, fsum[d] = (double)v / area); break;
-        case PIXSUM_I64: PSB_FILTER_ROW(uint64_t, int64_t, fsum[d] = (double)v / area); break;
-        default: PSB_FILTER_ROW(double, double, fsum[d] = v / area); break;
-        }
-    } else if (fsum) {
-        switch (tt) {
-        case PIXSUM_U32: PSB_FILTER_ROW(uint32_t, uint32_t, fsum[d] = (double)v); break;
-        case PIXSUM_U64: PSB_FILTER_ROW(uint64_t, uint64_t, fsum[d] = (double)v); break;
-        case PIXSUM_I64: PSB_FILTER_ROW(uint64_t, int64_t, fsum[d] = (double)v); break;
-        default: PSB_FILTER_ROW(double, double, fsum[d] = v); break;
-        }
-    } else {
-        switch (tt) {
-        case PIXSUM_U32: PSB_FILTER_ROW(uint32_t, uint32_t, isum[d] = v); break;
-        default: PSB_FILTER_ROW(uint64_t, uint64_t, isum[d] = v); break;
-        }
-    }
-}
-
-/* Image rows [*y0, *y1) of the window of output row oy. */
-static void window_rows(const filter_geometry *g, size_t height, size_t kh, size_t oy,
-                        size_t *y0, size_t *y1)
-{
-    if (g->valid) {
-        *y0 = oy;
-        *y1 = oy + kh;
-        return;
-    }
-    ptrdiff_t top = (ptrdiff_t)oy - (ptrdiff_t)(kh / 2);
-    ptrdiff_t bottom = top + (ptrdiff_t)kh;
-    *y0 = top < 0 ? 0 : (size_t)top;
-    *y1 = bottom > (ptrdiff_t)height ? height : (size_t)bottom;
-}
-
-/* Target size of one band's table: small enough to stay in the L2 cache
- * while the filter reads it back. */
-#define PSB_FILTER_BAND_BYTES ((size_t)1 << 20)
-
-/* The box filter of image `in` into `out` with table type tt, in bands of
- * output rows. Each band gets the padded integral table of just the image rows
- * its windows cover (the library's pixsum_integral() on a row range of `in`);
- * a window sum is a difference of two rows of that table, which does not
- * depend on where the table starts. So memory stays bounded (about
- * PSB_FILTER_BAND_BYTES) and the table stays in cache, at the price of
- * recomputing kh table rows per band. Returns a pixsum status; called without
- * the GIL. */
-static int box_filter_run(pixsum_ctx *ctx, const pixsum_view *in, pixsum_type tt, size_t kh,
-                          const filter_geometry *g, int normalize, const pixsum_view *out)
-{
-    size_t ow = g->out_width, ch = g->channels, n = ow * ch;
-    size_t table_row = (in->width + 1) * ch * pixsum_type_size(tt);
-    size_t keff = kh < in->height ? kh : in->height; /* windows clip to the image */
-    size_t fit = PSB_FILTER_BAND_BYTES / table_row;
-    size_t band = fit > keff + 1 ? fit - keff - 1 : 0;
-    if (band < 2 * keff)
-        band = 2 * keff;
-    if (band < 16)
-        band = 16;
-    if (band > out->height)
-        band = out->height;
-    size_t table_rows = (band + keff < in->height ? band + keff : in->height) + 1;
-    int float_out = out->type == PIXSUM_F32 || out->type == PIXSUM_F64;
-    filter_columns cols;
-    cols.left = malloc(ow * sizeof *cols.left);
-    cols.right = malloc(ow * sizeof *cols.right);
-    cols.width = malloc(ow * sizeof *cols.width);
-    double *fbuf = float_out && out->type != PIXSUM_F64 ? malloc(n * sizeof *fbuf) : NULL;
-    uint64_t *ibuf = float_out ? NULL : malloc(n * sizeof *ibuf);
-    void *scratch = table_rows <= SIZE_MAX / table_row ? malloc(table_rows * table_row) : NULL;
-    int st = PIXSUM_OK;
-    if (!cols.left || !cols.right || !cols.width || !scratch ||
-        (float_out && out->type != PIXSUM_F64 && !fbuf) || (!float_out && !ibuf)) {
-        st = PIXSUM_ERR_NO_MEMORY;
-        goto done;
-    }
-    for (size_t ox = 0; ox < ow; ox++) {
-        size_t x0, x1;
-        window_cols(g, ox, &x0, &x1);
-        cols.left[ox] = x0 * ch;
-        cols.right[ox] = x1 * ch;
-        cols.width[ox] = (double)(x1 - x0);
-    }
-    for (size_t b0 = 0; b0 < out->height && st == PIXSUM_OK; b0 += band) {
-        size_t b1 = b0 + band < out->height ? b0 + band : out->height;
-        size_t lo, hi, unused;
-        window_rows(g, in->height, kh, b0, &lo, &unused);
-        window_rows(g, in->height, kh, b1 - 1, &unused, &hi);
-        /* padded table of image rows [lo, hi): table row r = rows [lo, lo + r) */
-        pixsum_view rows_in, table;
-        pixsum_view_roi(in, 0, lo, in->width, hi - lo, &rows_in);
-        table = pixsum_view_2d(scratch, tt, in->width + 1, hi - lo + 1, ch, (ptrdiff_t)table_row);
-        if ((st = pixsum_integral(ctx, &rows_in, &table)) != PIXSUM_OK)
-            break;
-        for (size_t oy = b0; oy < b1; oy++) {
-            size_t y0, y1;
-            window_rows(g, in->height, kh, oy, &y0, &y1);
-            const void *r0 = (const char *)scratch + (y0 - lo) * table_row;
-            const void *r1 = (const char *)scratch + (y1 - lo) * table_row;
-            void *dst = (char *)out->data + (ptrdiff_t)oy * out->row_stride;
-            double *fsum = out->type == PIXSUM_F64 ? dst : fbuf;
-            filter_row(tt, g, &cols, r0, r1, (double)(y1 - y0), normalize, fsum, ibuf);
-            switch (out->type) {
-            case PIXSUM_F32:
-                for (size_t i = 0; i < n; i++)
-                    ((float *)dst)[i] = (float)fbuf[i];
-                break;
-            case PIXSUM_U32:
-                for (size_t i = 0; i < n; i++)
-                    ((uint32_t *)dst)[i] = (uint32_t)ibuf[i];
-                break;
-            case PIXSUM_U64:
-            case PIXSUM_I64:
-                memcpy(dst, ibuf, n * sizeof *ibuf);
-                break;
-            default:
-                break;
-            }
-        }
-    }
-done:
-    free(cols.left);
-    free(cols.right);
-    free(cols.width);
-    free(fbuf);
-    free(ibuf);
-    free(scratch);
-    return st;
-}
-
 /* Reads the `size` argument: an int or a pair (kh, kw), each >= 1. */
 static int parse_size(PyObject *obj, size_t *kh, size_t *kw)
 {
@@ -1101,56 +895,100 @@ static int parse_size(PyObject *obj, size_t *kh, size_t *kw)
 
 PyDoc_STRVAR(box_filter_doc,
 "box_filter(image, size, *, normalize=True, mode='same', dtype=None,\n"
-"           method='auto', threads=0, out=None)\n"
+"           method='auto', threads=0, out=None, border=None, stat=None, cval=0.0)\n"
 "--\n\n"
-"Box (moving-average) filter of a 2-D image through its integral image: the\n"
-"cost per pixel does not depend on the window size.\n\n"
-"image: (H, W) or (H, W, C), any pixsum input dtype, any row stride.\n"
-"size: window height and width, an int or a pair (kh, kw).\n"
-"normalize: True gives window means, False window sums.\n"
-"mode: 'same' keeps the image's shape; the window of pixel (y, x) covers rows\n"
-"  y - kh//2 .. y - kh//2 + kh - 1 (likewise columns), clipped to the image, and\n"
-"  means divide by the number of pixels inside. 'valid' keeps only the windows\n"
-"  fully inside: shape (H - kh + 1, W - kw + 1[, C]).\n"
-"dtype: result type. Means: float64 (default) or float32. Sums: default is the\n"
-"  narrowest integer type that cannot overflow for one window (uint32/uint64/\n"
-"  int64), float64 for float images; any type that cannot overflow is accepted.\n"
+"Box (moving-window) filter of a 2-D image: the library's streamed\n"
+"pixsum_box_filter(), which reads the image once and writes the result once;\n"
+"the cost per pixel does not depend on the window size.\n\n"
+"image: (H, W) or (H, W, C) with C <= 4; uint8 uint16 int16 int32 uint32\n"
+"  float32 float64; any row stride.\n"
+"size: window height and width, an int or a pair (kh, kw). The window of\n"
+"  pixel (y, x) covers rows y - kh//2 .. y - kh//2 + kh - 1 (likewise\n"
+"  columns): OpenCV's default anchor.\n"
+"normalize: True gives window means, False window sums (when stat is None).\n"
+"stat: 'sum', 'mean', 'var' (population variance) or 'std'; overrides\n"
+"  normalize.\n"
+"mode / border: what lies outside the image (border wins when both are given):\n"
+"  'same' or 'shrink' (default): windows cut at the image, statistics over\n"
+"  the pixels inside; 'valid': only windows fully inside, shape\n"
+"  (H - kh + 1, W - kw + 1[, C]); 'reflect101' (OpenCV's default,\n"
+"  gfedcb|abcdefgh|gfedcba), 'reflect' (cba|abcdefgh|hgf), 'replicate'\n"
+"  (also 'edge'), 'constant' (the value cval).\n"
+"dtype: result type. Sums: default the narrowest integer type that cannot\n"
+"  overflow for one window (uint32/uint64/int64), float64 for float images;\n"
+"  any integer type that cannot overflow, float32 or float64. Means: float64\n"
+"  (default) or float32, or the image's own type for uint8/uint16 images (the\n"
+"  exact mean rounded to nearest, ties to even; cv2.blur's result for odd\n"
+"  windows). var/std: float64 (default) or float32.\n"
+"method: 'auto' (default), 'box.stream' (one thread) or 'box.omp' (bands of\n"
+"  rows over `threads` threads, 0 = all cores).\n"
 "out: an existing array to write into.\n\n"
-"Integer sums are exact. The GIL is released during the computation.\n\n"
-"GPU images (CuPy, PyTorch): the padded table is computed on the device\n"
-"(pixsum_cuda_integral, the same table type rule) and the window sums taken\n"
-"with the array library, on the caller's stream, without a host copy or a\n"
-"synchronisation; integer results and means of integer images equal the\n"
-"CPU's; out= must be a GPU array (written by a copy). PyTorch without the\n"
-"unsigned dtype returns int64 sums.");
+"Integer sums are exact; integer variances are exact up to the final\n"
+"division. The GIL is released during the computation.\n\n"
+"GPU images (CuPy, PyTorch) take the GPU path (sum and mean, modes 'same' and\n"
+"'valid' only): the padded table is computed on the device\n"
+"(pixsum_cuda_integral) and the window sums taken on the caller's stream;\n"
+"integer results and means of integer images equal the CPU's; out= must be\n"
+"a GPU array. PyTorch without the unsigned dtype returns int64 sums.");
+
+/* Parses the statistic name of box_filter(stat=...). */
+static int parse_box_stat(const char *name, pixsum_box_stat *stat)
+{
+    static const char *const names[] = {"sum", "mean", "var", "std"};
+    for (int i = 0; i < 4; i++)
+        if (strcmp(name, names[i]) == 0) {
+            *stat = (pixsum_box_stat)i;
+            return 1;
+        }
+    psb_fail(PIXSUM_ERR_INVALID_ARG, "stat must be 'sum', 'mean', 'var' or 'std', got '%s'",
+             name);
+    return 0;
+}
+
+/* Parses mode= / border=: 'same' is today's 'shrink'. */
+static int parse_box_border(const char *name, pixsum_border *border)
+{
+    if (strcmp(name, "same") == 0) {
+        *border = PIXSUM_BORDER_SHRINK;
+        return 1;
+    }
+    if (pixsum_border_from_name(name, border) == PIXSUM_OK)
+        return 1;
+    psb_fail(PIXSUM_ERR_INVALID_ARG, "mode/border must be 'same', 'valid', 'shrink', "
+             "'reflect101', 'reflect', 'replicate' or 'constant', got '%s'", name);
+    return 0;
+}
 
 static PyObject *py_box_filter(PyObject *self, PyObject *args, PyObject *kwargs)
 {
     (void)self;
-    static char *kwlist[] = {"image", "size", "normalize", "mode", "dtype", "method",
-                             "threads", "out", NULL};
+    static char *kwlist[] = {"image", "size", "normalize", "mode", "dtype", "method", "threads",
+                             "out", "border", "stat", "cval", NULL};
     PyObject *image = NULL, *size_obj = NULL, *dtype_obj = NULL, *out = NULL;
     int normalize = 1;
-    const char *mode = "same";
-    psb_opts o = {NULL, 0, 1, 1};
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|$psOznO:box_filter", kwlist, &image,
+    const char *mode = "same", *border_name = NULL, *stat_name = NULL;
+    double cval = 0;
+    psb_opts o = {NULL, 0, 0, 0};
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|$psOznOzzd:box_filter", kwlist, &image,
                                      &size_obj, &normalize, &mode, &dtype_obj, &o.method,
-                                     &o.threads, &out))
+                                     &o.threads, &out, &border_name, &stat_name, &cval))
         return NULL;
-    if (psb_is_gpu_array(image))
+    if (psb_is_gpu_array(image)) {
+        if (border_name || stat_name)
+            return psb_fail(PIXSUM_ERR_UNSUPPORTED, "box_filter of GPU arrays takes mode "
+                            "'same' or 'valid' and normalize, not border= or stat=");
         return psb_gpu_dispatch("box_filter", args, kwargs);
-    size_t kh, kw;
+    }
+    pixsum_box_filter_spec spec;
+    memset(&spec, 0, sizeof spec);
     pixsum_type out_type;
-    if (!parse_size(size_obj, &kh, &kw) || !psb_dtype_arg(dtype_obj, &out_type))
+    if (!parse_size(size_obj, &spec.kh, &spec.kw) || !psb_dtype_arg(dtype_obj, &out_type) ||
+        !parse_box_border(border_name ? border_name : mode, &spec.border))
         return NULL;
-    int valid;
-    if (strcmp(mode, "same") == 0)
-        valid = 0;
-    else if (strcmp(mode, "valid") == 0)
-        valid = 1;
-    else
-        return psb_fail(PIXSUM_ERR_INVALID_ARG, "mode must be 'same' or 'valid', got '%s'",
-                        mode);
+    spec.stat = normalize ? PIXSUM_BOX_MEAN : PIXSUM_BOX_SUM;
+    if (stat_name && !parse_box_stat(stat_name, &spec.stat))
+        return NULL;
+    spec.border_value = cval;
     PyArrayObject *in = psb_as_array(image, "image");
     if (!in)
         return NULL;
@@ -1158,67 +996,52 @@ static PyObject *py_box_filter(PyObject *self, PyObject *args, PyObject *kwargs)
     PyObject *result = NULL;
     pixsum_ctx *ctx = NULL;
     pixsum_view vin, vout;
+    size_t ow, oh;
+    int st;
     if (!psb_view_of(in, 2, 0, "image", &vin))
         goto done;
-    if (valid && (kh > vin.height || kw > vin.width)) {
-        psb_fail(PIXSUM_ERR_BAD_SHAPE, "box_filter: a %zux%zu window does not fit a %zux%zu "
-                 "image in mode 'valid'", kh, kw, vin.height, vin.width);
+    pixsum_box_filter_spec unit = spec;
+    unit.kw = unit.kh = 1;
+    if (pixsum_box_filter_type(vin.type, &unit) == PIXSUM_TYPE_NONE) {
+        psb_fail(PIXSUM_ERR_BAD_TYPE, "box_filter: image dtype %s is not an input type of box "
+                 "filters (uint8 uint16 int16 int32 uint32 float32 float64)",
+                 psb_dtype_name(vin.type));
         goto done;
     }
-    /* The table type: exact for every window (type rule for one window's
-     * pixel count), computed modulo its range (wrap) so the whole table may
-     * overflow while every window sum stays exact. */
-    size_t area_h = kh < vin.height ? kh : vin.height, area_w = kw < vin.width ? kw : vin.width;
-    size_t area = area_h * area_w;
-    pixsum_type tt = pixsum_integral_type(vin.type, area, 0);
-    if (tt == PIXSUM_TYPE_NONE) { /* int64/uint64 images: no table (and no size to divide by) */
-        fail_not_integral_input("box_filter", vin.type);
+    if ((st = pixsum_box_filter_shape(&spec, vin.width, vin.height, &ow, &oh)) != PIXSUM_OK) {
+        psb_fail_library(st, "box_filter");
         goto done;
     }
-    if (vin.type == PIXSUM_U32 && tt == PIXSUM_U32)
-        tt = PIXSUM_U64; /* u32 -> u32 tables are not a supported pair */
-    if (tt == PIXSUM_F32)
-        tt = PIXSUM_F64;
     if (out_type == PIXSUM_TYPE_NONE && out != NULL && out != Py_None && PyArray_Check(out))
         out_type = psb_type_of_descr(PyArray_DESCR((PyArrayObject *)out));
-    if (out_type == PIXSUM_TYPE_NONE)
-        out_type = normalize ? PIXSUM_F64 : tt;
-    if (normalize && out_type != PIXSUM_F32 && out_type != PIXSUM_F64) {
-        psb_fail(PIXSUM_ERR_BAD_TYPE, "box_filter: means are float32 or float64, not %s",
-                 psb_dtype_name(out_type));
-        goto done;
-    }
-    if (!normalize && out_type != PIXSUM_F32 && out_type != PIXSUM_F64) {
-        int st = pixsum_integral_check(vin.type, out_type, area, 0);
-        if (st != PIXSUM_OK) {
-            psb_fail_library(st, "box_filter");
-            goto done;
+    if (out_type == PIXSUM_TYPE_NONE) {
+        if (spec.stat != PIXSUM_BOX_SUM) {
+            out_type = PIXSUM_F64;
+        } else {
+            /* the narrowest integral table type exact for one window */
+            int clip = spec.border == PIXSUM_BORDER_SHRINK || spec.border == PIXSUM_BORDER_VALID;
+            size_t ah = clip && spec.kh > vin.height ? vin.height : spec.kh;
+            size_t aw = clip && spec.kw > vin.width ? vin.width : spec.kw;
+            out_type = pixsum_integral_type(vin.type, ah * aw, 0);
+            if (out_type == PIXSUM_U32 && vin.type == PIXSUM_U32)
+                out_type = PIXSUM_U64;
+            if (out_type == PIXSUM_F32 || out_type == PIXSUM_TYPE_NONE)
+                out_type = PIXSUM_F64;
         }
     }
     npy_intp shape[3];
     int nd = PyArray_NDIM(in);
-    shape[0] = (npy_intp)(valid ? vin.height - kh + 1 : vin.height);
-    shape[1] = (npy_intp)(valid ? vin.width - kw + 1 : vin.width);
+    shape[0] = (npy_intp)oh;
+    shape[1] = (npy_intp)ow;
     if (nd == 3)
         shape[2] = (npy_intp)vin.channels;
     if (!(res = psb_output(out, nd, shape, &out_type, "out")) ||
         !psb_view_of(res, 2, 1, "out", &vout))
         goto done;
-    o.wrap = psb_type_is_int(tt);
     if (!(ctx = psb_make_ctx(&o)))
         goto done;
-    filter_geometry g = {vin.width, vin.channels, kw, vout.width, valid, 0, vout.width, 0};
-    if (!valid) {
-        /* unclipped: ox - kw/2 >= 0 and ox - kw/2 + kw <= width */
-        g.span_offset = kw / 2;
-        g.span_begin = kw / 2 < vout.width ? kw / 2 : vout.width;
-        g.span_end = kw <= vin.width ? vin.width - kw + kw / 2 + 1 : g.span_begin;
-        if (g.span_end < g.span_begin)
-            g.span_end = g.span_begin;
-    }
-    int st;
     Py_BEGIN_ALLOW_THREADS
-    st = box_filter_run(ctx, &vin, tt, kh, &g, normalize, &vout);
+    st = pixsum_box_filter(ctx, &vin, &spec, &vout);
     Py_END_ALLOW_THREADS
     if (st != PIXSUM_OK) {
         psb_fail_library(st, "box_filter");

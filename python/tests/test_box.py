@@ -199,3 +199,128 @@ def test_box_filter_many_bands(rng, mode, size):
     np.testing.assert_allclose(pixsum.box_filter(img[::-1], size, mode=mode),
                                ref_box_filter_fast(img[::-1], *size, mode)[0] / area,
                                rtol=1e-15)
+
+
+# --- the streamed library box filter: borders, statistics, OpenCV -----------
+
+NP_MODE = {"reflect101": "reflect", "reflect": "symmetric", "replicate": "edge",
+           "constant": "constant"}
+
+
+def ref_border_filter(img, kh, kw, border, stat, cval=0.0):
+    """Sums/means/variances of every window from the definition (np.pad)."""
+    a = img.astype(np.float64)
+    if a.ndim == 2:
+        a = a[:, :, None]
+    h, w, c = a.shape
+    if border in ("shrink", "same"):
+        lo, sq = ref_box_filter(a, kh, kw, "same", False), ref_box_filter(a * a, kh, kw, "same", False)
+        cnt = ref_box_filter(np.ones((h, w, 1)), kh, kw, "same", False)
+    else:
+        if border != "valid":
+            pads = ((kh // 2, kh - 1 - kh // 2), (kw // 2, kw - 1 - kw // 2), (0, 0))
+            kwargs = {"constant_values": cval} if border == "constant" else {}
+            a = np.pad(a, pads, mode=NP_MODE[border], **kwargs)
+        lo = ref_box_filter(a, kh, kw, "valid", False)
+        sq = ref_box_filter(a * a, kh, kw, "valid", False)
+        cnt = np.full(lo.shape[:2] + (1,), float(kh * kw))
+    if stat == "sum":
+        r = lo
+    elif stat == "mean":
+        r = lo / cnt
+    else:
+        r = np.maximum(sq / cnt - (lo / cnt) ** 2, 0)
+        if stat == "std":
+            r = np.sqrt(r)
+    return r if img.ndim == 3 else r[:, :, 0]
+
+
+@pytest.mark.parametrize("border", ["reflect101", "reflect", "replicate", "constant", "shrink",
+                                    "valid"])
+@pytest.mark.parametrize("stat", ["sum", "mean", "var", "std"])
+@pytest.mark.parametrize("dtype", [np.uint8, np.int16, np.float64])
+def test_box_filter_borders_and_stats(rng, border, stat, dtype):
+    img = random_image(rng, (11, 14, 3), dtype)
+    for size in [(3, 5), (4, 4), (1, 1), (13, 20)]:
+        if border == "valid" and (size[0] > 11 or size[1] > 14):
+            continue
+        cval = 5 if border == "constant" else 0
+        got = pixsum.box_filter(img, size, border=border, stat=stat, cval=cval)
+        want = ref_border_filter(img, *size, border, stat, cval)
+        assert got.shape == want.shape
+        if stat == "sum" and img.dtype.kind != "f":
+            np.testing.assert_array_equal(got, want.astype(got.dtype))
+        elif stat in ("var", "std"):
+            scale = float(np.abs(img.astype(np.float64)).max()) ** (2 if stat == "var" else 1)
+            # the reference's E[x^2] - E[x]^2 cancels: rounding of about 1e-15 of
+            # the squares, whose square root (std) is about 3e-8 of the values
+            tol = 1e-12 * scale if stat == "var" else 1e-7 * scale
+            np.testing.assert_allclose(got, want, rtol=1e-9, atol=tol + 1e-9)
+        else:
+            np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-6)
+
+
+def test_box_filter_mode_names_and_defaults(rng):
+    img = random_image(rng, (9, 12), np.uint8)
+    same = pixsum.box_filter(img, 3)
+    np.testing.assert_array_equal(same, pixsum.box_filter(img, 3, mode="shrink"))
+    np.testing.assert_array_equal(same, pixsum.box_filter(img, 3, border="shrink"))
+    np.testing.assert_array_equal(pixsum.box_filter(img, 3, mode="reflect101"),
+                                  pixsum.box_filter(img, 3, border="reflect101"))
+    assert same.dtype == np.float64
+    assert pixsum.box_filter(img, 3, normalize=False).dtype == np.uint32
+    assert pixsum.box_filter(img, 3, stat="var").dtype == np.float64
+    with pytest.raises(pixsum.InvalidArgumentError):
+        pixsum.box_filter(img, 3, mode="wrap")
+    with pytest.raises(pixsum.InvalidArgumentError):
+        pixsum.box_filter(img, 3, stat="median")
+    with pytest.raises(pixsum.InvalidArgumentError):  # u8 constant border takes integers
+        pixsum.box_filter(img, 3, border="constant", cval=0.5)
+    with pytest.raises(pixsum.BadTypeError):  # means of u8 are u8, f32 or f64
+        pixsum.box_filter(img, 3, dtype=np.uint16)
+
+
+CV_BORDERS = {"reflect101": "BORDER_REFLECT_101", "reflect": "BORDER_REFLECT",
+              "replicate": "BORDER_REPLICATE", "constant": "BORDER_CONSTANT"}
+
+
+@pytest.mark.parametrize("border", sorted(CV_BORDERS))
+@pytest.mark.parametrize("channels", [0, 3])
+def test_box_filter_u8_equals_opencv(rng, border, channels):
+    cv2 = pytest.importorskip("cv2")
+    shape = (37, 53) + ((channels,) if channels else ())
+    img = random_image(rng, shape, np.uint8)
+    bt = getattr(cv2, CV_BORDERS[border])
+    for kh, kw in [(3, 3), (5, 7), (15, 15), (1, 9), (31, 5)]:
+        got = pixsum.box_filter(img, (kh, kw), border=border, dtype=np.uint8)
+        np.testing.assert_array_equal(got, cv2.blur(img, (kw, kh), borderType=bt))
+        np.testing.assert_array_equal(
+            got, cv2.boxFilter(img, -1, (kw, kh), borderType=bt))
+        f = pixsum.box_filter(img, (kh, kw), border=border, dtype=np.float32)
+        np.testing.assert_allclose(f, cv2.boxFilter(img, cv2.CV_32F, (kw, kh), borderType=bt),
+                                   rtol=1e-6, atol=1e-4)
+        s = pixsum.box_filter(img, (kh, kw), border=border, stat="sum", dtype=np.int32)
+        np.testing.assert_array_equal(
+            s, cv2.boxFilter(img, cv2.CV_32S, (kw, kh), normalize=False, borderType=bt))
+
+
+def test_box_filter_u8_mean_rounds_half_to_even():
+    img = np.array([[1, 2, 3, 4]], np.uint8)
+    got = pixsum.box_filter(img, (1, 2), mode="valid", dtype=np.uint8)
+    np.testing.assert_array_equal(got, [[2, 2, 4]])  # 1.5, 2.5, 3.5
+
+
+def test_box_filter_variance_of_large_offset():
+    x = np.array([[1e8, 1e8 + 1, 1e8 + 2, 1e8 + 3]])
+    assert pixsum.box_filter(x, (1, 4), mode="valid", stat="var")[0, 0] == 1.25
+    assert pixsum.box_filter(x, (1, 4), mode="valid", stat="std")[0, 0] == np.sqrt(1.25)
+
+
+def test_box_filter_strided_views(rng):
+    big = random_image(rng, (40, 60, 4), np.uint16)
+    view = big[3:35:2, 5:20]  # every other row: a row stride of 2 rows
+    got = pixsum.box_filter(view, (5, 3), border="reflect", stat="sum")
+    want = ref_border_filter(np.ascontiguousarray(view), 5, 3, "reflect", "sum")
+    np.testing.assert_array_equal(got, want.astype(got.dtype))
+    out = np.zeros((32, 15, 4), np.uint16)[::2]
+    assert pixsum.box_filter(view, 3, border="replicate", dtype=np.uint16, out=out) is out

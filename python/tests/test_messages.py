@@ -68,7 +68,7 @@ def test_out_and_dtype_arguments_name_the_dtype():
 
 
 def test_box_filter_of_64_bit_images_is_refused_not_a_crash():
-    # int64/uint64 images have no integral table: box_filter used to divide by
+    # int64/uint64 images are no box filter input: box_filter used to divide by
     # the size of no type (SIGFPE, the interpreter dies), so run it apart
     code = (
         "import numpy as np, pixsum\n"
@@ -86,4 +86,4 @@ def test_box_filter_of_64_bit_images_is_refused_not_a_crash():
     assert len(lines) == 6, r.stdout
     for line, t in zip(lines, ["int64"] * 3 + ["uint64"] * 3):
         assert line.startswith("box_filter: image dtype %s is not an input type of "
-                               "integral tables" % t), line
+                               "box filters" % t), line

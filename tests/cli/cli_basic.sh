@@ -20,7 +20,7 @@ expect_error 2 "--method needs a value" "$PIXSUM" integral x.npy -o y.npy --meth
 expect_error 2 "would overwrite the input" "$PIXSUM" integral x.npy -o x.npy
 expect_error 2 "--tilted goes with neither" "$PIXSUM" integral x.npy -o y.npy --tilted --padded
 expect_error 2 "--window takes" "$PIXSUM" box x.npy -o y.npy --window 0x3
-expect_error 2 "--stat is sum, mean or var" "$PIXSUM" box x.npy -o y.npy --window 3 --stat max
+expect_error 2 "--stat is sum, mean, var or std" "$PIXSUM" box x.npy -o y.npy --window 3 --stat max
 expect_error 2 "no window" "$PIXSUM" box x.npy -o y.npy
 expect_error 2 "unknown --op" "$PIXSUM" methods --op fly
 expect_error 2 "needs IN and OUT" "$PIXSUM" convert x.npy

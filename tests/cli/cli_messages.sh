@@ -38,7 +38,7 @@ for mode in "" --stream; do
     expect_error 1 "u64.npy: integral images of u64 pixels (.npy dtype uint64 ('<u8'))" \
         "$PIXSUM" integral u64.npy -o o.npy $mode
 done
-expect_error 1 "i8.npy: integral images of i64 pixels (.npy dtype int64 ('<i8'))" \
+expect_error 1 "i8.npy: box filters of i64 pixels (.npy dtype int64 ('<i8')) are not supported" \
     "$PIXSUM" box i8.npy -o o.npy --window 3
 expect_error 1 "equalisation takes u8 or u16 images, this one is i64 (.npy dtype int64 ('<i8'))" \
     "$PIXSUM" equalize i8.npy -o o.npy
@@ -147,7 +147,7 @@ check_list integral integral "unknown method 'nosuch'; methods for integral imag
     u8.npy -o o.npy --method nosuch
 check_list integral sq "unknown method 'nosuch'; methods for squared integral tables: auto" \
     u8.npy -o o.npy --squared sq.npy --method nosuch
-check_list box integral "unknown method 'nosuch'; methods for integral images: auto" \
+check_list box box "unknown method 'nosuch'; methods for box filters: auto" \
     u8.npy -o o.npy --window 3 --method nosuch
 check_list hist hist "unknown method 'nosuch'; methods for histograms: auto" u8.npy --method nosuch
 check_list equalize hist "unknown method 'nosuch'; methods for histograms: auto" \

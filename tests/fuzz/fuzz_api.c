@@ -19,7 +19,11 @@
  *   - a successful histogram agrees with hist.scalar, and its in-range,
  *     below, above and NaN counts add up to the pixels considered;
  *   - box sums on a successful table succeed or fail with a status, and
- *     box statistics never give a negative variance.
+ *     box statistics never give a negative variance;
+ *   - a box filter (pixsum_box_filter()) either fails leaving its output
+ *     untouched or, for integer outputs of integer images, equals the sums
+ *     (or rounded means) of the windows computed here from the definition,
+ *     and never gives a negative variance.
  */
 #include "pixsum.h"
 
@@ -122,7 +126,9 @@ static void free_image(image *img)
 static const pixsum_type output_types[] = {PIXSUM_U32, PIXSUM_U64, PIXSUM_I64, PIXSUM_F32,
                                            PIXSUM_F64, PIXSUM_U8,  PIXSUM_I32, PIXSUM_TYPE_NONE};
 
-/* Integral, squared or tilted table, checked against serial.2wh, then boxes. */
+/* Integral (which 0), squared (1), tilted (2) or batched (3: each slice an
+ * image) table, checked against serial.2wh (per slice for a batch), then
+ * boxes. */
 static void fuzz_integral(reader *r, pixsum_ctx *ctx, const image *in, int which)
 {
     unsigned sel = take_u8(r);
@@ -139,6 +145,11 @@ static void fuzz_integral(reader *r, pixsum_ctx *ctx, const image *in, int which
         w = in->view.width + 1;
         h = in->view.height + 1;
         d = 1;
+    } else if (which == 3) {
+        d = in->view.depth; /* a batch: no padded slice */
+        count = in->view.width * in->view.height;
+        if (sel & 0x80)
+            ot = pixsum_integral_type(in->view.type, count, 0);
     }
     w = (size_t)((ptrdiff_t)w + shape_err);
     if (w == 0 || w > 64 || h > 64 || d > 8)
@@ -159,6 +170,8 @@ static void fuzz_integral(reader *r, pixsum_ctx *ctx, const image *in, int which
         st = pixsum_integral(ctx, &in->view, &ov);
     else if (which == 1)
         st = pixsum_integral_sq(ctx, &in->view, (take_u8(r) & 1) ? &ov : NULL, &sv);
+    else if (which == 3)
+        st = pixsum_integral_batch(ctx, &in->view, &ov, NULL);
     else
         st = pixsum_integral_tilted(ctx, &in->view, &ov);
     if (st != PIXSUM_OK) {
@@ -185,13 +198,21 @@ static void fuzz_integral(reader *r, pixsum_ctx *ctx, const image *in, int which
         else if (which == 1) {
             rst = pixsum_integral_sq(rc, &in->view, NULL, &rv);
             got = sq;
+        } else if (which == 3) { /* slice by slice, each a 2-D image */
+            rst = PIXSUM_OK;
+            for (size_t z = 0; z < d && rst == PIXSUM_OK; z++) {
+                pixsum_view si, so;
+                pixsum_view_roi3d(&in->view, 0, 0, z, in->view.width, in->view.height, 1, &si);
+                pixsum_view_roi3d(&rv, 0, 0, z, w, h, 1, &so);
+                rst = pixsum_integral(rc, &si, &so);
+            }
         } else
             rst = pixsum_integral_tilted(rc, &in->view, &rv);
         pixsum_ctx_free(rc);
         if (rst != PIXSUM_OK || memcmp(got, ref, bytes) != 0)
             abort(); /* a method disagrees with the reference */
     }
-    if (which == 2)
+    if (which >= 2)
         goto done;
     /* box queries on the table (and the squared one for stats) */
     pixsum_box boxes[4];
@@ -454,6 +475,137 @@ done:
 }
 
 
+/* Source index of extended index r in [0, n) under border b, or -1. */
+static long box_map(long r, long n, pixsum_border b)
+{
+    if (b == PIXSUM_BORDER_CONSTANT || b == PIXSUM_BORDER_SHRINK)
+        return r >= 0 && r < n ? r : -1;
+    if (b == PIXSUM_BORDER_REPLICATE)
+        return r < 0 ? 0 : r >= n ? n - 1 : r;
+    while (r < 0 || r >= n) {
+        if (n == 1)
+            return 0;
+        if (r < 0)
+            r = b == PIXSUM_BORDER_REFLECT ? -r - 1 : -r;
+        else
+            r = b == PIXSUM_BORDER_REFLECT ? 2 * n - 1 - r : 2 * n - 2 - r;
+    }
+    return r;
+}
+
+static int64_t sample_i(const pixsum_view *v, size_t x, size_t y, size_t c)
+{
+    const char *row = (const char *)v->data + (ptrdiff_t)y * v->row_stride;
+    size_t i = x * v->channels + c;
+    switch (v->type) {
+    case PIXSUM_U8: return ((const uint8_t *)row)[i];
+    case PIXSUM_U16: return ((const uint16_t *)row)[i];
+    case PIXSUM_I16: return ((const int16_t *)row)[i];
+    case PIXSUM_I32: return ((const int32_t *)row)[i];
+    case PIXSUM_U32: return ((const uint32_t *)row)[i];
+    default: return 0;
+    }
+}
+
+/* pixsum_box_filter() with a fuzzed window, statistic, border and output. */
+static void fuzz_box_filter(reader *r, pixsum_ctx *ctx, const image *in)
+{
+    pixsum_box_filter_spec spec;
+    memset(&spec, 0, sizeof spec);
+    spec.kw = take_u8(r) % 70;  /* 0 is refused; some wider than the image */
+    spec.kh = take_u8(r) % 70;
+    spec.stat = (pixsum_box_stat)(take_u8(r) % 5);
+    spec.border = (pixsum_border)(take_u8(r) % 7);
+    unsigned vsel = take_u8(r);
+    spec.border_value = (vsel & 1) ? take_f64(r) : (double)(int)(vsel >> 1) - 20;
+    unsigned sel = take_u8(r);
+    pixsum_type ot = output_types[sel % (sizeof output_types / sizeof output_types[0])];
+    if (ot == PIXSUM_TYPE_NONE || (sel & 0x80))
+        ot = pixsum_box_filter_type(in->view.type, &spec);
+    if (ot == PIXSUM_TYPE_NONE)
+        ot = (sel & 0x40) ? PIXSUM_U16 : PIXSUM_F64;
+    size_t ow = in->view.width, oh = in->view.height;
+    (void)pixsum_box_filter_shape(&spec, in->view.width, in->view.height, &ow, &oh);
+    int shape_err = (int)(take_u8(r) % 8) - 1;
+    if (shape_err > 1 || shape_err < -1)
+        shape_err = 0;
+    ow = (size_t)((long)ow + shape_err);
+    size_t ch = in->view.channels, es = pixsum_type_size(ot);
+    if (es == 0 || ch == 0 || ch > 4 || ow > 64 || oh > 64)
+        return;
+    size_t bytes = (ow ? ow : 1) * (oh ? oh : 1) * ch * es;
+    unsigned char *buf = malloc(bytes);
+    if (!buf)
+        return;
+    memset(buf, FILL, bytes);
+    pixsum_view out = pixsum_view_2d(buf, ot, ow, oh, ch, 0);
+    int st = pixsum_box_filter(ctx, &in->view, &spec, &out);
+    if (st != PIXSUM_OK) {
+        if (!untouched(buf, bytes))
+            abort(); /* documented: on error the output is left untouched */
+        free(buf);
+        return;
+    }
+    if (shape_err != 0 || in->view.depth != 1)
+        abort(); /* a wrong output shape or a volume must be refused */
+    int int_in = is_integer_type(in->view.type);
+    for (size_t y = 0; y < oh; y++)
+        for (size_t x = 0; x < ow; x++)
+            for (size_t c = 0; c < ch; c++) {
+                const char *row = (const char *)buf + y * ow * ch * es;
+                size_t i = x * ch + c;
+                if (ot == PIXSUM_F32 || ot == PIXSUM_F64) {
+                    double v = ot == PIXSUM_F32 ? ((const float *)row)[i]
+                                                : ((const double *)row)[i];
+                    if ((spec.stat == PIXSUM_BOX_VAR || spec.stat == PIXSUM_BOX_STD) &&
+                        v < 0)
+                        abort(); /* a negative variance */
+                    continue;
+                }
+                if (!int_in)
+                    abort(); /* float images have float outputs only */
+                long x0 = (long)x - (long)(spec.kw / 2), y0 = (long)y - (long)(spec.kh / 2);
+                if (spec.border == PIXSUM_BORDER_VALID)
+                    x0 = (long)x, y0 = (long)y;
+                __int128 sum = 0;
+                int64_t n = 0;
+                for (long wy = y0; wy < y0 + (long)spec.kh; wy++)
+                    for (long wx = x0; wx < x0 + (long)spec.kw; wx++) {
+                        long sy = box_map(wy, (long)in->view.height, spec.border);
+                        long sx = box_map(wx, (long)in->view.width, spec.border);
+                        if (sy < 0 || sx < 0) {
+                            if (spec.border == PIXSUM_BORDER_SHRINK)
+                                continue;
+                            sum += (int64_t)spec.border_value;
+                        } else {
+                            sum += sample_i(&in->view, (size_t)sx, (size_t)sy, c);
+                        }
+                        n++;
+                    }
+                if (spec.stat == PIXSUM_BOX_MEAN) {
+                    __int128 q = sum / n, rem = sum - q * n;
+                    if (2 * rem > n || (2 * rem == n && (q & 1)))
+                        q++;
+                    sum = q;
+                } else if (spec.stat != PIXSUM_BOX_SUM) {
+                    abort(); /* variances are floats */
+                }
+                int64_t got;
+                switch (ot) {
+                case PIXSUM_U8: got = ((const uint8_t *)row)[i]; break;
+                case PIXSUM_U16: got = ((const uint16_t *)row)[i]; break;
+                case PIXSUM_I32: got = ((const int32_t *)row)[i]; break;
+                case PIXSUM_U32: got = ((const uint32_t *)row)[i]; break;
+                case PIXSUM_I64: got = ((const int64_t *)row)[i]; break;
+                case PIXSUM_U64: got = (int64_t)((const uint64_t *)row)[i]; break;
+                default: abort();
+                }
+                if ((__int128)got != sum)
+                    abort(); /* an integer box filter output differs from the definition */
+            }
+    free(buf);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     reader r = {data, size, 0};
@@ -508,13 +660,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     (void)pixsum_view_check(&in.view);
     switch (op % 8) {
-    case 0: fuzz_integral(&pr, ctx, &in, 0); break;
+    case 0: fuzz_integral(&pr, ctx, &in, (op & 0x40) ? 3 : 0); break;
     case 1: fuzz_integral(&pr, ctx, &in, 1); break;
     case 2: fuzz_integral(&pr, ctx, &in, 2); break;
     case 3: fuzz_histogram(&pr, ctx, &in, pixels, npixels); break;
     case 4: fuzz_ihist(&pr, ctx, &in); break;
     case 5: fuzz_equalize(&pr, ctx, &in); break;
     case 7: fuzz_carry(&pr, ctx, &in); break;
+    case 6:
+        if (op & 0x40) {
+            fuzz_box_filter(&pr, ctx, &in);
+            break;
+        }
+        /* fall through */
     default: {
         pixsum_view roi;
         size_t x = take_u8(&pr), y = take_u8(&pr);
