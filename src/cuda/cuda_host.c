@@ -346,22 +346,16 @@ static int method_limits(psi_cu_method m, const psi_cu_plan *p)
     return PIXSUM_OK;
 }
 
-static const psi_cu_method method_of_index[] = {PSI_CU_LOOKBACK,  PSI_CU_ROWTHREAD,
-                                                PSI_CU_BLOCKSCAN, PSI_CU_NAIVE004,
-                                                PSI_CU_KOGGE004,  PSI_CU_SINGLE004};
-
-static const char *const method_names[PSI_CU_METHOD_COUNT] = {
-    "cuda.lookback", "cuda.rowthread", "cuda.blockscan",
-    "cuda.naive004", "cuda.kogge004",  "cuda.single004"};
-
-/* The CUDA method a context selects (auto and non-CUDA ids: lookback). */
+/* The kernel family a context selects: its method's registry entry is
+ * psi_methods_cuda[k] (below), which lists the integral methods in
+ * psi_cu_method order, so entry k runs family k (auto and every other
+ * method: lookback). The registry keeps pointers to these entries. */
 static psi_cu_method ctx_method(const pixsum_ctx *ctx)
 {
     const psi_method *m = ctx ? psi_method_by_id(ctx->method) : NULL;
-    if (m && m->backend == PIXSUM_BACKEND_CUDA)
-        for (int i = 0; i < PSI_CU_METHOD_COUNT; i++)
-            if (strcmp(m->name, method_names[i]) == 0)
-                return method_of_index[i];
+    for (int k = 0; m && k < PSI_CU_METHOD_COUNT; k++)
+        if (m == &psi_methods_cuda[k])
+            return (psi_cu_method)k;
     return PSI_CU_LOOKBACK;
 }
 
@@ -501,7 +495,7 @@ static int launch_plans(psi_cu_method m, psi_cu_plan *plans, int n, void *ws, si
         plans[i].stream = stream;
         int e = psi_cu_launch(m, &plans[i]);
         if (e)
-            return psi_cuda_fail((cudaError_t)e, method_names[m]);
+            return psi_cuda_fail((cudaError_t)e, psi_methods_cuda[m].name);
     }
     return PIXSUM_OK;
 }
@@ -1177,6 +1171,8 @@ PSI_CU_DEFINE(single004, PSI_CU_SINGLE004)
 
 #define PSI_CU_OPS (PIXSUM_OP_INTEGRAL | PIXSUM_OP_INTEGRAL_SQ | PIXSUM_OP_INTEGRAL_3D)
 
+/* Entries 0 .. PSI_CU_METHOD_COUNT - 1 in psi_cu_method order (ctx_method()
+ * and run_<name> map an entry to its kernel family by that position). */
 const psi_method psi_methods_cuda[] = {
     {"cuda.lookback", PIXSUM_BACKEND_CUDA, PSI_CU_OPS,
      "GPU single pass: tile-local SAT + decoupled look-back on both axes, 1 read + 1 write",
