@@ -20,25 +20,8 @@
 #include <string.h>
 
 #include "pixsum.h"
+#include "ref_border.h"
 #include "testutil.h"
-
-/* Source index of extended index r in [0, n), or -1 (constant/shrink). */
-static long ref_map(long r, long n, pixsum_border b)
-{
-    if (b == PIXSUM_BORDER_CONSTANT || b == PIXSUM_BORDER_SHRINK)
-        return r >= 0 && r < n ? r : -1;
-    if (b == PIXSUM_BORDER_REPLICATE)
-        return r < 0 ? 0 : r >= n ? n - 1 : r;
-    while (r < 0 || r >= n) { /* reflect step by step */
-        if (n == 1)
-            return 0;
-        if (r < 0)
-            r = b == PIXSUM_BORDER_REFLECT ? -r - 1 : -r;
-        else
-            r = b == PIXSUM_BORDER_REFLECT ? 2 * n - 1 - r : 2 * n - 2 - r;
-    }
-    return r;
-}
 
 typedef struct win_ref {
     tu_i128 s, q;         /* exact (integer inputs) */
@@ -56,8 +39,8 @@ static win_ref ref_window(const pixsum_view *in, const pixsum_box_filter_spec *s
         x0 = (long)ox, y0 = (long)oy;
     for (long y = y0; y < y0 + (long)sp->kh; y++)
         for (long x = x0; x < x0 + (long)sp->kw; x++) {
-            long sy = ref_map(y, (long)in->height, sp->border);
-            long sx = ref_map(x, (long)in->width, sp->border);
+            long sy = ref_border_map(y, (long)in->height, sp->border);
+            long sx = ref_border_map(x, (long)in->width, sp->border);
             if (sy < 0 || sx < 0) {
                 if (sp->border == PIXSUM_BORDER_SHRINK)
                     continue;

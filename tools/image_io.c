@@ -138,15 +138,6 @@ const char *pxio_formats_missing(void)
 
 /* ---- readers --------------------------------------------------------- */
 
-static char *dup_string(const char *s)
-{
-    size_t n = strlen(s) + 1;
-    char *d = malloc(n);
-    if (d)
-        memcpy(d, s, n);
-    return d;
-}
-
 void pxio_reader_close(pxio_reader *r)
 {
     if (!r)
@@ -172,7 +163,7 @@ int pxio_reader_open(const char *path, const pxio_options *opt, pxio_reader **re
         opt = &defaults;
 
     pxio_reader *r = calloc(1, sizeof *r);
-    if (!r || !(r->path = dup_string(path))) {
+    if (!r || !(r->path = strdup(path))) {
         free(r);
         return pxio_fail(err, errlen, path, "out of memory");
     }
@@ -452,7 +443,7 @@ int pxio_writer_open(const char *path, const pxio_info *shape, const pxio_write_
         w->opt = *opt;
     w->row_bytes = shape->width * shape->channels * tsize;
     w->total_rows = shape->height * shape->depth;
-    w->path = dup_string(path);
+    w->path = strdup(path);
     if (!w->path) {
         writer_free(w);
         return pxio_fail(err, errlen, path, "out of memory");

@@ -157,23 +157,14 @@ static void release_slot(int slot)
 
 /* ---- path resolution ------------------------------------------------------- */
 
-static char *dup_string(const char *s)
-{
-    size_t n = strlen(s) + 1;
-    char *d = malloc(n);
-    if (d)
-        memcpy(d, s, n);
-    return d;
-}
-
 /* The directory part of `path` ("." when there is none); malloc'ed. */
 static char *dir_of(const char *path)
 {
     const char *slash = strrchr(path, '/');
     if (!slash)
-        return dup_string(".");
+        return strdup(".");
     if (slash == path)
-        return dup_string("/");
+        return strdup("/");
     size_t n = (size_t)(slash - path);
     char *d = malloc(n + 1);
     if (d) {
@@ -205,7 +196,7 @@ static int on_procfs(const char *path)
  * set (ELOOP after 40 links). */
 static char *resolve_links(const char *path, struct stat *st, int *exists, int *magic)
 {
-    char *cur = dup_string(path);
+    char *cur = strdup(path);
     *exists = 0;
     *magic = 0;
     for (int hops = 0; cur; hops++) {
@@ -236,7 +227,7 @@ static char *resolve_links(const char *path, struct stat *st, int *exists, int *
         link[n] = '\0';
         char *next;
         if (link[0] == '/' || !strchr(cur, '/')) {
-            next = dup_string(link);
+            next = strdup(link);
         } else {
             char *dir = dir_of(cur);
             size_t len = dir ? strlen(dir) + 1 + (size_t)n + 1 : 0;
@@ -409,7 +400,7 @@ int out_file_open(out_file *o, const char *path, unsigned flags, const char *wha
         what = "this output";
     if (!path || !*path)
         return fail(err, errlen, path, "no output file name");
-    o->path = dup_string(path);
+    o->path = strdup(path);
     if (!o->path)
         return fail(err, errlen, path, "out of memory");
     struct stat st;

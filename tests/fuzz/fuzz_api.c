@@ -26,6 +26,7 @@
  *     and never gives a negative variance.
  */
 #include "pixsum.h"
+#include "../ref_border.h"
 
 #include <stdint.h>
 #include <math.h>
@@ -474,25 +475,6 @@ done:
     free(carry);
 }
 
-
-/* Source index of extended index r in [0, n) under border b, or -1. */
-static long box_map(long r, long n, pixsum_border b)
-{
-    if (b == PIXSUM_BORDER_CONSTANT || b == PIXSUM_BORDER_SHRINK)
-        return r >= 0 && r < n ? r : -1;
-    if (b == PIXSUM_BORDER_REPLICATE)
-        return r < 0 ? 0 : r >= n ? n - 1 : r;
-    while (r < 0 || r >= n) {
-        if (n == 1)
-            return 0;
-        if (r < 0)
-            r = b == PIXSUM_BORDER_REFLECT ? -r - 1 : -r;
-        else
-            r = b == PIXSUM_BORDER_REFLECT ? 2 * n - 1 - r : 2 * n - 2 - r;
-    }
-    return r;
-}
-
 static int64_t sample_i(const pixsum_view *v, size_t x, size_t y, size_t c)
 {
     const char *row = (const char *)v->data + (ptrdiff_t)y * v->row_stride;
@@ -571,8 +553,8 @@ static void fuzz_box_filter(reader *r, pixsum_ctx *ctx, const image *in)
                 int64_t n = 0;
                 for (long wy = y0; wy < y0 + (long)spec.kh; wy++)
                     for (long wx = x0; wx < x0 + (long)spec.kw; wx++) {
-                        long sy = box_map(wy, (long)in->view.height, spec.border);
-                        long sx = box_map(wx, (long)in->view.width, spec.border);
+                        long sy = ref_border_map(wy, (long)in->view.height, spec.border);
+                        long sx = ref_border_map(wx, (long)in->view.width, spec.border);
                         if (sy < 0 || sx < 0) {
                             if (spec.border == PIXSUM_BORDER_SHRINK)
                                 continue;
