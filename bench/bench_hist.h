@@ -1,6 +1,6 @@
 /*
  * bench_hist.h - the histogram operations of `pixsum bench`, included by
- * tools/cmd_bench.c after its case helpers (it uses bench_case, alloc_aligned
+ * bench/cli_bench.c after its case helpers (it uses bench_case, alloc_aligned
  * and fill_input, so it is a fragment of that file, not a separate unit).
  *
  *   hist        random image (the bench's random fill)

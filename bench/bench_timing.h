@@ -1,6 +1,6 @@
 /*
  * bench_timing.h - the clock and sample arithmetic the CPU-side benchmarks
- * share (`pixsum bench` in tools/cmd_bench.c, bench/bench_hist002.c,
+ * share (`pixsum bench` in bench/cli_bench.c, bench/bench_hist002.c,
  * bench/store_patterns.c): a monotonic millisecond clock and the median of a
  * set of timings.
  */

@@ -812,3 +812,34 @@ PIXSUM_API int pixsum_box_filter(pixsum_ctx *ctx, const pixsum_view *in,
 #endif
 
 #endif /* PIXSUM_H */
+
+/* ---- Experimental: measurement and test entry points ---------------------------------
+ * Seen where PIXSUM_EXPERIMENTAL is defined before this header is included (as
+ * zstd's ZSTD_STATIC_LINKING_ONLY section). Not part of the stable API: they may
+ * change or go in any release. */
+#if defined(PIXSUM_EXPERIMENTAL) && !defined(PIXSUM_H_EXPERIMENTAL)
+#define PIXSUM_H_EXPERIMENTAL
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Name of the instruction set the CPU kernels use now: "scalar", "sse2",
+ * "avx2" or "avx512" -- the best this CPU supports, capped by the environment
+ * variable PIXSUM_FORCE_ISA and by pixsum_cpu_force_isa(). Never NULL. */
+PIXSUM_API const char *pixsum_cpu_isa(void);
+
+/* Caps the CPU kernels' instruction set at `name` (a name of pixsum_cpu_isa();
+ * a level above what this CPU supports gives the best supported one), or
+ * removes the cap set by an earlier call when `name` is NULL. Results do not
+ * change (integer tables keep their bits, float ones stay within their
+ * documented bounds); only the code that computes them does. Affects every
+ * thread; meant for tests and benchmarks. Returns PIXSUM_OK or
+ * PIXSUM_ERR_INVALID_ARG (unknown name; nothing changes). */
+PIXSUM_API int pixsum_cpu_force_isa(const char *name);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* PIXSUM_EXPERIMENTAL */

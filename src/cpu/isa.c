@@ -1,8 +1,12 @@
 /*
  * isa.c - CPU feature detection (once, through pthread_once) and the
- * PIXSUM_FORCE_ISA override for the fast kernels. See isa.h.
+ * PIXSUM_FORCE_ISA override for the fast kernels. See isa.h; the experimental
+ * pixsum_cpu_isa() / pixsum_cpu_force_isa() of pixsum.h are its public face.
  */
+#define PIXSUM_EXPERIMENTAL
 #include "isa.h"
+
+#include "pixsum.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -101,4 +105,23 @@ psi_isa psi_isa_from_name(const char *name)
         if (strcmp(name, isa_names[i]) == 0)
             return (psi_isa)i;
     return PSI_ISA_COUNT;
+}
+
+/* The experimental public face of the detector (pixsum.h, PIXSUM_EXPERIMENTAL). */
+const char *pixsum_cpu_isa(void)
+{
+    return psi_isa_name(psi_isa_active());
+}
+
+int pixsum_cpu_force_isa(const char *name)
+{
+    if (!name) {
+        psi_isa_force(PSI_ISA_COUNT);
+        return PIXSUM_OK;
+    }
+    psi_isa isa = psi_isa_from_name(name);
+    if (isa == PSI_ISA_COUNT)
+        return PIXSUM_ERR_INVALID_ARG;
+    psi_isa_force(isa);
+    return PIXSUM_OK;
 }

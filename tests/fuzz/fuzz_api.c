@@ -23,8 +23,11 @@
  *   - a box filter (pixsum_box_filter()) either fails leaving its output
  *     untouched or, for integer outputs of integer images, equals the sums
  *     (or rounded means) of the windows computed here from the definition,
- *     and never gives a negative variance.
+ *     and never gives a negative variance;
+ *   - every property above holds with the CPU kernels capped at any ISA
+ *     (pixsum_cpu_force_isa()), and an unknown ISA name is refused.
  */
+#define PIXSUM_EXPERIMENTAL /* pixsum_cpu_force_isa(), pixsum_cpu_isa() */
 #include "pixsum.h"
 #include "../ref_border.h"
 
@@ -627,6 +630,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     (void)pixsum_ctx_set(ctx, PIXSUM_PARAM_PADDED, (flags >> 3) & 1);
     if (flags & 0x80) /* out-of-range parameter values */
         (void)pixsum_ctx_set(ctx, (pixsum_param)(take_u8(&r) % 9), (intptr_t)take_u64(&r));
+    if (flags & 0x10) { /* the same results from every instruction set */
+        static const char *const isa_names[] = {"scalar", "sse2", "avx2", "avx512", "avx9"};
+        unsigned pick = take_u8(&r) % 5;
+        int st = pixsum_cpu_force_isa(isa_names[pick]);
+        if ((pick == 4) != (st == PIXSUM_ERR_INVALID_ARG) || !pixsum_cpu_isa())
+            abort();
+    }
 
     const uint8_t *pixels = data + (r.pos < size ? r.pos : size);
     size_t npixels = size - (r.pos < size ? r.pos : size);
@@ -638,6 +648,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (make_image(&in, type, w, h, d, c, row_gap, slice_gap, neg_rows, neg_slices,
                    misalign, pixels, npixels) != 0) {
         pixsum_ctx_free(ctx);
+        (void)pixsum_cpu_force_isa(NULL);
         return 0;
     }
     (void)pixsum_view_check(&in.view);
@@ -666,6 +677,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     free_image(&in);
     pixsum_ctx_free(ctx);
+    (void)pixsum_cpu_force_isa(NULL);
     return 0;
 }
 

@@ -1,5 +1,5 @@
 /*
- * cmd_bench.c - `pixsum bench`: times operations x methods x type pairs x sizes
+ * cli_bench.c - `pixsum bench`: times operations x methods x type pairs x sizes
  * x thread counts, and in the same run the memory floor for the same bytes and
  * the peers (peer.opencv = cv::integral through bench/peer_opencv.cpp, loaded
  * with dlopen()).
@@ -17,12 +17,12 @@
  * an entry with its setup/run/bytes functions, a new peer an entry naming the
  * op it serves, its module and its symbol.
  */
+#include "bench_timing.h"
 #include "cli_util.h"
 #include "commands.h"
+#define PIXSUM_EXPERIMENTAL /* pixsum_cpu_isa(), pixsum_cpu_force_isa() */
 #include "pixsum.h"
 #include "text_out.h"
-#include "../src/cpu/isa.h"
-#include "../bench/bench_timing.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -191,7 +191,7 @@ static size_t integral_bytes_out(const bench_case *c)
     return b;
 }
 
-#include "../bench/bench_hist.h" /* the hist / hist_const ops (histogram work) */
+#include "bench_hist.h" /* the hist / hist_const ops (histogram work) */
 
 /* The operations `--op` accepts. */
 static const bench_op bench_ops[] = {
@@ -355,9 +355,11 @@ typedef void (*floor_fn)(const unsigned char *, size_t, unsigned char *, size_t,
 static floor_fn floor_kernel(void)
 {
 #if BENCH_X86
-    if (psi_isa_active() >= PSI_ISA_AVX512)
+    /* the floor follows the library's active ISA, so --isa caps both */
+    const char *isa = pixsum_cpu_isa();
+    if (strcmp(isa, "avx512") == 0)
         return floor_avx512;
-    if (psi_isa_active() >= PSI_ISA_SSE2)
+    if (strcmp(isa, "scalar") != 0)
         return floor_sse2;
 #endif
     return floor_portable;
@@ -668,7 +670,7 @@ static void bench_one_case(run_state *rs, bench_case *c, char **methods, int nme
     snprintf(base.op, sizeof base.op, "%s", c->op->name);
     snprintf(base.in_type, sizeof base.in_type, "%s", pixsum_type_name(c->in_type));
     snprintf(base.out_type, sizeof base.out_type, "%s", pixsum_type_name(c->out_type));
-    snprintf(base.isa, sizeof base.isa, "%s", psi_isa_name(psi_isa_active()));
+    snprintf(base.isa, sizeof base.isa, "%s", pixsum_cpu_isa());
     base.width = c->width;
     base.height = c->height;
     base.channels = c->channels;
@@ -848,11 +850,11 @@ int cmd_bench(int argc, char **argv)
             }
         } else if (strcmp(a, "--isa") == 0) {
             NEED_VALUE();
-            if (psi_isa_from_name(v) == PSI_ISA_COUNT) {
-                fprintf(stderr, "pixsum bench: unknown ISA '%s'\n", v);
+            if (pixsum_cpu_force_isa(v) != PIXSUM_OK) {
+                fprintf(stderr, "pixsum bench: unknown ISA '%s' (scalar, sse2, avx2, avx512)\n",
+                        v);
                 return 2;
             }
-            psi_isa_force(psi_isa_from_name(v));
         } else if (strcmp(a, "--no-floor") == 0) {
             rs.do_floor = 0;
         } else if (strcmp(a, "--json") == 0) {
@@ -945,7 +947,7 @@ int cmd_bench(int argc, char **argv)
     }
     printf("# pixsum %s bench, isa %s, M=%d K=%d eps=%g; x peer = peer/method, "
            "of floor = floor/method (same run); * = K-best not converged\n",
-           pixsum_version(), psi_isa_name(psi_isa_active()), rs.o.runs_max, rs.o.kbest_k,
+           pixsum_version(), pixsum_cpu_isa(), rs.o.runs_max, rs.o.kbest_k,
            rs.o.kbest_eps);
     print_header();
     for (int oi = 0; oi < nops; oi++) {
