@@ -523,6 +523,37 @@ PIXSUM_API int pixsum_histogram(pixsum_ctx *ctx, const pixsum_view *in,
                                 const pixsum_hist_spec *spec, uint64_t *counts,
                                 size_t counts_len, pixsum_hist_info *info);
 
+/* Flags of pixsum_histogram_batch(). */
+#define PIXSUM_HIST_RANGE_PER_IMAGE 1u /* data-range defaults from each image's own samples */
+
+/* One histogram per image of a batch. `in` holds N = in->depth images of the
+ * same width, height, channels and type, one per slice (slice stride = the
+ * image stride); image n's histogram of channel c, bin i, goes to
+ * counts[(n * channels + c) * bins + i]. Each equals, bit for bit,
+ * pixsum_histogram() of that image with the bins and range resolved for the
+ * batch. Bins and range follow pixsum_histogram()'s rules; where the range
+ * defaults to the data's (i32, f32, f64 without a range), it covers the
+ * selected samples of the whole batch, so that the N histograms share their
+ * edges, or with PIXSUM_HIST_RANGE_PER_IMAGE each image's own samples
+ * (infos[n] then gives image n's range). spec->mask, if given: a u8
+ * 1-channel view of in's width and height with depth N (a mask per image) or
+ * depth 1 (one mask for every image). `infos`: NULL or an array of N
+ * pixsum_hist_info, image n's in infos[n]. counts_len >= N x channels x bins
+ * (pixsum_hist_resolve() on the batch gives the bins). With several threads
+ * in the context and at least as many images as threads, the images are
+ * shared out over the threads (each counted on one thread); otherwise each
+ * image in turn uses every thread. Returns PIXSUM_OK, the codes of
+ * pixsum_histogram() (checked for the whole batch before anything is
+ * written: counts and infos are then untouched), PIXSUM_ERR_INVALID_ARG
+ * (unknown flags), PIXSUM_ERR_TOO_LARGE (N x channels x bins overflows); an
+ * error while counting one image (PIXSUM_ERR_NO_MEMORY, or a per-image data
+ * range a double cannot hold) names the image in the detail and may leave
+ * other images' counts written. */
+PIXSUM_API int pixsum_histogram_batch(pixsum_ctx *ctx, const pixsum_view *in,
+                                      const pixsum_hist_spec *spec, unsigned flags,
+                                      uint64_t *counts, size_t counts_len,
+                                      pixsum_hist_info *infos);
+
 /* Flags of pixsum_hist_relative(). */
 #define PIXSUM_HIST_CUMULATIVE     1u /* H_k = sum of h_i over i <= k */
 #define PIXSUM_HIST_OF_ALL_SAMPLES 2u /* divide by info->pixels instead of in_range */

@@ -31,6 +31,12 @@ void psi_classify_row(const psi_classifier *k, const void *row, size_t n, uint32
 int psi_hist_prepare(const pixsum_view *in, const pixsum_hist_spec *spec,
                      size_t default_bins_small, psi_hist_params *p);
 
+/* The same for a batch (its depth = its images): the mask may also have depth
+ * 1 (shared by every image), and a data-range default covers every image's
+ * selected samples (pixsum_histogram()'s defaults otherwise). */
+int psi_hist_prepare_batch(const pixsum_view *in, const pixsum_hist_spec *spec,
+                           psi_hist_params *p);
+
 /* The views of an equalisation (pixsum_equalize, pixsum_cuda_equalize; in
  * apply.c): both valid, in u8 or u16, out of the same type and shape, and out
  * either exactly in (same memory and strides) or not overlapping it. Returns

@@ -17,8 +17,9 @@ static bool hist_input_type(pixsum_type t)
            t == PIXSUM_F32 || t == PIXSUM_F64;
 }
 
-/* Checks the mask against the (checked) image. */
-static int check_mask(const pixsum_view *in, const pixsum_view *mask)
+/* Checks the mask against the (checked) image: the image's width, height and
+ * depth, or depth 1 over a batch when `shared_ok` (one mask for every image). */
+static int check_mask(const pixsum_view *in, const pixsum_view *mask, bool shared_ok)
 {
     int st = pixsum_view_check(mask);
     if (st != PIXSUM_OK)
@@ -29,7 +30,8 @@ static int check_mask(const pixsum_view *in, const pixsum_view *mask)
     if (mask->channels != 1)
         return psi_fail(PIXSUM_ERR_BAD_SHAPE, "the mask must have 1 channel, got %zu",
                         mask->channels);
-    if (mask->width != in->width || mask->height != in->height || mask->depth != in->depth)
+    if (mask->width != in->width || mask->height != in->height ||
+        (mask->depth != in->depth && !(shared_ok && mask->depth == 1)))
         return psi_fail(PIXSUM_ERR_BAD_SHAPE, "the mask is %zux%zux%zu, the image %zux%zux%zu",
                         mask->width, mask->height, mask->depth, in->width, in->height,
                         in->depth);
@@ -37,14 +39,16 @@ static int check_mask(const pixsum_view *in, const pixsum_view *mask)
 }
 
 /* Smallest and largest finite selected samples over all channels; returns
- * false if there is none. */
+ * false if there is none. A mask of depth 1 over a deeper image is applied to
+ * every slice (a batch's shared mask). */
 static bool data_range(const pixsum_view *in, const pixsum_view *mask, double *mn, double *mx)
 {
     double lo = INFINITY, hi = -INFINITY;
     size_t rows = in->height * in->depth, n = in->width * in->channels;
     for (size_t r = 0; r < rows; r++) {
         const void *row = psi_hist_row(in, r);
-        const uint8_t *m = mask ? psi_hist_row(mask, r) : NULL;
+        const uint8_t *m = mask ? psi_hist_row(mask, mask->depth == 1 ? r % in->height : r)
+                                : NULL;
         if (!m) { /* typed loops: no per-sample type switch */
             if (in->type == PIXSUM_I32) {
                 const int32_t *s = row;
@@ -182,9 +186,9 @@ double pixsum_hist_edge(size_t bins, double lo, double hi, size_t i)
 }
 
 /* Shared by the single-image entry points, the joint and the integral
- * histogram (declared in hist_classify.h). */
-int psi_hist_prepare(const pixsum_view *in, const pixsum_hist_spec *spec,
-                     size_t default_bins_small, psi_hist_params *p)
+ * histogram, and (with batch_mask) the batches (declared in hist_classify.h). */
+static int prepare(const pixsum_view *in, const pixsum_hist_spec *spec,
+                   size_t default_bins_small, bool batch_mask, psi_hist_params *p)
 {
     memset(p, 0, sizeof *p);
     int st = pixsum_view_check(in);
@@ -195,11 +199,23 @@ int psi_hist_prepare(const pixsum_view *in, const pixsum_hist_spec *spec,
                         "histograms take u8, u16, i16, i32, f32 or f64 images, got %s",
                         pixsum_type_name(in->type));
     if (spec && spec->mask) {
-        if ((st = check_mask(in, spec->mask)) != PIXSUM_OK)
+        if ((st = check_mask(in, spec->mask, batch_mask)) != PIXSUM_OK)
             return st;
         p->mask = *spec->mask;
     }
     return resolve_params(in, spec, default_bins_small, p);
+}
+
+int psi_hist_prepare(const pixsum_view *in, const pixsum_hist_spec *spec,
+                     size_t default_bins_small, psi_hist_params *p)
+{
+    return prepare(in, spec, default_bins_small, false, p);
+}
+
+int psi_hist_prepare_batch(const pixsum_view *in, const pixsum_hist_spec *spec,
+                           psi_hist_params *p)
+{
+    return prepare(in, spec, 65536, true, p);
 }
 
 int pixsum_hist_resolve(const pixsum_view *in, const pixsum_hist_spec *spec,
