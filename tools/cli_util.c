@@ -92,6 +92,50 @@ int cli_match(const char *cmd, int argc, char **argv, int *i, const char *names,
     return 0;
 }
 
+int cli_parse_pages(const char *cmd, int argc, char **argv, int *i, int batch_ok,
+                    pxio_options *opt)
+{
+    const char *v;
+    int m = cli_match(cmd, argc, argv, i, "--page", &v);
+    if (m < 0)
+        return -1;
+    if (m > 0) {
+        if (cli_parse_size(v, &opt->page) != 0) {
+            cli_usage_error(cmd, "--page takes a page number (0, 1, ...), not '%s'", v);
+            return -1;
+        }
+        opt->page_set = 1;
+        return 1;
+    }
+    if (strcmp(argv[*i], "--batch") != 0)
+        return 0;
+    if (!batch_ok) {
+        cli_usage_error(cmd, "--batch is not offered here (one image at a time: --page N)");
+        return -1;
+    }
+    opt->batch = 1;
+    return 1;
+}
+
+int cli_check_pages(const char *cmd, const pxio_options *opt)
+{
+    if (opt->page_set && (opt->batch || opt->volume))
+        return cli_usage_error(cmd, "--page N reads one page; --%s reads them all",
+                               opt->batch ? "batch" : "volume");
+    if (opt->batch && opt->volume)
+        return cli_usage_error(cmd, "--batch (N images) and --volume (one 3-D image) "
+                                    "contradict each other");
+    return CLI_EXIT_OK;
+}
+
+void cli_note_pages(const char *cmd, const char *path, const pxio_info *info,
+                    const pxio_options *opt)
+{
+    if (info->pages > 1 && info->depth == 1 && !(opt && opt->page_set))
+        fprintf(stderr, "pixsum %s: note: %s has %zu pages; page 0 is read (--page N for "
+                        "another, --batch for all of them)\n", cmd, path, info->pages);
+}
+
 int cli_take_input(const char *cmd, const char *arg, const char **in_path)
 {
     if (arg[0] == '-' && arg[1] != '\0')

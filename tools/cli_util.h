@@ -8,6 +8,7 @@
 #ifndef PIXSUM_TOOLS_CLI_UTIL_H
 #define PIXSUM_TOOLS_CLI_UTIL_H
 
+#include "image_io.h"
 #include "pixsum.h"
 
 #include <stddef.h>
@@ -84,6 +85,23 @@ int cli_match(const char *cmd, int argc, char **argv, int *i, const char *names,
  * file: "-x" is an unknown option, and a second file is refused. Returns
  * CLI_EXIT_OK with *in_path set, or CLI_EXIT_USAGE (message printed). */
 int cli_take_input(const char *cmd, const char *arg, const char **in_path);
+
+/* The input's page options at argv[*i]: "--page N" (a 0-based page of a
+ * multi-page TIFF) and, when `batch_ok`, "--batch" (every page, or the first
+ * axis of a 3-D/4-D .npy, as N images). Sets opt->page_set/page or
+ * opt->batch. Returns 1 (consumed), 0 (not one of them) or -1 (bad value or
+ * --batch where it is not offered; usage error printed). */
+int cli_parse_pages(const char *cmd, int argc, char **argv, int *i, int batch_ok,
+                    pxio_options *opt);
+
+/* Checks the page options together (--page with --batch or --volume
+ * contradict each other). Returns CLI_EXIT_OK or CLI_EXIT_USAGE (printed). */
+int cli_check_pages(const char *cmd, const pxio_options *opt);
+
+/* One note on stderr when the file described by `info` has several pages and
+ * only page 0 is read because no page option was given (never silently). */
+void cli_note_pages(const char *cmd, const char *path, const pxio_info *info,
+                    const pxio_options *opt);
 
 /* Parses the common flag at argv[*i] into *c. Returns 1 (consumed), 0 (not a
  * common flag) or -1 (bad value; usage error printed). */

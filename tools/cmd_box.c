@@ -53,6 +53,7 @@ static void box_usage(FILE *f)
 int cmd_box(int argc, char **argv)
 {
     const char *in_path = NULL, *out_path = NULL;
+    pxio_options in_opt = {0}; /* --page N */
     pixsum_box_filter_spec spec;
     memset(&spec, 0, sizeof spec);
     spec.stat = PIXSUM_BOX_SUM;
@@ -107,6 +108,9 @@ int cmd_box(int argc, char **argv)
             if (end == v || *end || errno || !isfinite(spec.border_value))
                 return cli_usage_error(CMD, "--value takes a finite number, not '%s'", v);
             have_value = 1;
+        } else if ((m = cli_parse_pages(CMD, argc, argv, &i, 0, &in_opt)) != 0) {
+            if (m < 0)
+                return CLI_EXIT_USAGE;
         } else if (cli_take_input(CMD, arg, &in_path) != CLI_EXIT_OK) {
             return CLI_EXIT_USAGE;
         }
@@ -135,10 +139,11 @@ int cmd_box(int argc, char **argv)
         return rc;
     char err[512];
     pxio_image img;
-    if (pxio_read(in_path, NULL, &img, err, sizeof err) != 0) {
+    if (pxio_read(in_path, &in_opt, &img, err, sizeof err) != 0) {
         pixsum_ctx_free(ctx);
         return cli_error(CMD, "%s", err);
     }
+    cli_note_pages(CMD, in_path, &img.info, &in_opt);
     pixsum_view src = img.view, out = {0};
     size_t OW, OH;
     if (src.depth != 1) {

@@ -53,17 +53,23 @@ int cmd_convert(int argc, char **argv)
     pxio_options opt = {0};
     for (int i = 1; i < argc; i++) {
         if (cli_is_help(argv[i])) {
-            printf("usage: pixsum convert IN OUT [--volume] [--bigtiff] [--tile N] [--compress C]\n\n"
+            printf("usage: pixsum convert IN OUT [--volume|--batch|--page N] [--bigtiff] [--tile N]\n"
+                   "                             [--compress C]\n\n"
                    "Copies IN into the format of OUT's extension (.npy .pgm .ppm .pnm .pfm\n"
                    ".png .jpg .tif .tiff .btf), keeping the pixel type and channels,\n"
-                   "strip by strip. --volume reads a 3-D .npy as (D,H,W); --bigtiff\n"
+                   "strip by strip. --volume reads a 3-D .npy as (D,H,W); --volume or\n"
+                   "--batch read every page of a TIFF (written as (N,...) .npy or one TIFF\n"
+                   "page each), --page N one page (default: page 0); --bigtiff\n"
                    "writes BigTIFF; --tile N writes a tiled TIFF of N x N tiles;\n"
                    "--compress none|deflate|lzw|zstd compresses a TIFF output.\n");
             return CLI_EXIT_OK;
         }
         const char *v;
         int m;
-        if ((m = cli_match(CMD, argc, argv, &i, "--tile", &v)) != 0) {
+        if ((m = cli_parse_pages(CMD, argc, argv, &i, 1, &opt)) != 0) {
+            if (m < 0)
+                return CLI_EXIT_USAGE;
+        } else if ((m = cli_match(CMD, argc, argv, &i, "--tile", &v)) != 0) {
             size_t t;
             if (m < 0)
                 return CLI_EXIT_USAGE;
@@ -87,6 +93,8 @@ int cmd_convert(int argc, char **argv)
     }
     if (np != 2)
         return cli_usage_error(CMD, "needs IN and OUT");
+    if (cli_check_pages(CMD, &opt) != CLI_EXIT_OK)
+        return CLI_EXIT_USAGE;
     int rc = cli_check_not_input(CMD, paths[0], paths[1], "the output");
     if (rc != 0)
         return rc;
@@ -102,6 +110,10 @@ int cmd_convert(int argc, char **argv)
                                                   : "tiled",
                                paths[1]);
     s.out_path = paths[1];
+    pxio_info header;
+    char perr[512];
+    if (pxio_probe(paths[0], &opt, &header, perr, sizeof perr) == 0)
+        cli_note_pages(CMD, paths[0], &header, &opt); /* else the stream says why */
     rc = cli_stream_strips(CMD, paths[0], &opt, (size_t)8 << 20, convert_header, convert_strip,
                            &s);
     cli_progress_end(&s.progress);

@@ -28,6 +28,7 @@ static void equalize_usage(FILE *f)
 int cmd_equalize(int argc, char **argv)
 {
     const char *in_path = NULL, *out_path = NULL, *mask_path = NULL;
+    pxio_options in_opt = {0}; /* --page N */
     cli_common common;
     /* the output keeps the input's type: no --type */
     cli_common_init(&common, PIXSUM_OP_HISTOGRAM,
@@ -50,6 +51,9 @@ int cmd_equalize(int argc, char **argv)
             if (m < 0)
                 return CLI_EXIT_USAGE;
             mask_path = v;
+        } else if ((m = cli_parse_pages(CMD, argc, argv, &i, 0, &in_opt)) != 0) {
+            if (m < 0)
+                return CLI_EXIT_USAGE;
         } else if (cli_take_input(CMD, arg, &in_path) != CLI_EXIT_OK) {
             return CLI_EXIT_USAGE;
         }
@@ -69,10 +73,11 @@ int cmd_equalize(int argc, char **argv)
     char err[512];
     pxio_image img, mask;
     memset(&mask, 0, sizeof mask);
-    if (pxio_read(in_path, NULL, &img, err, sizeof err) != 0) {
+    if (pxio_read(in_path, &in_opt, &img, err, sizeof err) != 0) {
         pixsum_ctx_free(ctx);
         return cli_error(CMD, "%s", err);
     }
+    cli_note_pages(CMD, in_path, &img.info, &in_opt);
     if (img.info.type != PIXSUM_U8 && img.info.type != PIXSUM_U16) {
         rc = cli_error(CMD, "%s: equalisation takes u8 or u16 images, this one is %s%s%s%s",
                        in_path, pixsum_type_name(img.info.type), img.info.sample[0] ? " (" : "",

@@ -8,6 +8,10 @@
  * with the type, bins, range, form, totals (pixels, in range, below, above,
  * NaN per channel) and "values" as one array per channel.
  *
+ * With --batch the pages of a TIFF (or a .npy stack) are N images counted by
+ * pixsum_histogram_batch() over one range: CSV rows get a first column with
+ * the image's index, JSON an "images" array of per-image totals and values.
+ *
  * With --mpi (mpirun -np N pixsum hist ... --mpi) the ranks each read and
  * count a strip of rows (tools/cmd_hist_mpi.c) and rank 0 writes the totals
  * here, with the same writers: the output is the single-process one.
@@ -43,6 +47,11 @@ static void hist_usage(FILE *f)
             "  --relative      divide by the samples counted in bins (sums to 1)\n"
             "  --channel C     print channel C only (0-based)\n"
             "  --mask FILE     count only pixels where this 8-bit 1-channel image is != 0\n"
+            "                  (with --batch: one mask for all, or a stack of N masks)\n"
+            "  --page N        read page N (0-based) of a multi-page TIFF\n"
+            "  --batch         the pages of a TIFF, or a .npy stack (N,H,W[,C]), are N\n"
+            "                  images: one histogram each, over one range for all (CSV:\n"
+            "                  a first column 'image'; JSON: an 'images' array)\n"
             "  --format F      csv (default) or json\n"
             "  -o FILE         write to FILE instead of stdout (through a temporary)\n"
             "  --stream        read the image strip by strip (bounded memory; no --mask;\n"
@@ -80,6 +89,34 @@ static void print_u64_list(FILE *f, const uint64_t *v, size_t n)
     for (size_t i = 0; i < n; i++)
         fprintf(f, "%s%llu", i ? ", " : "", (unsigned long long)v[i]);
     fputc(']', f);
+}
+
+/* The totals and values of one histogram as JSON members, each line opened
+ * with `indent`. */
+static void write_json_counts(FILE *f, const pixsum_hist_info *info, size_t bins, size_t c0,
+                              size_t c1, int relative, const double *rel,
+                              const uint64_t *ivals, const char *indent)
+{
+    fprintf(f, "%s\"pixels\": %llu,\n", indent, (unsigned long long)info->pixels);
+    const char *names[] = {"in_range", "below", "above", "nan"};
+    const uint64_t *arrays[] = {info->in_range, info->below, info->above, info->nan};
+    for (int k = 0; k < 4; k++) {
+        fprintf(f, "%s\"%s\": ", indent, names[k]);
+        print_u64_list(f, arrays[k] + c0, c1 - c0);
+        fprintf(f, ",\n");
+    }
+    fprintf(f, "%s\"values\": [", indent);
+    for (size_t c = c0; c < c1; c++) {
+        fprintf(f, "%s\n%s  [", c > c0 ? "," : "", indent);
+        for (size_t i = 0; i < bins; i++) {
+            if (relative)
+                fprintf(f, "%s%.17g", i ? ", " : "", rel[c * bins + i]);
+            else
+                fprintf(f, "%s%llu", i ? ", " : "", (unsigned long long)ivals[c * bins + i]);
+        }
+        fprintf(f, "]");
+    }
+    fprintf(f, "\n%s]", indent);
 }
 
 /* Images larger than this are counted strip by strip when possible. */
@@ -157,16 +194,23 @@ static int hist_stream_strip(const pixsum_view *strip, size_t first_row, void *u
 }
 
 /* Writes the CSV form ("bin,lower,upper,c<k>...") of channels [c0, c1). */
+/* CSV rows of one histogram; `image` >= 0 (a batch) puts the image's index in
+ * a first column, and its first image writes the header, which image < 0
+ * always writes. */
 static void write_csv(FILE *f, const pixsum_hist_info *info, size_t bins, size_t c0, size_t c1,
-                      int relative, const double *rel, const uint64_t *ivals)
+                      int relative, const double *rel, const uint64_t *ivals, long image)
 {
-    fprintf(f, "bin,lower,upper");
-    for (size_t c = c0; c < c1; c++)
-        fprintf(f, ",c%zu", c);
-    fputc('\n', f);
+    if (image <= 0) {
+        fprintf(f, "%sbin,lower,upper", image == 0 ? "image," : "");
+        for (size_t c = c0; c < c1; c++)
+            fprintf(f, ",c%zu", c);
+        fputc('\n', f);
+    }
     for (size_t i = 0; i < bins; i++) {
         double lower = pixsum_hist_edge(bins, info->lo, info->hi, i);
         double upper = pixsum_hist_edge(bins, info->lo, info->hi, i + 1);
+        if (image >= 0)
+            fprintf(f, "%ld,", image);
         fprintf(f, "%zu,%.17g,%.17g", i, lower, upper);
         for (size_t c = c0; c < c1; c++) {
             if (relative)
@@ -190,13 +234,14 @@ typedef struct hist_plot_data {
 static void hist_plot_rows(FILE *f, void *user)
 {
     const hist_plot_data *d = user;
-    write_csv(f, d->info, d->bins, d->c0, d->c0 + 1, d->relative, d->rel, d->ivals);
+    write_csv(f, d->info, d->bins, d->c0, d->c0 + 1, d->relative, d->rel, d->ivals, -1);
 }
 
 static int hist_main(int argc, char **argv, int mpi)
 {
     const char *in_path = NULL, *out_path = NULL, *mask_path = NULL, *plot_path = NULL;
     pixsum_hist_spec spec = {0};
+    pxio_options in_opt = {0}; /* --page N, --batch */
     int cumulative = 0, relative = 0, json = 0, stream = 0, verbose = 0;
     long channel = -1;
     cli_common common;
@@ -211,6 +256,9 @@ static int hist_main(int argc, char **argv, int mpi)
             return CLI_EXIT_OK;
         }
         if ((m = cli_parse_common(CMD, argc, argv, &i, &common)) != 0) {
+            if (m < 0)
+                return CLI_EXIT_USAGE;
+        } else if (!mpi && (m = cli_parse_pages(CMD, argc, argv, &i, 1, &in_opt)) != 0) {
             if (m < 0)
                 return CLI_EXIT_USAGE;
         } else if ((m = cli_match(CMD, argc, argv, &i, "-o|--output", &v)) != 0) {
@@ -275,6 +323,9 @@ static int hist_main(int argc, char **argv, int mpi)
     }
     if (!in_path)
         return cli_usage_error(CMD, "no input file");
+    if (in_opt.batch && (stream || plot_path))
+        return cli_usage_error(CMD, "--batch counts in memory and prints every image's "
+                                    "histogram (not with %s)", stream ? "--stream" : "--plot");
     int rc;
     if ((rc = cli_check_not_input(CMD, in_path, out_path, "-o")) != 0 ||
         (rc = cli_check_not_input(CMD, in_path, plot_path, "--plot")) != 0 ||
@@ -296,9 +347,9 @@ static int hist_main(int argc, char **argv, int mpi)
     double *rel = NULL;
     text_out out = {0};
     out_file plot = {0};
-    pixsum_hist_info info;
+    pixsum_hist_info info, *infos = NULL; /* infos: one per image with --batch */
     pixsum_type in_type;
-    size_t nch, bins, n;
+    size_t nch, bins, n, images = 1;
     int st;
     if (mpi) {
         /* Every rank counts its strip; the totals come to rank 0, which writes. */
@@ -316,7 +367,7 @@ static int hist_main(int argc, char **argv, int mpi)
     }
     if (!stream) {
         pxio_info header;
-        if (pxio_probe(in_path, NULL, &header, err, sizeof err) != 0) {
+        if (pxio_probe(in_path, &in_opt, &header, err, sizeof err) != 0) {
             rc = cli_error(CMD, "%s", err);
             goto done;
         }
@@ -332,7 +383,7 @@ static int hist_main(int argc, char **argv, int mpi)
             goto done;
         }
         hist_stream st_state = {.ctx = ctx, .spec = spec, .path = in_path, .channel = channel};
-        rc = cli_stream_strips(CMD, in_path, NULL, (size_t)16 << 20, hist_stream_header,
+        rc = cli_stream_strips(CMD, in_path, &in_opt, (size_t)16 << 20, hist_stream_header,
                                hist_stream_strip, &st_state);
         free(st_state.strip_counts);
         counts = st_state.counts;
@@ -341,17 +392,20 @@ static int hist_main(int argc, char **argv, int mpi)
         info = st_state.total;
         in_type = st_state.type;
     } else {
-        if (pxio_read(in_path, NULL, &img, err, sizeof err) != 0) {
+        if (pxio_read(in_path, &in_opt, &img, err, sizeof err) != 0) {
             rc = cli_error(CMD, "%s", err);
             goto done;
         }
+        cli_note_pages(CMD, in_path, &img.info, &in_opt);
         if (channel >= 0 && (size_t)channel >= img.view.channels) {
             rc = cli_usage_error(CMD, "--channel %ld: %s has %zu channel(s)", channel, in_path,
                                  img.view.channels);
             goto done;
         }
         if (mask_path) {
-            if (pxio_read(mask_path, NULL, &mask, err, sizeof err) != 0) {
+            /* with --batch, a mask stack (one per image) or one mask for all */
+            pxio_options mask_opt = {.batch = in_opt.batch};
+            if (pxio_read(mask_path, &mask_opt, &mask, err, sizeof err) != 0) {
                 rc = cli_error(CMD, "%s", err);
                 goto done;
             }
@@ -361,6 +415,32 @@ static int hist_main(int argc, char **argv, int mpi)
                 goto done;
             }
             spec.mask = &mask.view;
+        }
+        if (in_opt.batch) {
+            /* N images, one range for all (resolved over the batch), N histograms */
+            pixsum_hist_spec all = spec;
+            all.mask = NULL; /* the bins only: the batch call checks the mask */
+            if ((st = pixsum_hist_resolve(&img.view, &all, &info)) != PIXSUM_OK) {
+                rc = cli_lib_error(CMD, in_path, st);
+                goto done;
+            }
+            images = img.view.depth;
+            n = info.bins * img.view.channels;
+            counts = malloc(images * n * sizeof *counts);
+            infos = calloc(images, sizeof *infos);
+            if (!counts || !infos) {
+                rc = cli_error(CMD, "out of memory for %zu x %zu x %zu bins", images,
+                               img.view.channels, info.bins);
+                goto done;
+            }
+            if ((st = pixsum_histogram_batch(ctx, &img.view, &spec, 0, counts, images * n,
+                                             infos)) != PIXSUM_OK) {
+                rc = cli_lib_error(CMD, in_path, st);
+                goto done;
+            }
+            info = infos[0]; /* bins, range and channels are the batch's */
+            in_type = img.view.type;
+            goto counted;
         }
         if ((st = pixsum_hist_resolve(&img.view, &spec, &info)) != PIXSUM_OK) {
             rc = cli_lib_error(CMD, in_path, st);
@@ -386,19 +466,24 @@ counted:
     bins = info.bins;
     nch = info.channels;
     n = bins * nch;
-    cum = malloc(n * sizeof *cum);
-    rel = malloc(n * sizeof *rel);
+    cum = malloc(images * n * sizeof *cum);
+    rel = malloc(images * n * sizeof *rel);
     if (!cum || !rel) {
-        rc = cli_error(CMD, "out of memory for %zu x %zu bins", nch, bins);
+        rc = cli_error(CMD, "out of memory for %zu x %zu x %zu bins", images, nch, bins);
         goto done;
     }
+    /* the derived forms of every image's histogram (one image unless --batch) */
     const uint64_t *ivals = counts;
-    if (cumulative && !relative) {
-        pixsum_hist_cumulative(&info, counts, cum);
-        ivals = cum;
+    for (size_t k = 0; k < images; k++) {
+        const pixsum_hist_info *ik = infos ? &infos[k] : &info;
+        if (cumulative && !relative)
+            pixsum_hist_cumulative(ik, counts + k * n, cum + k * n);
+        if (relative)
+            pixsum_hist_relative(ik, counts + k * n, cumulative ? PIXSUM_HIST_CUMULATIVE : 0,
+                                 rel + k * n);
     }
-    if (relative)
-        pixsum_hist_relative(&info, counts, cumulative ? PIXSUM_HIST_CUMULATIVE : 0, rel);
+    if (cumulative && !relative)
+        ivals = cum;
     /* Every output is opened before anything is written, and none is put in
      * place until all are complete (out_file_commit_all() below). */
     if ((rc = text_out_open(&out, CMD, out_path)) != 0)
@@ -417,29 +502,24 @@ counted:
         fprintf(out.file, "  \"form\": \"%s\",\n  \"channels\": [", form);
         for (size_t c = c0; c < c1; c++)
             fprintf(out.file, "%s%zu", c > c0 ? ", " : "", c);
-        fprintf(out.file, "],\n  \"pixels\": %llu,\n", (unsigned long long)info.pixels);
-        const char *names[] = {"in_range", "below", "above", "nan"};
-        const uint64_t *arrays[] = {info.in_range, info.below, info.above, info.nan};
-        for (int k = 0; k < 4; k++) {
-            fprintf(out.file, "  \"%s\": ", names[k]);
-            print_u64_list(out.file, arrays[k] + c0, c1 - c0);
-            fprintf(out.file, ",\n");
-        }
-        fprintf(out.file, "  \"values\": [");
-        for (size_t c = c0; c < c1; c++) {
-            fprintf(out.file, "%s\n    [", c > c0 ? "," : "");
-            for (size_t i = 0; i < bins; i++) {
-                if (relative)
-                    fprintf(out.file, "%s%.17g", i ? ", " : "", rel[c * bins + i]);
-                else
-                    fprintf(out.file, "%s%llu", i ? ", " : "",
-                            (unsigned long long)ivals[c * bins + i]);
+        fprintf(out.file, "],\n");
+        if (!infos) {
+            write_json_counts(out.file, &info, bins, c0, c1, relative, rel, ivals, "  ");
+        } else { /* --batch: one object per image */
+            fprintf(out.file, "  \"images\": [");
+            for (size_t k = 0; k < images; k++) {
+                fprintf(out.file, "%s\n    {\n      \"image\": %zu,\n", k ? "," : "", k);
+                write_json_counts(out.file, &infos[k], bins, c0, c1, relative, rel + k * n,
+                                  ivals + k * n, "      ");
+                fprintf(out.file, "\n    }");
             }
-            fprintf(out.file, "]");
+            fprintf(out.file, "\n  ]");
         }
-        fprintf(out.file, "\n  ]\n}\n");
+        fprintf(out.file, "\n}\n");
     } else {
-        write_csv(out.file, &info, bins, c0, c1, relative, rel, ivals);
+        for (size_t k = 0; k < images; k++)
+            write_csv(out.file, infos ? &infos[k] : &info, bins, c0, c1, relative, rel + k * n,
+                      ivals + k * n, infos ? (long)k : -1);
     }
     if ((rc = text_out_finish(&out, CMD)) != 0)
         goto done;
@@ -463,6 +543,7 @@ done:
     text_out_abort(&out);
     out_file_abort(&plot);
     free(counts);
+    free(infos);
     free(cum);
     free(rel);
     pxio_free(&img);

@@ -126,6 +126,9 @@ static int file_info(const char *path, const pxio_options *opt, int stats)
     size_t count = info.width * info.height * info.depth;
     printf("%s\n", path);
     printf("  format    %s (%s)\n", info.format, info.detail);
+    if (info.pages > 1)
+        printf("  pages     %zu (%s)\n", info.pages,
+               info.depth > 1 ? "all read" : opt->page_set ? "one read: --page" : "page 0 read");
     if (info.depth > 1)
         printf("  shape     %zu x %zu x %zu (W x H x D), %zu channel(s)\n", info.width,
                info.height, info.depth, info.channels);
@@ -180,15 +183,21 @@ int cmd_info(int argc, char **argv)
     pxio_options opt = {0};
     for (int i = 1; i < argc; i++) {
         if (cli_is_help(argv[i])) {
-            printf("usage: pixsum info [--stats] [--volume] [FILE...]\n\n"
+            printf("usage: pixsum info [--stats] [--volume|--batch|--page N] [FILE...]\n\n"
                    "With files: the format, layout, shape and pixel type of each, and the\n"
                    "integral table types it gets; --stats adds per-channel min / max / mean\n"
                    "(read strip by strip, so any size works). --volume reads 3-D .npy\n"
-                   "arrays as (D,H,W).\n"
+                   "arrays as (D,H,W) and every page of a TIFF as a slice; --batch reads\n"
+                   "TIFF pages or a .npy stack as N images; --page N one TIFF page.\n"
                    "Without files: what this build and machine support (formats, CPU\n"
                    "instruction sets, threads, CUDA and GL methods).\n");
             return CLI_EXIT_OK;
         }
+        int m = cli_parse_pages(CMD, argc, argv, &i, 1, &opt);
+        if (m < 0)
+            return CLI_EXIT_USAGE;
+        if (m > 0)
+            continue;
         if (!strcmp(argv[i], "--stats"))
             stats = 1;
         else if (!strcmp(argv[i], "--volume"))
@@ -199,12 +208,19 @@ int cmd_info(int argc, char **argv)
             files++;
     }
     /* without files the machine is described: the file options would be ignored */
-    if (!files && (stats || opt.volume))
-        return cli_usage_error(CMD, "%s has no effect without a FILE", stats ? "--stats"
-                                                                              : "--volume");
+    if (!files && (stats || opt.volume || opt.batch || opt.page_set))
+        return cli_usage_error(CMD, "%s has no effect without a FILE",
+                               stats ? "--stats" : opt.volume ? "--volume"
+                                                 : opt.batch ? "--batch" : "--page");
+    if (cli_check_pages(CMD, &opt) != CLI_EXIT_OK)
+        return CLI_EXIT_USAGE;
     files = 0;
     int rc = CLI_EXIT_OK;
     for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--page") && i + 1 < argc) {
+            i++; /* its value */
+            continue;
+        }
         if (argv[i][0] == '-' && argv[i][1])
             continue;
         files++;

@@ -3,7 +3,9 @@
  * of an image file, optionally with its squared table, padded layout, wrap-
  * around arithmetic or the 45-degree tilted table. Images whose tables do not
  * fit --max-memory (or with --stream) are processed strip by strip (stream.c);
- * the others in memory.
+ * the others in memory. With --batch, the pages of a TIFF (or the first axis
+ * of a .npy stack) are N images and get N tables (pixsum_integral_batch()),
+ * written as an (N, ...) .npy or a multi-page TIFF.
  */
 #include "cli_util.h"
 #include "commands.h"
@@ -39,7 +41,12 @@ static void integral_usage(FILE *f)
             "  --squared SQOUT      also write the squared table (sums of pixel^2)\n"
             "  --sq-type T          type of the squared table (with --squared; default by rule)\n"
             "  --tilted             OUT gets the 45-degree tilted integral ((W+1) x (H+1))\n"
-            "  --volume             read a 3-D .npy array as a volume (D,H,W)\n"
+            "  --volume             read a 3-D .npy array, or every page of a TIFF, as a\n"
+            "                       volume (D,H,W): one 3-D table\n"
+            "  --batch              read the pages of a TIFF, or a .npy stack (N,H,W[,C]),\n"
+            "                       as N images: N tables (type chosen for one image),\n"
+            "                       written as (N,...) .npy or one TIFF page each\n"
+            "  --page N             read page N (0-based) of a multi-page TIFF\n"
             "  --stream             process strip by strip (TIFF/.npy/any input, 2-D only)\n"
             "  --no-stream          always work in memory\n"
             "  --strip-rows N       rows per strip when streaming (default: 16 MiB of table)\n"
@@ -89,7 +96,8 @@ typedef struct integral_args {
     const char *in, *out, *sq;
     cli_common common;
     pixsum_type sq_type;
-    int wrap, padded, tilted, volume, stream, no_stream, verbose;
+    int wrap, padded, tilted, stream, no_stream, verbose;
+    pxio_options in_opt; /* --volume, --batch, --page */
     int max_memory_set;
     size_t max_memory;
     size_t strip_rows;
@@ -109,6 +117,9 @@ static int parse_args(int argc, char **argv, integral_args *a)
             return -1;
         }
         if ((m = cli_parse_common(CMD, argc, argv, &i, &a->common)) != 0) {
+            if (m < 0)
+                return CLI_EXIT_USAGE;
+        } else if ((m = cli_parse_pages(CMD, argc, argv, &i, 1, &a->in_opt)) != 0) {
             if (m < 0)
                 return CLI_EXIT_USAGE;
         } else if ((m = cli_match(CMD, argc, argv, &i, "-o|--output", &v)) != 0) {
@@ -147,7 +158,7 @@ static int parse_args(int argc, char **argv, integral_args *a)
         } else if (!strcmp(arg, "--tilted")) {
             a->tilted = 1;
         } else if (!strcmp(arg, "--volume")) {
-            a->volume = 1;
+            a->in_opt.volume = 1;
         } else if (!strcmp(arg, "--stream")) {
             a->stream = 1;
         } else if (!strcmp(arg, "--no-stream")) {
@@ -166,6 +177,11 @@ static int parse_args(int argc, char **argv, integral_args *a)
         return cli_usage_error(CMD, "no output file (-o OUT)");
     if (a->stream && a->no_stream)
         return cli_usage_error(CMD, "--stream and --no-stream contradict each other");
+    if (cli_check_pages(CMD, &a->in_opt) != CLI_EXIT_OK)
+        return CLI_EXIT_USAGE;
+    if (a->in_opt.batch && (a->stream || a->tilted))
+        return cli_usage_error(CMD, "--batch works in memory on plain or squared tables "
+                                    "(not with %s)", a->stream ? "--stream" : "--tilted");
     if (a->tilted && (a->sq || a->padded || a->stream))
         return cli_usage_error(CMD, "--tilted goes with neither --squared, --padded nor "
                                     "--stream (the tilted table is always padded)");
@@ -203,13 +219,19 @@ static int parse_args(int argc, char **argv, integral_args *a)
 }
 
 /* Allocates a packed table for `in` of `type` with the shape the context
- * gives (or the tilted shape). */
+ * gives (or the tilted shape, or one table per image of a batch). */
 static int make_table(const pixsum_ctx *ctx, const char *path, const pixsum_view *in,
-                      pixsum_type type, int tilted, pixsum_view *out, const char *what)
+                      pixsum_type type, int tilted, int batch, pixsum_view *out,
+                      const char *what)
 {
     size_t w, h, d;
     if (tilted) {
         w = in->width + 1, h = in->height + 1, d = 1;
+    } else if (batch) {
+        pixsum_view one = *in;
+        one.depth = 1;
+        pixsum_integral_shape(ctx, &one, &w, &h, NULL);
+        d = in->depth;
     } else {
         pixsum_integral_shape(ctx, in, &w, &h, &d);
     }
@@ -224,11 +246,12 @@ static int make_table(const pixsum_ctx *ctx, const char *path, const pixsum_view
 static int run_in_memory(const integral_args *a, pixsum_ctx *ctx)
 {
     char err[512];
-    pxio_options opt = {.volume = a->volume};
     pxio_image img;
-    if (pxio_read(a->in, &opt, &img, err, sizeof err) != 0)
+    if (pxio_read(a->in, &a->in_opt, &img, err, sizeof err) != 0)
         return cli_error(CMD, "%s", err);
+    cli_note_pages(CMD, a->in, &img.info, &a->in_opt);
     const pixsum_view *in = &img.view;
+    int batch = a->in_opt.batch;
     if (in->depth > 1 && a->tilted) {
         pxio_free(&img);
         return cli_error(CMD, "%s: the tilted integral is 2-D; this is a volume", a->in);
@@ -240,7 +263,8 @@ static int run_in_memory(const integral_args *a, pixsum_ctx *ctx)
         pxio_free(&img);
         return rc;
     }
-    size_t count = in->width * in->height * in->depth;
+    /* the overflow rule counts one image of a batch */
+    size_t count = in->width * in->height * (batch ? 1 : in->depth);
     pixsum_type type = a->common.type;
     if (type == PIXSUM_TYPE_NONE)
         type = pixsum_integral_type(in->type, count, 0);
@@ -248,13 +272,15 @@ static int run_in_memory(const integral_args *a, pixsum_ctx *ctx)
     if (a->sq && sq_type == PIXSUM_TYPE_NONE)
         sq_type = pixsum_integral_type(in->type, count, 1);
     pixsum_view out = {0}, sq = {0};
-    rc = make_table(ctx, a->in, in, type, a->tilted, &out, "the integral table");
+    rc = make_table(ctx, a->in, in, type, a->tilted, batch, &out, "the integral table");
     if (rc == 0 && a->sq)
-        rc = make_table(ctx, a->in, in, sq_type, 0, &sq, "the squared table");
+        rc = make_table(ctx, a->in, in, sq_type, 0, batch, &sq, "the squared table");
     double t0 = cli_now(), t1 = t0;
     if (rc == 0) {
         int st;
-        if (a->tilted)
+        if (batch)
+            st = pixsum_integral_batch(ctx, in, &out, a->sq ? &sq : NULL);
+        else if (a->tilted)
             st = pixsum_integral_tilted(ctx, in, &out);
         else if (a->sq)
             st = pixsum_integral_sq(ctx, in, &out, &sq);
@@ -277,7 +303,10 @@ static int run_in_memory(const integral_args *a, pixsum_ctx *ctx)
     }
     if (rc == 0 && a->verbose) {
         char shape[96];
-        if (in->depth > 1)
+        if (batch)
+            snprintf(shape, sizeof shape, "%zu images of %zu x %zu", in->depth, in->width,
+                     in->height);
+        else if (in->depth > 1)
             snprintf(shape, sizeof shape, "%zu x %zu x %zu", in->width, in->height, in->depth);
         else
             snprintf(shape, sizeof shape, "%zu x %zu", in->width, in->height);
@@ -309,11 +338,10 @@ int cmd_integral(int argc, char **argv)
 
     /* Decide between memory and streaming from the header. */
     int stream = a.stream;
-    if (!stream && !a.no_stream && !a.tilted) {
+    if (!stream && !a.no_stream && !a.tilted && !a.in_opt.batch) {
         char err[512];
-        pxio_options opt = {.volume = a.volume};
         pxio_info info;
-        if (pxio_probe(a.in, &opt, &info, err, sizeof err) != 0) {
+        if (pxio_probe(a.in, &a.in_opt, &info, err, sizeof err) != 0) {
             pixsum_ctx_free(ctx);
             return cli_error(CMD, "%s", err);
         }
@@ -328,9 +356,12 @@ int cmd_integral(int argc, char **argv)
             stream = 1;
     }
     if (stream) {
-        pxio_options opt = {.volume = a.volume};
+        pxio_info info;
+        char err[512];
+        if (pxio_probe(a.in, &a.in_opt, &info, err, sizeof err) == 0)
+            cli_note_pages(CMD, a.in, &info, &a.in_opt); /* else the stream says why */
         cli_integral_job job = {
-            .cmd = CMD, .in_path = a.in, .in_opt = &opt, .out_path = a.out,
+            .cmd = CMD, .in_path = a.in, .in_opt = &a.in_opt, .out_path = a.out,
             .sq_path = a.sq, .out_type = a.common.type, .sq_type = a.sq_type,
             .wrap = a.wrap, .padded = a.padded, .wopt = a.wopt, .ctx = ctx,
             .max_strip_bytes = (size_t)16 << 20, .strip_rows = a.strip_rows, .progress = 1,

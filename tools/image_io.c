@@ -200,12 +200,18 @@ int pxio_reader_open(const char *path, const pxio_options *opt, pxio_reader **re
                              (magic[2] == 42 || magic[2] == 43) && magic[3] == 0) ||
                             (magic[0] == 'M' && magic[1] == 'M' && magic[2] == 0 &&
                              (magic[3] == 42 || magic[3] == 43)))) {
-        rc = pxio_tiff_open(r, err, errlen);
+        rc = pxio_tiff_open(r, opt, err, errlen);
     } else {
         rc = pxio_fail(err, errlen, path,
                        "unknown file format (not npy, pgm/ppm, pfm, png, jpeg or tiff: "
                        "first bytes %02x %02x %02x %02x)",
                        magic[0], magic[1], magic[2], magic[3]);
+    }
+    if (rc == 0 && r->info.pages == 0) { /* formats without pages */
+        r->info.pages = 1;
+        if (opt->page_set && opt->page != 0)
+            rc = pxio_fail(err, errlen, path, "--page %zu: a %s file holds one image (page 0)",
+                           opt->page, r->info.format);
     }
     if (rc != 0) {
         pxio_reader_close(r);
@@ -365,13 +371,14 @@ static int format_accepts(fmt_id fmt, const char *ext, const pxio_writer *w, cha
                              s->channels);
         break;
     case FMT_TIFF:
-        break;
+        return 0; /* a 3-D view: one page per slice */
     case FMT_NONE:
         return pxio_fail(err, errlen, w->path, "internal error: no format");
     }
     if (s->depth != 1)
         return pxio_fail(err, errlen, w->path,
-                         "%s holds 2-D images; a volume (depth %zu) needs .npy", ext,
+                         "%s holds 2-D images; a volume or batch (depth %zu) needs .npy or "
+                         ".tif (one page per slice)", ext,
                          s->depth);
     return 0;
 }

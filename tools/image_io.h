@@ -36,7 +36,10 @@
  *                  (or tiled, pxio_write_options.tile), uncompressed unless
  *                  pxio_write_options.compression names a codec; BigTIFF when the file could pass 4 GiB or
  *                  the name ends in .btf/.tf8 or pxio_write_options.bigtiff.
- *                  Multi-page files: the first page is read.
+ *                  Multi-page files: page 0, or the page pxio_options.page
+ *                  names, or with .volume / .batch every page as a slice (all
+ *                  of one shape and type). Planar-separate samples are read
+ *                  and interleaved. A 3-D view is written one page per slice.
  *
  * Errors: every function returning int returns 0 on success and -1 on failure,
  * after writing one line "PATH: what went wrong" into err (errlen bytes; err
@@ -62,11 +65,19 @@ typedef struct pxio_info {
     char detail[160];   /* human-readable extras: header version, layout, ... */
     char sample[80];    /* the file's own name of its sample type where it says more
                            than `type` (".npy dtype int64 ('<i8')"), else "" */
+    size_t pages;       /* images the file holds (TIFF pages); 1 for the other
+                           formats (readers only) */
 } pxio_info;
 
 /* Reader options (NULL = defaults, all zero). */
 typedef struct pxio_options {
-    int volume; /* 1: read a 3-D .npy shape as (D,H,W), never (H,W,C) */
+    int volume;    /* 1: read a 3-D .npy shape as (D,H,W), never (H,W,C), and
+                      every page of a TIFF as a slice */
+    int batch;     /* 1: a stack of images, one per slice: a 3-D .npy shape is
+                      (N,H,W), a 4-D one (N,H,W,C); every page of a TIFF */
+    int page_set;  /* 1: read page `page` (0-based) of a TIFF instead of page
+                      0; other formats have only page 0 */
+    size_t page;
 } pxio_options;
 
 /* Writer options (NULL = defaults, all zero). */

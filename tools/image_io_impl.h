@@ -105,7 +105,7 @@ int pxio_pnm_open(pxio_reader *r, char *err, size_t errlen);
 int pxio_pfm_open(pxio_reader *r, char *err, size_t errlen);
 int pxio_png_open(pxio_reader *r, char *err, size_t errlen);
 int pxio_jpeg_open(pxio_reader *r, char *err, size_t errlen);
-int pxio_tiff_open(pxio_reader *r, char *err, size_t errlen);
+int pxio_tiff_open(pxio_reader *r, const pxio_options *opt, char *err, size_t errlen);
 
 int pxio_npy_create(pxio_writer *w, char *err, size_t errlen);
 int pxio_pnm_create(pxio_writer *w, char *err, size_t errlen);

@@ -10,7 +10,8 @@
  * of either byte order and write little-endian, version 1 unless the header
  * needs more than 65535 bytes.
  *
- * Shapes: (H,W); (H,W,C) with C in 1..4 (unless the reader asks for volumes);
+ * Shapes: (H,W); (H,W,C) with C in 1..4 (unless the reader asks for volumes
+ * or batches, which read it as (D,H,W) / (N,H,W));
  * (D,H,W) otherwise; (D,H,W,C) with C in 1..4.
  */
 #include "image_io_impl.h"
@@ -242,7 +243,7 @@ int pxio_npy_open(pxio_reader *r, const pxio_options *opt, char *err, size_t err
     size_t W, H, D = 1, C = 1;
     if (nd == 2) {
         H = dims[0], W = dims[1];
-    } else if (nd == 3 && dims[2] >= 1 && dims[2] <= 4 && !opt->volume) {
+    } else if (nd == 3 && dims[2] >= 1 && dims[2] <= 4 && !opt->volume && !opt->batch) {
         H = dims[0], W = dims[1], C = dims[2];
     } else if (nd == 3) {
         D = dims[0], H = dims[1], W = dims[2];

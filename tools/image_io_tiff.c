@@ -2,15 +2,18 @@
  * image_io_tiff.c - TIFF and BigTIFF through Debian's libtiff (when
  * PIXSUM_HAVE_TIFF).
  *
- * Reading: striped or tiled, PlanarConfiguration contiguous, 1..4 samples per
- * pixel, unsigned 8/16/32/64-bit, signed 16/32/64-bit and IEEE float 32/64-bit
- * samples, any compression libtiff decodes. Rows are handed out from a band
- * buffer holding one strip (or one row of tiles), so memory stays bounded by
- * a strip whatever the image size. Any row can be read first (the reader is
- * random access: pxio_reader_seek jumps to its band). The first page of a
- * multi-page file is read.
+ * Reading: striped or tiled, samples contiguous or in separate planes
+ * (PlanarConfiguration 2, interleaved here), 1..4 samples per pixel, unsigned
+ * 8/16/32/64-bit, signed 16/32/64-bit and IEEE float 32/64-bit samples, any
+ * compression libtiff decodes. Rows are handed out from a band buffer holding
+ * one strip (or one row of tiles), so memory stays bounded by a strip whatever
+ * the image size. Any row can be read first (the reader is random access:
+ * pxio_reader_seek jumps to its band). Pages: the first (or the one
+ * pxio_options.page names) is the image; with pxio_options.volume or .batch
+ * every page is a slice (all of one size and sample type), read page by page.
  * Writing: striped, uncompressed, about 1 MiB per strip, row by row through
- * TIFFWriteScanline; BigTIFF when asked or when the file could pass 4 GiB.
+ * TIFFWriteScanline (or tiled, or compressed, as asked); a 3-D view (a volume
+ * or a batch) becomes one page per slice; BigTIFF when asked or when the file could pass 4 GiB.
  * libtiff reports errors through a global handler; we keep the last message
  * (per thread) and put it in our error text.
  */
@@ -55,13 +58,18 @@ static const char *tiff_last(void)
 
 typedef struct tiff_rstate {
     TIFF *tif;
+    size_t page;            /* directory loaded now */
+    size_t first_page;      /* the page of image slice 0 (--page N), else 0 */
     int tiled;
+    int separate;           /* PlanarConfiguration 2: one plane per sample */
     uint32_t band_h;        /* rows per strip or tile height */
     uint32_t tile_w;
-    size_t tsize;
+    size_t tsize;           /* bytes per sample */
     unsigned char *band;    /* one band: band_h rows of the full width */
-    unsigned char *tile;    /* one tile (tiled files) */
-    size_t band_first;      /* first image row in `band`; SIZE_MAX = none */
+    unsigned char *tile;    /* one tile, or one plane's strip (separate planes) */
+    size_t tile_bytes;      /* allocated bytes of `tile` */
+    size_t band_first;      /* first image row (slice * height + row) in `band`;
+                               SIZE_MAX = none */
     size_t band_rows;       /* valid rows in `band` */
 } tiff_rstate;
 
@@ -78,43 +86,170 @@ static void tiff_reader_close(pxio_reader *r)
     r->state = NULL;
 }
 
-/* Loads the band holding image row y. */
+/* What a page holds: the fields every page of a multi-page read must share. */
+typedef struct tiff_page {
+    uint32_t w, h;
+    uint16_t spp, bits, format, planar, photometric, compression;
+} tiff_page;
+
+static int tiff_read_page(TIFF *tif, tiff_page *pg)
+{
+    memset(pg, 0, sizeof *pg);
+    pg->spp = 1, pg->bits = 1, pg->format = SAMPLEFORMAT_UINT, pg->planar = PLANARCONFIG_CONTIG;
+    pg->compression = COMPRESSION_NONE;
+    if (!TIFFGetField(tif, TIFFTAG_IMAGEWIDTH, &pg->w) ||
+        !TIFFGetField(tif, TIFFTAG_IMAGELENGTH, &pg->h))
+        return -1;
+    TIFFGetFieldDefaulted(tif, TIFFTAG_SAMPLESPERPIXEL, &pg->spp);
+    TIFFGetFieldDefaulted(tif, TIFFTAG_BITSPERSAMPLE, &pg->bits);
+    TIFFGetFieldDefaulted(tif, TIFFTAG_SAMPLEFORMAT, &pg->format);
+    TIFFGetFieldDefaulted(tif, TIFFTAG_PLANARCONFIG, &pg->planar);
+    TIFFGetField(tif, TIFFTAG_PHOTOMETRIC, &pg->photometric);
+    TIFFGetFieldDefaulted(tif, TIFFTAG_COMPRESSION, &pg->compression);
+    return 0;
+}
+
+/* The strip or tile layout of the current directory (pages may differ in it). */
+static int tiff_load_layout(pxio_reader *r, char *err, size_t errlen)
+{
+    tiff_rstate *s = r->state;
+    uint32_t w = (uint32_t)r->info.width, h = (uint32_t)r->info.height;
+    uint16_t planar = PLANARCONFIG_CONTIG, compression = COMPRESSION_NONE, photometric = 0;
+    TIFFGetFieldDefaulted(s->tif, TIFFTAG_PLANARCONFIG, &planar);
+    TIFFGetFieldDefaulted(s->tif, TIFFTAG_COMPRESSION, &compression);
+    TIFFGetField(s->tif, TIFFTAG_PHOTOMETRIC, &photometric);
+    if (compression == COMPRESSION_JPEG && photometric == PHOTOMETRIC_YCBCR)
+        TIFFSetField(s->tif, TIFFTAG_JPEGCOLORMODE, JPEGCOLORMODE_RGB);
+    s->separate = planar == PLANARCONFIG_SEPARATE && r->info.channels > 1;
+    s->tiled = TIFFIsTiled(s->tif);
+    uint32_t band_h;
+    if (s->tiled) {
+        uint32_t tw = 0, th = 0;
+        TIFFGetField(s->tif, TIFFTAG_TILEWIDTH, &tw);
+        TIFFGetField(s->tif, TIFFTAG_TILELENGTH, &th);
+        /* tiles may overhang the image (a 100 x 100 image in 256 x 256 tiles), but
+         * not by more than a 4096-pixel tile: a 2 KB fuzz input claimed a
+         * 16 GiB tile for a tiny image */
+        uint32_t most_w = (w > 4096 ? w : 4096) + 16, most_h = (h > 4096 ? h : 4096) + 16;
+        if (tw == 0 || th == 0 || tw > most_w || th > most_h)
+            return pxio_fail(err, errlen, r->path, "corrupt TIFF tile size %u x %u for a "
+                             "%u x %u image", tw, th, w, h);
+        if (TIFFTileSize(s->tif) <= 0) /* the tile buffer waits for the first read */
+            return pxio_fail(err, errlen, r->path, "corrupt TIFF tile size %u x %u", tw, th);
+        s->tile_w = tw;
+        band_h = th;
+    } else {
+        uint32_t rps = h;
+        TIFFGetFieldDefaulted(s->tif, TIFFTAG_ROWSPERSTRIP, &rps);
+        band_h = rps == 0 || rps > h ? h : rps;
+    }
+    /* the band and the tile are allocated by the first read (tiff_load_band):
+     * probing a tiny file whose header claims a huge image must not allocate
+     * that size */
+    if ((size_t)band_h * r->row_bytes / band_h != r->row_bytes)
+        return pxio_fail(err, errlen, r->path, "corrupt TIFF: a band of %u rows of %u "
+                         "pixels overflows", band_h, w);
+    if (band_h != s->band_h) {
+        free(s->band);
+        s->band = NULL;
+    }
+    s->band_h = band_h;
+    s->band_first = SIZE_MAX;
+    return 0;
+}
+
+/* Makes page `page` (of the file) the current directory. */
+static int tiff_go_to_page(pxio_reader *r, size_t page, char *err, size_t errlen)
+{
+    tiff_rstate *s = r->state;
+    if (s->page == page)
+        return 0;
+    tiff_message[0] = '\0';
+    if (!TIFFSetDirectory(s->tif, (tdir_t)page))
+        return pxio_fail(err, errlen, r->path, "cannot read TIFF page %zu: %s", page,
+                         tiff_last());
+    s->page = page;
+    return tiff_load_layout(r, err, errlen);
+}
+
+/* A buffer of at least n bytes in s->tile. */
+static int tiff_tile_buffer(pxio_reader *r, size_t n, char *err, size_t errlen)
+{
+    tiff_rstate *s = r->state;
+    if (s->tile_bytes >= n)
+        return 0;
+    free(s->tile);
+    s->tile_bytes = 0;
+    if (!(s->tile = malloc(n)))
+        return pxio_fail(err, errlen, r->path, "out of memory for a TIFF block of %zu bytes", n);
+    s->tile_bytes = n;
+    return 0;
+}
+
+/* Loads the band holding image row y (slice y / height, its row y % height). */
 static int tiff_load_band(pxio_reader *r, size_t y, char *err, size_t errlen)
 {
     tiff_rstate *s = r->state;
+    size_t height = r->info.height, slice = y / height;
+    if (tiff_go_to_page(r, s->first_page + slice, err, errlen) != 0)
+        return -1;
     if (!s->band && !(s->band = malloc((size_t)s->band_h * r->row_bytes)))
         return pxio_fail(err, errlen, r->path, "out of memory for a band of %zu rows",
                          (size_t)s->band_h);
-    size_t first = y / s->band_h * s->band_h;
-    size_t rows = r->total_rows - first < s->band_h ? r->total_rows - first : s->band_h;
+    size_t first = y % height / s->band_h * s->band_h; /* row within the page */
+    size_t rows = height - first < s->band_h ? height - first : s->band_h;
+    size_t ch = r->info.channels, planes = s->separate ? ch : 1;
+    size_t px = (s->separate ? 1 : ch) * s->tsize; /* bytes per pixel of one block */
     tiff_message[0] = '\0';
-    if (!s->tiled) {
-        tstrip_t strip = TIFFComputeStrip(s->tif, (uint32_t)first, 0);
-        tmsize_t want = (tmsize_t)(rows * r->row_bytes);
-        tmsize_t got = TIFFReadEncodedStrip(s->tif, strip, s->band, want);
-        if (got < want)
-            return pxio_fail(err, errlen, r->path, "TIFF read failed at row %zu: %s",
-                             first + 1, got < 0 ? tiff_last() : "strip too short (truncated?)");
-    } else {
+    for (size_t plane = 0; plane < planes; plane++) {
+        if (!s->tiled) {
+            tstrip_t strip = TIFFComputeStrip(s->tif, (uint32_t)first, (tsample_t)plane);
+            size_t plane_bytes = rows * r->info.width * px;
+            unsigned char *dst = s->band;
+            if (s->separate) {
+                if (tiff_tile_buffer(r, plane_bytes, err, errlen) != 0)
+                    return -1;
+                dst = s->tile;
+            }
+            tmsize_t got = TIFFReadEncodedStrip(s->tif, strip, dst, (tmsize_t)plane_bytes);
+            if (got < (tmsize_t)plane_bytes)
+                return pxio_fail(err, errlen, r->path, "TIFF read failed at row %zu: %s",
+                                 first + 1,
+                                 got < 0 ? tiff_last() : "strip too short (truncated?)");
+            if (s->separate) /* sample `plane` of every pixel */
+                for (size_t i = 0; i < rows * r->info.width; i++)
+                    memcpy(s->band + (i * ch + plane) * s->tsize, s->tile + i * s->tsize,
+                           s->tsize);
+            continue;
+        }
         tmsize_t ts = TIFFTileSize(s->tif);
-        if (!s->tile && !(s->tile = malloc((size_t)ts)))
-            return pxio_fail(err, errlen, r->path, "out of memory for a %u x %u tile",
-                             s->tile_w, s->band_h);
-        size_t tile_row_bytes = (size_t)s->tile_w * r->info.channels * s->tsize;
+        if (ts <= 0 || tiff_tile_buffer(r, (size_t)ts, err, errlen) != 0)
+            return ts <= 0 ? pxio_fail(err, errlen, r->path, "corrupt TIFF tile size") : -1;
+        size_t tile_row_bytes = (size_t)s->tile_w * px;
+        if ((size_t)ts < tile_row_bytes * rows)
+            return pxio_fail(err, errlen, r->path, "corrupt TIFF: tiles of %lld bytes",
+                             (long long)ts);
         for (size_t x = 0; x < r->info.width; x += s->tile_w) {
-            ttile_t t = TIFFComputeTile(s->tif, (uint32_t)x, (uint32_t)first, 0, 0);
+            ttile_t t = TIFFComputeTile(s->tif, (uint32_t)x, (uint32_t)first, 0,
+                                        (tsample_t)plane);
             if (TIFFReadEncodedTile(s->tif, t, s->tile, ts) < 0)
                 return pxio_fail(err, errlen, r->path,
                                  "TIFF read failed at tile (%zu, %zu): %s", x, first,
                                  tiff_last());
             size_t cols = r->info.width - x < s->tile_w ? r->info.width - x : s->tile_w;
-            size_t bytes = cols * r->info.channels * s->tsize;
-            for (size_t i = 0; i < rows; i++)
-                memcpy(s->band + i * r->row_bytes + x * r->info.channels * s->tsize,
-                       s->tile + i * tile_row_bytes, bytes);
+            for (size_t i = 0; i < rows; i++) {
+                unsigned char *row = s->band + i * r->row_bytes + x * ch * s->tsize;
+                const unsigned char *src = s->tile + i * tile_row_bytes;
+                if (!s->separate) {
+                    memcpy(row, src, cols * px);
+                    continue;
+                }
+                for (size_t k = 0; k < cols; k++)
+                    memcpy(row + (k * ch + plane) * s->tsize, src + k * s->tsize, s->tsize);
+            }
         }
     }
-    s->band_first = first;
+    s->band_first = slice * height + first;
     s->band_rows = rows;
     return 0;
 }
@@ -152,7 +287,13 @@ static pixsum_type tiff_type(uint16_t format, uint16_t bits)
     }
 }
 
-int pxio_tiff_open(pxio_reader *r, char *err, size_t errlen)
+static const char *tiff_format_name(uint16_t format)
+{
+    return format == SAMPLEFORMAT_INT ? "signed" : format == SAMPLEFORMAT_IEEEFP ? "float"
+                                                                                 : "unsigned";
+}
+
+int pxio_tiff_open(pxio_reader *r, const pxio_options *opt, char *err, size_t errlen)
 {
     tiff_handlers();
     tiff_rstate *s = calloc(1, sizeof *s);
@@ -165,85 +306,80 @@ int pxio_tiff_open(pxio_reader *r, char *err, size_t errlen)
     s->tif = TIFFOpen(r->path, "rm");
     if (!s->tif)
         return pxio_fail(err, errlen, r->path, "not a readable TIFF: %s", tiff_last());
-    uint32_t w = 0, h = 0;
-    uint16_t spp = 1, bits = 1, format = SAMPLEFORMAT_UINT, planar = PLANARCONFIG_CONTIG;
-    uint16_t photometric = 0, compression = COMPRESSION_NONE;
-    if (!TIFFGetField(s->tif, TIFFTAG_IMAGEWIDTH, &w) ||
-        !TIFFGetField(s->tif, TIFFTAG_IMAGELENGTH, &h))
+    size_t pages = TIFFNumberOfDirectories(s->tif);
+    if (pages == 0)
+        return pxio_fail(err, errlen, r->path, "corrupt TIFF: no image directory");
+    int all_pages = opt->volume || opt->batch;
+    if (opt->page_set && opt->page >= pages)
+        return pxio_fail(err, errlen, r->path, "--page %zu: this TIFF has %zu page%s "
+                         "(0..%zu)", opt->page, pages, pages == 1 ? "" : "s", pages - 1);
+    s->first_page = opt->page_set ? opt->page : 0;
+    if (s->first_page && !TIFFSetDirectory(s->tif, (tdir_t)s->first_page))
+        return pxio_fail(err, errlen, r->path, "cannot read TIFF page %zu: %s",
+                         s->first_page, tiff_last());
+    s->page = s->first_page;
+    tiff_page pg;
+    if (tiff_read_page(s->tif, &pg) != 0)
         return pxio_fail(err, errlen, r->path, "corrupt TIFF: no image size");
-    TIFFGetFieldDefaulted(s->tif, TIFFTAG_SAMPLESPERPIXEL, &spp);
-    TIFFGetFieldDefaulted(s->tif, TIFFTAG_BITSPERSAMPLE, &bits);
-    TIFFGetFieldDefaulted(s->tif, TIFFTAG_SAMPLEFORMAT, &format);
-    TIFFGetFieldDefaulted(s->tif, TIFFTAG_PLANARCONFIG, &planar);
-    TIFFGetField(s->tif, TIFFTAG_PHOTOMETRIC, &photometric);
-    TIFFGetFieldDefaulted(s->tif, TIFFTAG_COMPRESSION, &compression);
-    if (w == 0 || h == 0)
-        return pxio_fail(err, errlen, r->path, "empty TIFF (%u x %u)", w, h);
-    if (spp < 1 || spp > 4)
+    if (pg.w == 0 || pg.h == 0)
+        return pxio_fail(err, errlen, r->path, "empty TIFF (%u x %u)", pg.w, pg.h);
+    if (pg.spp < 1 || pg.spp > 4)
         return pxio_fail(err, errlen, r->path,
-                         "unsupported TIFF: %u samples per pixel (pixsum takes 1..4)", spp);
-    pixsum_type type = tiff_type(format, bits);
+                         "unsupported TIFF: %u samples per pixel (pixsum takes 1..4)", pg.spp);
+    pixsum_type type = tiff_type(pg.format, pg.bits);
     if (type == PIXSUM_TYPE_NONE)
         return pxio_fail(err, errlen, r->path,
                          "unsupported TIFF bit depth: %u-bit %s samples (pixsum reads unsigned "
                          "8/16/32/64, signed 16/32/64, float 32/64)",
-                         bits,
-                         format == SAMPLEFORMAT_INT      ? "signed"
-                         : format == SAMPLEFORMAT_IEEEFP ? "float"
-                                                         : "unsigned");
-    if (photometric == PHOTOMETRIC_PALETTE)
+                         pg.bits, tiff_format_name(pg.format));
+    if (pg.photometric == PHOTOMETRIC_PALETTE)
         return pxio_fail(err, errlen, r->path, "palette TIFF files are not supported");
-    if (planar != PLANARCONFIG_CONTIG && spp > 1)
-        return pxio_fail(err, errlen, r->path,
-                         "planar-separate TIFF (PlanarConfiguration 2) is not supported");
-    if (compression == COMPRESSION_JPEG && photometric == PHOTOMETRIC_YCBCR)
-        TIFFSetField(s->tif, TIFFTAG_JPEGCOLORMODE, JPEGCOLORMODE_RGB);
-    s->tsize = pixsum_type_size(type);
-    s->tiled = TIFFIsTiled(s->tif);
-    if (pxio_set_shape(r, type, w, h, 1, spp, NULL, err, errlen) != 0)
-        return -1;
-    snprintf(r->info.sample, sizeof r->info.sample, "TIFF %u-bit %s samples", bits,
-             format == SAMPLEFORMAT_INT      ? "signed integer"
-             : format == SAMPLEFORMAT_IEEEFP ? "float"
-                                             : "unsigned integer");
-    if (s->tiled) {
-        uint32_t tw = 0, th = 0;
-        TIFFGetField(s->tif, TIFFTAG_TILEWIDTH, &tw);
-        TIFFGetField(s->tif, TIFFTAG_TILELENGTH, &th);
-        /* tiles may overhang the image (a 100 x 100 image in 256 x 256 tiles), but
-         * not by more than a 4096-pixel tile: a 2 KB fuzz input claimed a
-         * 16 GiB tile for a tiny image */
-        uint32_t most_w = (w > 4096 ? w : 4096) + 16, most_h = (h > 4096 ? h : 4096) + 16;
-        if (tw == 0 || th == 0 || tw > most_w || th > most_h)
-            return pxio_fail(err, errlen, r->path, "corrupt TIFF tile size %u x %u for a "
-                             "%u x %u image", tw, th, w, h);
-        s->tile_w = tw;
-        s->band_h = th;
-        if (TIFFTileSize(s->tif) <= 0) /* the tile buffer waits for the first read */
-            return pxio_fail(err, errlen, r->path, "corrupt TIFF tile size %u x %u", tw, th);
-    } else {
-        uint32_t rps = h;
-        TIFFGetFieldDefaulted(s->tif, TIFFTAG_ROWSPERSTRIP, &rps);
-        s->band_h = rps == 0 || rps > h ? h : rps;
+    /* --volume / --batch: every page is a slice, and all must match page 0 */
+    size_t depth = 1;
+    if (all_pages && pages > 1) {
+        for (size_t k = 1; k < pages; k++) {
+            tiff_page other;
+            tiff_message[0] = '\0';
+            if (!TIFFSetDirectory(s->tif, (tdir_t)k) || tiff_read_page(s->tif, &other) != 0)
+                return pxio_fail(err, errlen, r->path, "cannot read TIFF page %zu: %s", k,
+                                 tiff_message[0] ? tiff_last() : "no image size");
+            if (other.w != pg.w || other.h != pg.h || other.spp != pg.spp ||
+                other.bits != pg.bits || other.format != pg.format)
+                return pxio_fail(err, errlen, r->path,
+                                 "page %zu is %u x %u x %u %u-bit %s, page 0 %u x %u x %u "
+                                 "%u-bit %s: the pages of a %s must match (read one with "
+                                 "--page N)", k, other.w, other.h, other.spp, other.bits,
+                                 tiff_format_name(other.format), pg.w, pg.h, pg.spp, pg.bits,
+                                 tiff_format_name(pg.format), opt->batch ? "batch" : "volume");
+        }
+        if (!TIFFSetDirectory(s->tif, 0))
+            return pxio_fail(err, errlen, r->path, "cannot read TIFF page 0: %s", tiff_last());
+        depth = pages;
     }
-    size_t band_bytes = (size_t)s->band_h * r->row_bytes;
-    /* the band and the tile are allocated by the first read (tiff_load_band):
-     * probing a tiny file whose header claims a huge image must not allocate
-     * that size */
-    if (band_bytes / s->band_h != r->row_bytes)
-        return pxio_fail(err, errlen, r->path, "corrupt TIFF: a band of %u rows of %u "
-                         "pixels overflows", s->band_h, w);
+    s->tsize = pixsum_type_size(type);
+    if (pxio_set_shape(r, type, pg.w, pg.h, depth, pg.spp, NULL, err, errlen) != 0)
+        return -1;
+    r->info.pages = pages;
+    snprintf(r->info.sample, sizeof r->info.sample, "TIFF %u-bit %s samples", pg.bits,
+             pg.format == SAMPLEFORMAT_INT      ? "signed integer"
+             : pg.format == SAMPLEFORMAT_IEEEFP ? "float"
+                                                : "unsigned integer");
+    s->band_h = 0;
+    if (tiff_load_layout(r, err, errlen) != 0)
+        return -1;
     r->strip_rows = s->band_h;
     snprintf(r->info.format, sizeof r->info.format, "tiff");
     char comp[32];
-    const TIFFCodec *codec = TIFFFindCODEC(compression);
+    const TIFFCodec *codec = TIFFFindCODEC(pg.compression);
     snprintf(comp, sizeof comp, "%s", codec ? codec->name : "unknown compression");
     if (s->tiled)
-        snprintf(r->info.detail, sizeof r->info.detail, "%s, tiled %u x %u, %s",
-                 TIFFIsBigTIFF(s->tif) ? "BigTIFF" : "TIFF", s->tile_w, s->band_h, comp);
+        snprintf(r->info.detail, sizeof r->info.detail, "%s, tiled %u x %u, %s%s",
+                 TIFFIsBigTIFF(s->tif) ? "BigTIFF" : "TIFF", s->tile_w, s->band_h, comp,
+                 s->separate ? ", planar-separate" : "");
     else
-        snprintf(r->info.detail, sizeof r->info.detail, "%s, striped %u rows/strip, %s",
-                 TIFFIsBigTIFF(s->tif) ? "BigTIFF" : "TIFF", s->band_h, comp);
+        snprintf(r->info.detail, sizeof r->info.detail, "%s, striped %u rows/strip, %s%s",
+                 TIFFIsBigTIFF(s->tif) ? "BigTIFF" : "TIFF", s->band_h, comp,
+                 s->separate ? ", planar-separate" : "");
     return 0;
 }
 
@@ -263,7 +399,8 @@ static int tiff_flush_band(pxio_writer *w, char *err, size_t errlen)
 {
     tiff_wstate *s = w->state;
     size_t px = w->shape.channels * pixsum_type_size(w->shape.type);
-    size_t y0 = (w->next_row - 1) / s->tile * s->tile; /* band's first image row */
+    size_t y0 = (w->next_row - 1) % w->shape.height / s->tile * s->tile; /* band's first
+                                                                            row in its page */
     for (size_t x = 0; x < w->shape.width; x += s->tile) {
         size_t cols = w->shape.width - x < s->tile ? w->shape.width - x : s->tile;
         memset(s->tilebuf, 0, (size_t)s->tile * s->tile * px);
@@ -293,6 +430,21 @@ static void tiff_wdiscard(pxio_writer *w)
     w->state = NULL;
 }
 
+static int tiff_set_fields(pxio_writer *w, size_t page, char *err, size_t errlen);
+
+/* Before image row y (slice y / height): a slice's first row past the first
+ * slice closes the page before it and opens the next one. */
+static int tiff_page_turn(pxio_writer *w, size_t y, char *err, size_t errlen)
+{
+    tiff_wstate *s = w->state;
+    if (y == 0 || y % w->shape.height != 0)
+        return 0;
+    if (!TIFFWriteDirectory(s->tif))
+        return pxio_fail(err, errlen, w->path, "TIFF write failed at page %zu: %s",
+                         y / w->shape.height - 1, tiff_last());
+    return tiff_set_fields(w, y / w->shape.height, err, errlen);
+}
+
 static int tiff_wwrite(pxio_writer *w, size_t rows, const unsigned char *buf, ptrdiff_t stride,
                        char *err, size_t errlen)
 {
@@ -300,11 +452,15 @@ static int tiff_wwrite(pxio_writer *w, size_t rows, const unsigned char *buf, pt
     tiff_message[0] = '\0';
     if (s->tile) {
         for (size_t i = 0; i < rows; i++) {
+            if (tiff_page_turn(w, w->next_row, err, errlen) != 0) {
+                w->next_row -= i;
+                return -1;
+            }
             memcpy(s->band + s->band_rows * w->row_bytes, buf + (ptrdiff_t)i * stride,
                    w->row_bytes);
             s->band_rows++;
             w->next_row++; /* tiff_flush_band() reads the position */
-            int full = s->band_rows == s->tile || w->next_row == w->total_rows;
+            int full = s->band_rows == s->tile || w->next_row % w->shape.height == 0;
             int rc = full ? tiff_flush_band(w, err, errlen) : 0;
             if (rc != 0) {
                 w->next_row -= i + 1;
@@ -315,8 +471,11 @@ static int tiff_wwrite(pxio_writer *w, size_t rows, const unsigned char *buf, pt
         return 0;
     }
     for (size_t i = 0; i < rows; i++) {
+        size_t y = w->next_row + i;
+        if (tiff_page_turn(w, y, err, errlen) != 0)
+            return -1;
         if (TIFFWriteScanline(s->tif, (void *)(buf + (ptrdiff_t)i * stride),
-                              (uint32_t)(w->next_row + i), 0) < 0)
+                              (uint32_t)(y % w->shape.height), 0) < 0)
             return pxio_fail(err, errlen, w->path, "TIFF write failed: %s", tiff_last());
     }
     return 0;
@@ -346,28 +505,12 @@ static int tiff_wfinish(pxio_writer *w, char *err, size_t errlen)
 
 static const pxio_writer_ops tiff_writer_ops = {tiff_wwrite, tiff_wfinish, tiff_wdiscard};
 
-int pxio_tiff_create(pxio_writer *w, char *err, size_t errlen)
+/* The tags of page `page` (of w->shape.depth): one image of the shape's width,
+ * height, channels and type; pages of a multi-page file are marked as such. */
+static int tiff_set_fields(pxio_writer *w, size_t page, char *err, size_t errlen)
 {
-    tiff_handlers();
+    tiff_wstate *s = w->state;
     const pxio_info *sh = &w->shape;
-    if (sh->width > UINT32_MAX || sh->height > UINT32_MAX)
-        return pxio_fail(err, errlen, w->path, "too large for TIFF (2^32-1 pixels a side)");
-    size_t n = strlen(w->path);
-    int big = w->opt.bigtiff ||
-              (n >= 4 && (!strcasecmp(w->path + n - 4, ".btf") ||
-                          !strcasecmp(w->path + n - 4, ".tf8")));
-    /* Classic TIFF offsets are 32-bit: leave a margin for the strip tables. */
-    unsigned long long data = (unsigned long long)w->row_bytes * w->total_rows;
-    if (data > 0xF0000000ull)
-        big = 1;
-    tiff_wstate *s = calloc(1, sizeof *s);
-    if (!s)
-        return pxio_fail(err, errlen, w->path, "out of memory");
-    w->state = s;
-    w->ops = &tiff_writer_ops;
-    s->tif = TIFFFdOpen(w->fd, w->path, big ? "w8" : "w");
-    if (!s->tif)
-        return pxio_fail(err, errlen, w->path, "cannot create TIFF: %s", tiff_last());
     uint16_t format = sh->type == PIXSUM_F32 || sh->type == PIXSUM_F64 ? SAMPLEFORMAT_IEEEFP
                       : sh->type == PIXSUM_I16 || sh->type == PIXSUM_I32 || sh->type == PIXSUM_I64
                           ? SAMPLEFORMAT_INT
@@ -403,16 +546,7 @@ int pxio_tiff_create(pxio_writer *w, char *err, size_t errlen)
                              "this libtiff cannot write %s-compressed TIFF", cname);
     }
     TIFFSetField(s->tif, TIFFTAG_COMPRESSION, codec);
-    if (w->opt.tile) {
-        if (w->opt.tile % 16 || w->opt.tile > 65536)
-            return pxio_fail(err, errlen, w->path,
-                             "TIFF tile size %u is not a multiple of 16 (16..65536)", w->opt.tile);
-        s->tile = w->opt.tile;
-        size_t px = sh->channels * pixsum_type_size(sh->type);
-        s->band = malloc((size_t)s->tile * w->row_bytes);
-        s->tilebuf = malloc((size_t)s->tile * s->tile * px);
-        if (!s->band || !s->tilebuf)
-            return pxio_fail(err, errlen, w->path, "out of memory for %u-row tiles", s->tile);
+    if (s->tile) {
         TIFFSetField(s->tif, TIFFTAG_TILEWIDTH, s->tile);
         TIFFSetField(s->tif, TIFFTAG_TILELENGTH, s->tile);
     } else {
@@ -429,13 +563,55 @@ int pxio_tiff_create(pxio_writer *w, char *err, size_t errlen)
                            : EXTRASAMPLE_UNSPECIFIED;
         TIFFSetField(s->tif, TIFFTAG_EXTRASAMPLES, (uint16_t)extra, kinds);
     }
+    if (sh->depth > 1) {
+        TIFFSetField(s->tif, TIFFTAG_SUBFILETYPE, FILETYPE_PAGE);
+        TIFFSetField(s->tif, TIFFTAG_PAGENUMBER, (uint16_t)(page < 65535 ? page : 65535),
+                     (uint16_t)(sh->depth < 65535 ? sh->depth : 65535));
+    }
     return 0;
+}
+
+int pxio_tiff_create(pxio_writer *w, char *err, size_t errlen)
+{
+    tiff_handlers();
+    const pxio_info *sh = &w->shape;
+    if (sh->width > UINT32_MAX || sh->height > UINT32_MAX)
+        return pxio_fail(err, errlen, w->path, "too large for TIFF (2^32-1 pixels a side)");
+    size_t n = strlen(w->path);
+    int big = w->opt.bigtiff ||
+              (n >= 4 && (!strcasecmp(w->path + n - 4, ".btf") ||
+                          !strcasecmp(w->path + n - 4, ".tf8")));
+    /* Classic TIFF offsets are 32-bit: leave a margin for the strip tables. */
+    unsigned long long data = (unsigned long long)w->row_bytes * w->total_rows;
+    if (data > 0xF0000000ull)
+        big = 1;
+    tiff_wstate *s = calloc(1, sizeof *s);
+    if (!s)
+        return pxio_fail(err, errlen, w->path, "out of memory");
+    w->state = s;
+    w->ops = &tiff_writer_ops;
+    s->tif = TIFFFdOpen(w->fd, w->path, big ? "w8" : "w");
+    if (!s->tif)
+        return pxio_fail(err, errlen, w->path, "cannot create TIFF: %s", tiff_last());
+    if (w->opt.tile) {
+        if (w->opt.tile % 16 || w->opt.tile > 65536)
+            return pxio_fail(err, errlen, w->path,
+                             "TIFF tile size %u is not a multiple of 16 (16..65536)", w->opt.tile);
+        s->tile = w->opt.tile;
+        size_t px = sh->channels * pixsum_type_size(sh->type);
+        s->band = malloc((size_t)s->tile * w->row_bytes);
+        s->tilebuf = malloc((size_t)s->tile * s->tile * px);
+        if (!s->band || !s->tilebuf)
+            return pxio_fail(err, errlen, w->path, "out of memory for %u-row tiles", s->tile);
+    }
+    return tiff_set_fields(w, 0, err, errlen);
 }
 
 #else /* !PIXSUM_HAVE_TIFF */
 
-int pxio_tiff_open(pxio_reader *r, char *err, size_t errlen)
+int pxio_tiff_open(pxio_reader *r, const pxio_options *opt, char *err, size_t errlen)
 {
+    (void)opt;
     return pxio_fail(err, errlen, r->path, "a TIFF file, but this pixsum was built without libtiff");
 }
 

@@ -345,7 +345,8 @@ static int create_temporary(out_file *o, char *err, size_t errlen)
             suffix[k] = chars[z % (sizeof chars - 1)];
         suffix[6] = '\0';
         snprintf(o->tmp, n, "%.*s.%s.pixsum-%s", (int)dirlen, o->target, base, suffix);
-        o->fd = open(o->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOCTTY, 0600);
+        /* read and write: libtiff reads back the directory chain of a multi-page file */
+        o->fd = open(o->tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOCTTY, 0600);
         e = o->fd >= 0 ? 0 : errno;
     }
     if (o->fd >= 0) {

@@ -34,8 +34,12 @@ for expect in "$G"/*.expect.npy; do
         extra=
         [ "$ext" = tiled.tif ] && extra="--tile 16"
         # shellcheck disable=SC2086
+        # a TIFF holds a volume as one page per slice: read them all back
+        back=
+        case "$ext" in *tif | btf) back=--volume ;; esac
+        # shellcheck disable=SC2086
         if "$PIXSUM" convert "$expect" "rt.$ext" $extra 2>err.txt; then
-            if ! "$PIXSUM" convert "rt.$ext" back.npy 2>err.txt; then
+            if ! "$PIXSUM" convert "rt.$ext" back.npy $back 2>err.txt; then
                 fail "$name -> $ext -> npy: $(cat err.txt)"
             elif [ "$ext" != jpg ] && ! cmp -s back.npy "$expect"; then
                 fail "$name -> $ext -> npy changed the pixels"
@@ -74,7 +78,7 @@ expect_error 1 "rt.pgm: pgm holds 1 channel, not 3 channels" \
     "$PIXSUM" convert "$G/ppm_p6_8.ppm.expect.npy" rt.pgm
 has_format jpeg && expect_error 1 "rt.jpg: JPEG holds 1 or 3 channels, not 4" \
     "$PIXSUM" convert "$G/npy_rgba_u1.npy.expect.npy" rt.jpg
-expect_error 1 "a volume (depth 3) needs .npy" \
+expect_error 1 "a volume or batch (depth 3) needs .npy or .tif" \
     "$PIXSUM" convert "$G/npy_volume_u1.npy.expect.npy" rt.pgm
 expect_error 1 "cannot tell the output format from the extension 'xyz'" \
     "$PIXSUM" convert "$G/npy_u1.npy.expect.npy" rt.xyz

@@ -9,7 +9,9 @@
  * paths: pxio_probe(), the row stream (pxio_reader_open + pxio_read_rows in
  * strips of pxio_reader_strip_rows()), and pxio_read() whole; a decoded image
  * is then fed to the library (integral image and histogram) so that decoder
- * output with any shape or type also exercises the core.
+ * output with any shape or type also exercises the core. The reader options
+ * (default, --batch, --volume, --page N: multi-page TIFFs) are chosen from
+ * the input's length, so the file's bytes stay the decoder's alone.
  *
  * Allocations stay bounded: images whose packed size exceeds FUZZ_MAX_BYTES
  * are only probed (a header may claim any size; the decoders are expected to
@@ -65,12 +67,12 @@ static void exercise_library(const pixsum_view *v)
 }
 
 /* Reads the whole stream strip by strip into one buffer (bounded). */
-static void read_as_stream(const char *path)
+static void read_as_stream(const char *path, const pxio_options *opt)
 {
     pxio_reader *r = NULL;
     pxio_info info;
     char err[256];
-    if (pxio_reader_open(path, NULL, &r, &info, err, sizeof err) != 0) {
+    if (pxio_reader_open(path, opt, &r, &info, err, sizeof err) != 0) {
         pxio_reader_close(r);
         return;
     }
@@ -104,16 +106,25 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     char path[64];
     snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
 
+    pxio_options opt = {0};
+    switch (size % 4) {
+    case 1: opt.batch = 1; break;
+    case 2: opt.volume = 1; break;
+    case 3: opt.page_set = 1, opt.page = size > 0 ? data[size - 1] % 4 : 0; break;
+    default: break;
+    }
     pxio_info info;
     char err[256];
     memset(&info, 0, sizeof info);
-    if (pxio_probe(path, NULL, &info, err, sizeof err) == 0) {
+    if (pxio_probe(path, &opt, &info, err, sizeof err) == 0) {
+        if (info.pages == 0 || (info.pages > 1 && info.depth > 1 && info.depth != info.pages))
+            abort(); /* every reader counts its pages; all pages read = depth */
         size_t bytes = pixsum_packed_bytes(info.type, info.width, info.height,
                                            info.depth ? info.depth : 1, info.channels);
         if (bytes != 0 && bytes <= FUZZ_MAX_BYTES) {
-            read_as_stream(path);
+            read_as_stream(path, &opt);
             pxio_image img;
-            if (pxio_read(path, NULL, &img, err, sizeof err) == 0) {
+            if (pxio_read(path, &opt, &img, err, sizeof err) == 0) {
                 if (pixsum_view_check(&img.view) != PIXSUM_OK)
                     abort(); /* a decoder handed out an invalid view */
                 exercise_library(&img.view);
