@@ -337,6 +337,167 @@ static void test_u8_mean_ties_to_even(void **state)
     assert_int_equal(o[2], 4); /* 3.5 -> 4 */
 }
 
+/* The one-pass row kernel (AVX-512 builds; elsewhere the same requests run
+ * the general passes): u8 u16 f32 f64 inputs, the borders where every window
+ * has kw x kh pixels, 1-4 channels, widths around multiples of the 16 (u32)
+ * and 8 (f64) lanes, windows whose kw x channels falls either side of 16 and
+ * 8 (where the leaving column sums come from registers or from memory),
+ * windows wider than the image, random layouts. */
+static void test_one_pass_kernel(void **state)
+{
+    (void)state;
+    static const pixsum_type types[] = {PIXSUM_U8, PIXSUM_U8, PIXSUM_U16, PIXSUM_F32,
+                                        PIXSUM_F64};
+    static const pixsum_border borders[] = {PIXSUM_BORDER_REFLECT101, PIXSUM_BORDER_REFLECT,
+                                            PIXSUM_BORDER_REPLICATE, PIXSUM_BORDER_VALID};
+    static const size_t widths[] = {1, 2, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 100, 131};
+    static const size_t kws[] = {1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 33, 64, 65, 140};
+    tu_rng *r = tu_global_rng();
+    for (int k = 0; k < 500; k++) {
+        pixsum_type t = types[tu_below(r, 5)];
+        size_t w = widths[tu_below(r, 16)], h = tu_between(r, 1, 7), ch = tu_between(r, 1, 4);
+        pixsum_box_filter_spec sp;
+        memset(&sp, 0, sizeof sp);
+        sp.border = borders[tu_below(r, 4)];
+        sp.kw = kws[tu_below(r, 16)];
+        sp.kh = tu_between(r, 1, 9);
+        sp.stat = (pixsum_box_stat)tu_below(r, 4);
+        if (sp.border == PIXSUM_BORDER_VALID) {
+            sp.kw = sp.kw > w ? w : sp.kw;
+            sp.kh = sp.kh > h ? h : sp.kh;
+        }
+        pixsum_type ot;
+        int is_f = t == PIXSUM_F32 || t == PIXSUM_F64;
+        switch (sp.stat) {
+        case PIXSUM_BOX_SUM: {
+            static const pixsum_type o[] = {PIXSUM_U32, PIXSUM_I32, PIXSUM_F32, PIXSUM_F64};
+            ot = is_f ? o[2 + tu_below(r, 2)] : o[tu_below(r, 4)];
+            break;
+        }
+        case PIXSUM_BOX_MEAN: {
+            static const pixsum_type o[] = {PIXSUM_U8, PIXSUM_F32, PIXSUM_F64};
+            ot = o[tu_below(r, 3)];
+            if (ot == PIXSUM_U8 && t != PIXSUM_U8)
+                ot = PIXSUM_F32;
+            break;
+        }
+        default:
+            ot = tu_below(r, 2) ? PIXSUM_F32 : PIXSUM_F64;
+            break;
+        }
+        tu_layout lay = tu_random_layout(r), olay = tu_random_layout(r);
+        tu_image in, out;
+        assert_int_equal(tu_image_alloc(&in, t, w, h, 1, ch, &lay), 0);
+        if (is_f) {
+            for (size_t y = 0; y < h; y++)
+                for (size_t x = 0; x < w; x++)
+                    for (size_t c = 0; c < ch; c++)
+                        tu_set_f(&in.view, x, y, 0, c, (tu_unit(r) - 0.5) * 2000.0);
+        } else {
+            tu_fill_random(r, &in.view, TU_FILL_MIXED);
+        }
+        double mag = is_f ? 2000.0 : (double)tu_type_max(t);
+        size_t ow, oh;
+        assert_int_equal(pixsum_box_filter_shape(&sp, w, h, &ow, &oh), PIXSUM_OK);
+        assert_int_equal(tu_image_alloc(&out, ot, ow, oh, 1, ch, &olay), 0);
+        pixsum_ctx *ctx = pixsum_ctx_new();
+        assert_int_equal(pixsum_ctx_set_method(ctx, "box.stream"), PIXSUM_OK);
+        int st = pixsum_box_filter(ctx, &in.view, &sp, &out.view);
+        pixsum_ctx_free(ctx);
+        size_t bad = st == PIXSUM_OK ? check_output(&in.view, &sp, &out.view, mag) : 1;
+        if (bad)
+            fprintf(stderr, "one-pass case %d: %s %zux%zux%zu window %zux%zu stat %d border %s "
+                    "-> %s: status %d, %zu mismatches\n", k, pixsum_type_name(t), w, h, ch,
+                    sp.kw, sp.kh, (int)sp.stat, pixsum_border_name(sp.border),
+                    pixsum_type_name(ot), st, bad);
+        assert_int_equal(bad, 0);
+        tu_image_free(&in);
+        tu_image_free(&out);
+    }
+}
+
+/* u8 -> u8 means of one channel (the 64-column layout of AVX-512 builds):
+ * widths around multiples of 64, windows up to 257 rows (the u16 column
+ * sums' limit) and either side of it, wider than the image, every border
+ * where it applies, odd and even pixel counts. */
+static void test_u8_mean_one_channel(void **state)
+{
+    (void)state;
+    static const pixsum_border borders[] = {PIXSUM_BORDER_REFLECT101, PIXSUM_BORDER_REFLECT,
+                                            PIXSUM_BORDER_REPLICATE, PIXSUM_BORDER_VALID};
+    static const size_t widths[] = {63, 64, 65, 127, 128, 129, 200, 257, 300};
+    static const size_t kws[] = {1, 2, 3, 4, 5, 8, 15, 16, 62, 63, 64, 65, 66, 127, 128, 129,
+                                 131, 255, 301};
+    tu_rng *r = tu_global_rng();
+    for (int k = 0; k < 160; k++) {
+        size_t w = widths[tu_below(r, 9)], h = tu_between(r, 1, 8);
+        pixsum_box_filter_spec sp;
+        memset(&sp, 0, sizeof sp);
+        sp.stat = PIXSUM_BOX_MEAN;
+        sp.border = borders[tu_below(r, 4)];
+        sp.kw = kws[tu_below(r, 19)];
+        sp.kh = tu_below(r, 8) == 0 ? tu_between(r, 250, 260) : tu_between(r, 1, 9);
+        if (sp.kh > 9 && sp.kw > 16) /* the reference sums every window: keep it short */
+            sp.kw = kws[tu_below(r, 8)];
+        if (sp.border == PIXSUM_BORDER_VALID) {
+            sp.kw = sp.kw > w ? w : sp.kw;
+            sp.kh = sp.kh > h ? h : sp.kh;
+        }
+        tu_layout lay = tu_random_layout(r), olay = tu_random_layout(r);
+        tu_image in, out;
+        assert_int_equal(tu_image_alloc(&in, PIXSUM_U8, w, h, 1, 1, &lay), 0);
+        tu_fill_random(r, &in.view, TU_FILL_MIXED);
+        size_t ow, oh;
+        assert_int_equal(pixsum_box_filter_shape(&sp, w, h, &ow, &oh), PIXSUM_OK);
+        assert_int_equal(tu_image_alloc(&out, PIXSUM_U8, ow, oh, 1, 1, &olay), 0);
+        int st = pixsum_box_filter(NULL, &in.view, &sp, &out.view);
+        size_t bad = st == PIXSUM_OK ? check_output(&in.view, &sp, &out.view, 255) : 1;
+        if (bad)
+            fprintf(stderr, "u8 mean case %d: %zux%zu window %zux%zu border %s: status %d, "
+                    "%zu mismatches\n", k, w, h, sp.kw, sp.kh, pixsum_border_name(sp.border),
+                    st, bad);
+        assert_int_equal(bad, 0);
+        tu_image_free(&in);
+        tu_image_free(&out);
+    }
+}
+
+/* u8 means for every window sum 0 .. 255 n, for pixel counts n on both sides
+ * of each change of the rounding method (odd n below 8192: float; odd n up
+ * to 65279: 1/n as two floats; larger odd n: double; even n: float estimate
+ * and exact remainder; n * 255 reaching 2^24: the general 64-bit path),
+ * 1x1 included: a one-row image x[i] = i / n with
+ * a 1 x n window (border valid) has the window sum s at column s. */
+static void test_u8_mean_every_sum(void **state)
+{
+    (void)state;
+    static const size_t ns[] = {1, 2, 3, 4, 9, 224, 225, 3969, 8191, 8192, 8193, 65024,
+                                65025, 65279, 65281, 65792, 65793, 65794};
+    for (size_t k = 0; k < sizeof ns / sizeof ns[0]; k++) {
+        size_t n = ns[k], w = 256 * n;
+        uint8_t *px = malloc(w), *o = malloc(w - n + 1);
+        assert_non_null(px);
+        assert_non_null(o);
+        for (size_t i = 0; i < w; i++)
+            px[i] = (uint8_t)(i / n);
+        pixsum_view in = pixsum_view_2d(px, PIXSUM_U8, w, 1, 1, 0);
+        pixsum_view out = pixsum_view_2d(o, PIXSUM_U8, w - n + 1, 1, 1, 0);
+        pixsum_box_filter_spec sp = {n, 1, PIXSUM_BOX_MEAN, PIXSUM_BORDER_VALID, 0};
+        assert_int_equal(pixsum_box_filter(NULL, &in, &sp, &out), PIXSUM_OK);
+        size_t bad = 0;
+        for (size_t s = 0; s <= 255 * n; s++) {
+            size_t q = s / n, rem = s - q * n;
+            if (2 * rem > n || (2 * rem == n && (q & 1)))
+                q++;
+            if (o[s] != q && bad++ == 0)
+                fprintf(stderr, "  n %zu: sum %zu gave %u, want %zu\n", n, s, o[s], q);
+        }
+        assert_int_equal(bad, 0);
+        free(px);
+        free(o);
+    }
+}
+
 static void test_refusals_leave_output_untouched(void **state)
 {
     (void)state;
@@ -403,6 +564,9 @@ int main(void)
         cmocka_unit_test(test_random_small),
         cmocka_unit_test(test_random_larger),
         cmocka_unit_test(test_tall_bands),
+        cmocka_unit_test(test_one_pass_kernel),
+        cmocka_unit_test(test_u8_mean_one_channel),
+        cmocka_unit_test(test_u8_mean_every_sum),
         cmocka_unit_test(test_refusals_leave_output_untouched),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

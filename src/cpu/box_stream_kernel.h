@@ -13,6 +13,8 @@
  * once and the output written once. Integer sums are modular (u32 or u64),
  * exact for every window sum that fits, which validation guarantees; float
  * sums are f64 of samples shifted by the first sample of each channel.
+ * AVX-512 builds run the common requests in one pass per row instead
+ * (box_stream_fused.h); the rest, and other ISAs, take these passes.
  */
 #include "box_stream.h"
 
@@ -677,6 +679,8 @@ static int bx_finish_fast(const bx_state *s, void *o, pixsum_type ot)
     return 0;
 }
 
+#include "box_stream_fused.h"
+
 int PSI_BOX_FN(const psi_job *job, size_t y0, size_t y1)
 {
     const psi_box_plan *p = job->extra;
@@ -751,6 +755,15 @@ int PSI_BOX_FN(const psi_job *job, size_t y0, size_t y1)
         if (r >= 0)
             rowcount[r]++;
     }
+#ifdef BXF_ENABLED
+    {
+        int fst = bxf_try(job, &s, rowcount, y0, y1);
+        if (fst >= 0) {
+            free(mem);
+            return fst;
+        }
+    }
+#endif
     for (size_t r = 0; r < s.H; r++)
         if (rowcount[r])
             bx_vertical(&s, psi_row(in, r, 0), NULL, rowcount[r]);
