@@ -95,6 +95,15 @@ PIXSUM_API int pixsum_cuda_integral_sq(pixsum_ctx *ctx, const pixsum_view *in,
 PIXSUM_API int pixsum_cuda_integral_batch(pixsum_ctx *ctx, const pixsum_view *in,
                                           const pixsum_view *out, void *stream);
 
+/* As pixsum_cuda_integral_batch() with squared tables: image i's squared
+ * table into slice i of `out_sq` and, if `out` is not NULL, its plain table
+ * into slice i of `out`, in one launch; the overflow rule counts one image.
+ * Results equal pixsum_cuda_integral_sq() on each slice. Returns as
+ * pixsum_cuda_integral(). */
+PIXSUM_API int pixsum_cuda_integral_batch_sq(pixsum_ctx *ctx, const pixsum_view *in,
+                                             const pixsum_view *out,
+                                             const pixsum_view *out_sq, void *stream);
+
 /* OpenCV's 45-degree tilted integral of a 2-D device image, as
  * pixsum_integral_tilted() (the (W+1) x (H+1) table, same type pairs as
  * pixsum_cuda_integral(), wrap setting; integer tables bit-identical with the
@@ -220,37 +229,31 @@ PIXSUM_API int pixsum_cuda_equalize(pixsum_ctx *ctx, const pixsum_view *in,
 
 /* --- Box filter --------------------------------------------------------- */
 
-/* Flags of pixsum_cuda_box_filter(). */
-#define PIXSUM_BOX_VALID 1u /* only windows inside the image (else 'same': centred, clipped) */
-#define PIXSUM_BOX_MEAN 2u  /* each sum divided by its window's pixel count */
-
-/* Every kh x kw window sum (or mean) of an image, from its padded integral
- * table on the device (`table`: (W + 1) x (H + 1) x C, 1-4 channels, as
- * pixsum_cuda_integral() writes with padding; u32, u64, i64, f32 or f64;
- * integer tables may have wrapped, each window's sum is still exact while it
- * fits the table type) into `out` (device, same channels):
- *   - 'same' (flags without PIXSUM_BOX_VALID): W x H outputs; the window of
- *     output (x, y) starts kh / 2 rows above and kw / 2 columns left of the
- *     pixel and is clipped to the image;
- *   - PIXSUM_BOX_VALID: (W - kw + 1) x (H - kh + 1) outputs, the window of
- *     (x, y) starting at (x, y).
- * The sum of window [y0, y1) x [x0, x1) is (T[y1][x1] - T[y0][x1]) -
- * (T[y1][x0] - T[y0][x0]) in the table's arithmetic. Outputs u32, u64, i64
- * take sums, truncated to their width (check that they fit, e.g. with the
- * table type rule of pixsum_integral_type() for kh x kw windows); f32 and
- * f64 take sums or, with PIXSUM_BOX_MEAN, (double) sum / (double) pixel count
- * of the clipped window, each rounded once to the output type. One kernel on
- * `stream`; no scratch, no synchronisation. Returns PIXSUM_OK,
- * PIXSUM_ERR_NULL, the codes of pixsum_view_check() for either view,
- * PIXSUM_ERR_INVALID_ARG (unknown flags, an empty window, memory the GPU
- * cannot reach), PIXSUM_ERR_BAD_TYPE (table or output type, a mean into an
- * integer output), PIXSUM_ERR_BAD_SHAPE (3-D views, a table smaller than
- * 2 x 2, a 'valid' window larger than the image, an output of the wrong
- * shape or channels), PIXSUM_ERR_TOO_LARGE (output rows of 2^31 values or
- * more), PIXSUM_ERR_ALIASING (output overlapping the table),
- * PIXSUM_ERR_UNAVAILABLE (no device), PIXSUM_ERR_CUDA. */
-PIXSUM_API int pixsum_cuda_box_filter(const pixsum_view *table, size_t kh, size_t kw,
-                                      unsigned flags, const pixsum_view *out, void *stream);
+/* Box filter of a 2-D device image, pixsum_box_filter() on the GPU: the same
+ * spec (window, statistic, border, constant value), shapes, input and output
+ * types, overflow rules and validation (the CPU's own checks run first, with
+ * its status codes), and the same results: integer outputs, u8/u16 means and
+ * float sums and means of integer images are bit-identical to the CPU's;
+ * variances of integer images come from the exact integer numerator with one
+ * division (the CPU may round their last bit differently); float images are
+ * summed in f64 of samples shifted by the first pixel of each channel, within
+ * the CPU's stated bound. `in` and `out` describe device memory (1-4
+ * channels, any row stride). Streamed: no
+ * integral table and no scratch; the input is read once and the output
+ * written once (plus a halo of kh - 1 rows per band and kw - 1 columns per
+ * tile). One kernel on `stream` (NULL: the context's stream) on the
+ * context's device, no synchronisation. ctx may be NULL (defaults).
+ * Returns PIXSUM_OK, the codes of pixsum_box_filter(), or
+ * PIXSUM_ERR_UNSUPPORTED (a window whose (kw - 1) x channels exceeds the
+ * kernel's column sums: 2029 samples, 1997 for 3 channels, 2 more for 8-byte
+ * input types; the detail text gives the limit),
+ * PIXSUM_ERR_TOO_LARGE (rows of 2^31 samples or more), PIXSUM_ERR_INVALID_ARG
+ * (memory the GPU cannot reach), PIXSUM_ERR_UNAVAILABLE (no device, or a
+ * library built without CUDA: there this function validates, then returns
+ * PIXSUM_ERR_UNAVAILABLE), PIXSUM_ERR_CUDA. */
+PIXSUM_API int pixsum_cuda_box_filter(pixsum_ctx *ctx, const pixsum_view *in,
+                                      const pixsum_box_filter_spec *spec,
+                                      const pixsum_view *out, void *stream);
 
 /* Number of CUDA devices usable by this process (0 when none). Without a
  * device the functions above return PIXSUM_ERR_UNAVAILABLE. These functions

@@ -11,12 +11,15 @@
 #
 # usage: scripts/gpu-check.sh [steps]   steps: any of build test sanitize bench gl
 #                                       failtest leakcheck clibench histtest histbench python
-#                                       torch mpi profile cpu (profile: ncu; cpu: the CPU
-#                                       kernels on the host's CPU; neither in the default)
-#                                       (default: all, in that order)
+#                                       torch mpi boxbench boxtest profile cpu (boxtest: the
+#                                       box filter test alone, built on its own; profile:
+#                                       ncu; cpu: the CPU kernels on the host's CPU; none of
+#                                       these three in the default) (default: all, in the
+#                                       order of this file)
 # Environment: OUT, JOBS, CUDA_ARCH (default 90), PIXSUM_TEST_NO_LARGE=1.
 # BENCH_SECTION (default all), BENCH_REPS, BENCH_SIZES, BENCH_PAIR_SIZES:
-# gpu_bench's section and its settings (bench/cuda/gpu_bench.cu).
+# gpu_bench's section and its settings (bench/cuda/gpu_bench.cu);
+# BOX_BENCH_SIDES: box_bench's image sides (default 8192,1024).
 # SAN_TIMEOUT (200 s per sanitizer run) ends a hung kernel; HIST_SANITIZE=0
 # skips the histogram sanitizer runs.
 # Without cmocka installed, .gpu-deps/*.deb (libcmocka0, libcmocka-dev,
@@ -28,7 +31,7 @@ OUT=${OUT:-$PWD/build/gpu-out}
 JOBS=${JOBS:-$(nproc)}
 ARCH=${CUDA_ARCH:-90}
 BUILD=build-gpu
-STEPS=${*:-build test failtest leakcheck sanitize bench clibench histtest histbench gl python torch mpi}
+STEPS=${*:-build test failtest leakcheck sanitize bench boxbench clibench histtest histbench gl python torch mpi}
 mkdir -p "$OUT"
 CUDA_HOME=${CUDA_HOME:-$(dirname "$(dirname "$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)")")}
 export PATH="$CUDA_HOME/bin:$PATH"
@@ -103,6 +106,46 @@ if has test; then
     step "test_cuda_box"
     $BUILD/tests/test_cuda_box 2>&1 | tee "$OUT/test-box.log" | tail -8
     [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+fi
+
+# The CUDA box filter on its own (pixsum_cuda_box_filter() against the CPU's
+# pixsum_box_filter()): builds only the library and test_cuda_box in $BUILD
+# (configured as the build step does, if it is not yet), runs the test, then
+# again small under compute-sanitizer memcheck.
+box_build() {
+    local testing=ON
+    [ -n "$CMOCKA_DIR" ] && testing=OFF
+    if [ ! -f $BUILD/CMakeCache.txt ]; then
+        cmake -S . -B $BUILD -DCMAKE_BUILD_TYPE=Release -DPIXSUM_CUDA=ON \
+            -DCMAKE_CUDA_ARCHITECTURES=$ARCH -DPIXSUM_PYTHON=OFF -DPIXSUM_GL=OFF -DPIXSUM_MPI=OFF \
+            -DPIXSUM_BUILD_TOOLS=ON -DPIXSUM_BUILD_EXAMPLES=OFF -DBUILD_TESTING=$testing \
+            -DPIXSUM_WERROR=OFF >>"$OUT/box-build.log" 2>&1 || return 1
+    fi
+    cmake --build $BUILD -j "$JOBS" --target pixsum >>"$OUT/box-build.log" 2>&1 || return 1
+    [ "${1:-}" = test ] || return 0
+    if [ "$testing" = ON ]; then
+        cmake --build $BUILD -j "$JOBS" --target test_cuda_box >>"$OUT/box-build.log" 2>&1
+    else
+        compile_cuda_tests $BUILD "" test_cuda_box
+    fi
+}
+
+if has boxtest; then
+    step "boxtest: test_cuda_box, then memcheck (PIXSUM_TEST_QUICK=1)"
+    if box_build test; then
+        $BUILD/tests/test_cuda_box 2>&1 | tee "$OUT/test-box.log" | tail -12
+        [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+        CS=$(command -v compute-sanitizer || echo "$CUDA_HOME/bin/compute-sanitizer")
+        PIXSUM_TEST_QUICK=1 timeout ${SAN_TIMEOUT:-200} "$CS" --tool memcheck --report-api-errors no \
+            --error-exitcode 3 $BUILD/tests/test_cuda_box >"$OUT/sanitize-memcheck-box.log" 2>&1
+        rc=$?
+        tail -4 "$OUT/sanitize-memcheck-box.log"
+        echo "memcheck (box filter) exit code $rc"
+        [ $rc -eq 0 ] || status=1
+    else
+        tail -30 "$OUT/box-build.log"
+        status=1
+    fi
 fi
 
 if has failtest; then
@@ -184,6 +227,32 @@ if has bench; then
         nvcc "${BENCH_COMMON[@]}" >>"$OUT/bench-build.log" 2>&1 || { tail -20 "$OUT/bench-build.log"; exit 1; }
     fi
     $BUILD/gpu_bench ${BENCH_SECTION:-all} ${BENCH_REPS:-15} 2>&1 | tee "$OUT/bench.log"
+fi
+
+if has boxbench; then
+    # bench/cuda/box_bench: the box filter against a same-run copy of its
+    # bytes (and NPP's box filter where it has the type), 8192^2 and 1024^2.
+    step "box_bench (streamed box filter vs copy floor and NPP)"
+    if box_build; then
+        NPP_LIBS=""
+        for l in nppc nppif; do
+            [ -e "$CUDA_HOME/lib64/lib$l.so" ] && NPP_LIBS="$NPP_LIBS -l$l"
+        done
+        BOX_COMMON=(-std=c++17 -O3 -arch=sm_$ARCH --extended-lambda bench/cuda/box_bench.cu
+                    -Iinclude -Isrc/cuda -L$BUILD/src -lpixsum -Xlinker -rpath="$PWD/$BUILD/src"
+                    -o $BUILD/box_bench)
+        if ! nvcc "${BOX_COMMON[@]}" -DPIXSUM_BENCH_NPP $NPP_LIBS >"$OUT/box-bench-build.log" 2>&1; then
+            echo "NPP build failed (see box-bench-build.log); building without NPP"
+            tail -5 "$OUT/box-bench-build.log"
+            nvcc "${BOX_COMMON[@]}" >>"$OUT/box-bench-build.log" 2>&1 ||
+                { tail -20 "$OUT/box-bench-build.log"; status=1; }
+        fi
+        [ -x $BUILD/box_bench ] && $BUILD/box_bench ${BENCH_REPS:-15} ${BOX_BENCH_SIDES:-} 2>&1 |
+            tee "$OUT/box-bench.log"
+    else
+        tail -30 "$OUT/box-build.log"
+        status=1
+    fi
 fi
 
 if has clibench; then

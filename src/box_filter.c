@@ -3,9 +3,11 @@
  * border names, the output shape and default type, and the one place where a
  * box filter request is validated (views, window, border value, type pair,
  * overflow, aliasing) and resolved into the plan a method runs
- * (src/cpu/box_stream.h), before the registry picks the method.
+ * (src/cpu/box_stream.h), before the registry picks the method. The CUDA
+ * entry pixsum_cuda_box_filter() validates through the same function
+ * (psi_box_filter_prepare(), src/box_filter.h).
  */
-#include "cpu/box_stream.h"
+#include "box_filter.h"
 
 #include <math.h>
 #include <string.h>
@@ -185,10 +187,9 @@ static int check_border_value(pixsum_type t, double v, uint64_t *bits)
     return PIXSUM_OK;
 }
 
-int pixsum_box_filter(pixsum_ctx *ctx, const pixsum_view *in,
-                      const pixsum_box_filter_spec *spec, const pixsum_view *out)
+int psi_box_filter_prepare(const pixsum_view *in, const pixsum_box_filter_spec *spec,
+                           const pixsum_view *out, psi_box_plan *plan_out)
 {
-    psi_clear_error();
     if (!in || !out || !spec)
         return psi_fail(PIXSUM_ERR_NULL, "in, spec or out is NULL");
     int st = check_spec(spec);
@@ -242,7 +243,18 @@ int pixsum_box_filter(pixsum_ctx *ctx, const pixsum_view *in,
     psi_view_extent(out, &blo, &bhi);
     if (alo < bhi && blo < ahi)
         return psi_fail(PIXSUM_ERR_ALIASING, "the output overlaps the input");
+    *plan_out = plan;
+    return PIXSUM_OK;
+}
 
+int pixsum_box_filter(pixsum_ctx *ctx, const pixsum_view *in,
+                      const pixsum_box_filter_spec *spec, const pixsum_view *out)
+{
+    psi_clear_error();
+    psi_box_plan plan;
+    int st = psi_box_filter_prepare(in, spec, out, &plan);
+    if (st != PIXSUM_OK)
+        return st;
     pixsum_ctx local = psi_default_ctx;
     pixsum_ctx *c = ctx ? ctx : &local;
     psi_job job;

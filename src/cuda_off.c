@@ -1,8 +1,26 @@
 /*
- * cuda_off.c - the CUDA method table of a build without CUDA: empty.
+ * cuda_off.c - the CUDA side of a build without CUDA: an empty method table,
+ * and pixsum_cuda_box_filter() (pixsum_cuda.h), which validates its request
+ * exactly as the CUDA build does, then reports that no device can run it.
  */
 #include "internal.h"
+#include "box_filter.h"
+#include "pixsum_cuda.h"
 
 const psi_method psi_methods_cuda[] = {
     {NULL, 0, 0, NULL, 0, NULL, NULL, NULL},
 };
+
+int pixsum_cuda_box_filter(pixsum_ctx *ctx, const pixsum_view *in,
+                           const pixsum_box_filter_spec *spec, const pixsum_view *out,
+                           void *stream)
+{
+    (void)ctx;
+    (void)stream;
+    psi_clear_error();
+    psi_box_plan plan;
+    int st = psi_box_filter_prepare(in, spec, out, &plan);
+    if (st != PIXSUM_OK)
+        return st;
+    return psi_fail(PIXSUM_ERR_UNAVAILABLE, "pixsum was built without CUDA");
+}

@@ -216,8 +216,10 @@ static void run_case(const tcase *c, cudaStream_t stream)
         }
         const pixsum_view *po = got.mem ? &vout : NULL, *ps = got_sq.mem ? &vsq : NULL;
         if (c->api == API_DEVICE) {
-            if (c->batch)
+            if (c->batch && c->tables == T_PLAIN)
                 PX_OK(pixsum_cuda_integral_batch(ctx, &vin, &vout, NULL));
+            else if (c->batch)
+                PX_OK(pixsum_cuda_integral_batch_sq(ctx, &vin, po, ps, NULL));
             else if (c->tables == T_PLAIN)
                 PX_OK(pixsum_cuda_integral(ctx, &vin, &vout, NULL));
             else
@@ -340,6 +342,11 @@ static void test_squared_volumes_batches_padded(void **state)
             c.batch = 1;
             run_case(&c, g_stream);
             c.api = API_WORKSPACE;
+            run_case(&c, g_stream);
+            c.api = API_DEVICE; /* batches of squared tables, with and without plain ones */
+            c.tables = T_BOTH;
+            run_case(&c, g_stream);
+            c.tables = T_SQ_ONLY;
             run_case(&c, g_stream);
         }
 }

@@ -5,7 +5,8 @@
 # CuPy/PyTorch/DLPack tests of test_gpu.py and test_gpu_hist.py, which skip
 # elsewhere), the GPU peer comparison (bench/python/compare_gpu.py: integral,
 # histogram and box_filter rows) and the per-call host overhead on small images
-# (bench/python/gpu_overhead.py). Logs: $OUT/python-*.log.
+# (bench/python/gpu_overhead.py; bench/python/gpu_call_overhead.py for one
+# integral of a 16x16 image). Logs: $OUT/python-*.log.
 #
 # usage: bench/python/gpu_check.sh [OUT]     (CUDA_ARCH, JOBS as gpu-check.sh)
 set -u -o pipefail
@@ -26,4 +27,6 @@ PYTHONPATH=$B/python $PY -m pytest -q -p no:cacheprovider -rs python/tests 2>&1 
 rc=${PIPESTATUS[0]}
 PYTHONPATH=$B/python $PY bench/python/compare_gpu.py 2>&1 | tee "$OUT/python-bench.log"
 PYTHONPATH=$B/python $PY bench/python/gpu_overhead.py 2>&1 | tee "$OUT/python-overhead.log"
+PYTHONPATH=$B/python $PY bench/python/gpu_call_overhead.py --batch 256 2>&1 |
+    tee "$OUT/python-call-overhead.log"
 exit "$rc"

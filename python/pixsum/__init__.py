@@ -15,6 +15,9 @@ IntegralHistogram (histograms of any box in O(bins)). Each has a docstring
 
 Arrays are read and written in place: any row or slice stride (crops, flips,
 every other row) works without a copy, and out= arrays are filled in place.
+A stack of images is one call: integral(x, batch=True) and integral_sq(x,
+batch=True) read (N, H, W), (N, H, W, C) and, with channel_axis=1, PyTorch's
+(N, C, H, W) as N independent images.
 The GIL is released while the library computes, so threads run in parallel.
 GPU arrays (CuPy, PyTorch: __cuda_array_interface__ or DLPack) given to any
 of these functions run on the GPU (the CUDA backend and the array's own

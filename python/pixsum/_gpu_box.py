@@ -11,11 +11,11 @@ array (via pixsum._gpu.dispatch). Nothing is copied to the host:
   - box_var combines the two tables exactly in 64-bit integers wherever
     n * sum_sq and sum^2 fit in 63 bits (then bit-identical to the CPU's exact
     128-bit result), else with the float64 formula clamped at 0;
-  - box_filter computes the padded integral table on the device
-    (pixsum_cuda_integral, wrap mode, the CPU's table type rule), then every
-    window sum (P[y1][x1] - P[y0][x1]) - (P[y1][x0] - P[y0][x0]) in one kernel
-    (pixsum_cuda_box_filter), which also divides means by each window's pixel
-    count: two launches per call.
+  - box_filter is the library's box filter operation on the device
+    (pixsum_cuda_box_filter: streamed, no integral table, one launch), with
+    the CPU binding's keywords (size, normalize, mode/border, stat, cval,
+    dtype), resolved in C by _core._cuda_box_filter_image, and the CPU's
+    results (integer outputs and means of integer images bit for bit).
 
 Boxes may be host sequences/NumPy arrays (checked on the host, then copied to
 the device: a small host-to-device copy of the box list) or GPU integer arrays
@@ -25,7 +25,7 @@ Everything runs on the caller's stream (the array library's current stream).
 
 import numpy as np
 
-from . import _core, _gpu
+from . import _core, _gpu_base as _gpu
 from ._errors import BadShapeError, BadTypeError, InvalidArgumentError, OutOfRangeError, \
     UnsupportedError
 from ._gpu_ops import ops_for
@@ -46,8 +46,8 @@ def _var_args(table, sq_table, boxes, *, padded=False):
 
 
 def _filter_args(image, size, *, normalize=True, mode="same", dtype=None, method="auto",
-                 threads=0, out=None):
-    return image, size, normalize, mode, dtype, method, out
+                 threads=0, out=None, border=None, stat=None, cval=0.0):
+    return image, size, normalize, mode, dtype, method, out, border, stat, cval
 
 
 def dispatch(name, args, kwargs):
@@ -365,61 +365,30 @@ def _int64_value(ops, x, dtype):
 
 # ---- box filter -------------------------------------------------------------------------
 
-def _window_size(size):
-    if isinstance(size, (int, np.integer)) and not isinstance(size, bool):
-        kh = kw = int(size)
-    else:
-        try:
-            kh, kw = (int(v) for v in size)
-        except (TypeError, ValueError):
-            raise InvalidArgumentError("size must be an int or a pair (height, width)") \
-                from None
-    if kh < 1 or kw < 1:
-        raise InvalidArgumentError("window size must be integers >= 1")
-    return kh, kw
-
-
-def _table_type(src_dtype, area, ops):
-    """The CPU's table type for a box filter: exact for one window (computed
-    modulo its range), u64 for u32 images, float64 for float images; int64
-    where PyTorch lacks the unsigned type (same bits modulo 2^64)."""
-    tt = np.dtype(_core.integral_dtype(src_dtype, area))
-    if src_dtype == np.uint32 and tt == np.uint32:
-        tt = np.dtype(np.uint64)
-    if tt == np.float32:
-        tt = np.dtype(np.float64)
-    if ops.torch and tt.kind == "u" and not ops.has(tt):
-        tt = np.dtype(np.int64)
-    return tt
-
-
-def box_filter(image, size, normalize, mode, dtype, method, out):
-    """box_filter of a GPU image (see the module docstring)."""
-    kh, kw = _window_size(size)
-    if mode not in ("same", "valid"):
-        raise InvalidArgumentError(f"mode must be 'same' or 'valid', got '{mode}'")
-    valid = mode == "valid"
+def box_filter(image, size, normalize, mode, dtype, method, out, border=None, stat=None,
+               cval=0.0):
+    """box_filter of a GPU image: the library's pixsum_cuda_box_filter (see the
+    module docstring). The keywords are resolved in C (_core's
+    _cuda_box_filter_image, the CPU binding's rules); `method` is the CPU's
+    and has no GPU meaning."""
+    del method
     img, g, back = _gpu_array(image, "image", "box_filter")
     ops = ops_for(g)
     _check_layout(g, 2, "image")
-    height, width = g.shape[0], g.shape[1]
-    if valid and (kh > height or kw > width):
-        raise BadShapeError(f"box_filter: a {kh}x{kw} window does not fit a {height}x{width} "
-                            "image in mode 'valid'")
-    area = min(kh, height) * min(kw, width)
-    tt = _table_type(g.dtype, area, ops)
     out_g = None
     if out is not None:
         out, out_g, _ = _gpu_array(out, "out", "box_filter")
-    out_type = np.dtype(dtype) if dtype is not None else \
-        (out_g.dtype if out_g is not None else
-         (np.dtype(np.float64) if normalize else ops.result_dtype(tt)))
-    if normalize and out_type.kind != "f":
-        raise BadTypeError(f"box_filter: means are float32 or float64, not {out_type}")
-    if not normalize and out_type.kind != "f":
-        _core._integral_check(g.dtype, out_type, area, what="box_filter")
-    shape = (height - kh + 1 if valid else height, width - kw + 1 if valid else width) + \
-        tuple(g.shape[2:])
+    want = np.dtype(dtype) if dtype is not None else (out_g.dtype if out_g is not None
+                                                       else None)
+    kw = {"normalize": bool(normalize), "mode": mode, "border": border, "stat": stat,
+          "cval": float(cval)}
+    tname, hw = _core._cuda_box_filter_image(g.desc(), None, size,
+                                             dtype=want.name if want is not None else None,
+                                             **kw)
+    out_type = np.dtype(tname)
+    if want is None and ops.torch and out_type.kind == "u" and not ops.has(out_type):
+        out_type = np.dtype(np.int64)  # the same sums, in the type PyTorch has
+    shape = tuple(hw) + tuple(g.shape[2:])
     if out_g is not None:
         if out_g.shape != shape:
             raise BadShapeError(f"out has shape {_shape_text(out_g.shape)}, expected "
@@ -429,16 +398,13 @@ def box_filter(image, size, normalize, mode, dtype, method, out):
         if out_g.readonly:
             raise InvalidArgumentError("out is read-only")
     with _gpu._device_scope(ops.lib, g.device):
-        table = _gpu.dispatch("integral", (img,), {"dtype": tt, "padded": True,
-                                                   "wrap": tt.kind != "f",
-                                                   "method": method or "auto"})
-        if out is not None and _c_contiguous(out_g):
-            _filter_into(table, out, kh, kw, valid, normalize)
-            return out
-        res = ops.empty(shape, out_type)
-        _filter_into(table, res, kh, kw, valid, normalize)
+        res = out if out is not None and _c_contiguous(out_g) else ops.empty(shape, out_type)
+        r = _gpu._Gpu(res, "out")
+        _core._cuda_box_filter_image(g.desc(), r.desc(), size, dtype=out_type.name,
+                                     stream=r.stream, device=g.device, **kw)
         if out is not None:
-            ops.copy_into(out, res)
+            if res is not out:
+                ops.copy_into(out, res)
             return out
     return back(res) if back is not None else res
 
@@ -451,10 +417,3 @@ def _c_contiguous(g):
             return False
         step *= max(n, 1)
     return True
-
-
-def _filter_into(table, res, kh, kw, valid, normalize):
-    """One kernel (pixsum_cuda_box_filter) from the padded table to `res`."""
-    t, r = _gpu._Gpu(table, "table"), _gpu._Gpu(res, "out")
-    _core._cuda_box_filter(t.desc(), r.desc(), kh, kw, valid=valid, mean=normalize,
-                           stream=r.stream)

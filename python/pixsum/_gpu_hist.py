@@ -26,7 +26,7 @@ import operator
 
 import numpy as np
 
-from . import _core, _gpu
+from . import _core, _gpu_base as _gpu
 from ._errors import BadShapeError, BadStrideError, BadTypeError, InvalidArgumentError, \
     TooLargeError, UnknownMethodError, UnsupportedError
 from ._gpu_box import _c_contiguous, _check_layout, _gpu_array, _shape_text

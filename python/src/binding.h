@@ -1,8 +1,12 @@
 /*
  * binding.h - what the source files of the pixsum._core extension share:
  * error raising (C status -> pixsum.Error subclass), NumPy array <-> pixsum_view
- * conversion without copies, per-call contexts, and the histogram (hist.c) and
- * GPU (gpu.c) entry points that module.c puts in the module table.
+ * conversion without copies, per-call contexts and the recognition of GPU
+ * arrays (all in common.c), and the histogram (hist.c, ihist.c) and GPU
+ * (gpu.c) entry points that module.c puts in the module table. Dependencies
+ * run one way: common.c needs no other file of the extension; gpu.c needs
+ * common.c; hist.c needs gpu.c (GPU arrays go there); ihist.c needs hist.c;
+ * module.c needs them all.
  */
 #ifndef PIXSUM_BINDING_H
 #define PIXSUM_BINDING_H
@@ -31,6 +35,11 @@ typedef struct psb_opts {
     int wrap;             /* modular integer tables */
     int padded;           /* zero-padded table layout */
 } psb_opts;
+
+/* Loads pixsum._errors.BY_STATUS, the exception class per status code, for
+ * psb_fail() (called once by the module's init). Returns 1, or 0 with an
+ * exception set. */
+int psb_errors_init(void);
 
 /* Raises the pixsum.Error subclass for `status` with a printf-style message
  * (also used as the detail text). Always returns NULL. */
@@ -86,6 +95,22 @@ int psb_view_of(PyArrayObject *a, int spatial, int writable, const char *what,
 int psb_view_raw(void *data, pixsum_type t, int nd, const npy_intp *dims,
                  const npy_intp *strides, int spatial, const char *what, pixsum_view *v);
 
+/* Describes memory (pointer, type, dims, byte strides) as a batch of 2-D
+ * images, one per slice of the view (depth = N): (N, H, W) or (N, H, W, C)
+ * with 1..4 interleaved channels; with `channels_first`, (N, C, H, W) as N*C
+ * single-channel images, which needs the N and C axes to merge (stride of N
+ * = C x stride of C, or N or C of 1). Returns 1, or 0 with an exception set
+ * (BadShapeError, BadStrideError). */
+int psb_batch_view(void *data, pixsum_type t, int nd, const npy_intp *dims,
+                   const npy_intp *strides, int channels_first, const char *what,
+                   pixsum_view *v);
+
+/* For integral() and integral_sq() without batch=True: refuses the shapes
+ * that are stacks, not images ((N, H, W) with N > 4 read as channels, and
+ * 4-D arrays), naming the keywords that read them. Returns 1, or 0 with
+ * pixsum.BadShapeError set. */
+int psb_check_unbatched(const char *name, int nd, const npy_intp *dims);
+
 /* The output array: a new C-contiguous one of `shape` and *type when `out` is
  * NULL/None, else `out` itself after checking it is an ndarray of that shape
  * (and of dtype *type unless *type is NONE; *type then becomes out's type).
@@ -132,7 +157,7 @@ PyObject *psb_edges_array(size_t bins, double lo, double hi);
 
 /* Boxes (x, y, w, h) or (x, y, z, w, h, d), one or (N, 4) / (N, 6), as a
  * PyMem_Malloc'ed array (free with PyMem_Free); *spatial 2 or 3, *single for
- * one box given as a 1-D sequence. NULL with an exception set. (module.c) */
+ * one box given as a 1-D sequence. NULL with an exception set. (common.c) */
 pixsum_box *psb_parse_boxes(PyObject *obj, size_t *n, int *spatial, int *single);
 
 PyObject *psb_py_histogram(PyObject *self, PyObject *args, PyObject *kwargs);
@@ -171,20 +196,58 @@ extern const char psb_histogram_doc[], psb_histogram2d_doc[], psb_equalize_doc[]
 #define PSB_HIST_METHODS
 #endif
 
+/* ---- recognising GPU arrays (common.c) --------------------------------- */
+
+/* Where an argument's memory is, as far as pixsum's bindings care. */
+typedef enum psb_array_kind {
+    PSB_HOST = 0,     /* NumPy arrays, sequences, buffers, CPU tensors */
+    PSB_GPU_TORCH,    /* a PyTorch CUDA tensor */
+    PSB_GPU_CUPY,     /* a CuPy ndarray */
+    PSB_GPU_CAI,      /* another producer of __cuda_array_interface__ */
+    PSB_GPU_DLPACK    /* only __dlpack__, with __dlpack_device__ naming CUDA memory */
+} psb_array_kind;
+
+/* The kind of `obj`. Never fails. The class of each type is found once
+ * (from the type's own attributes) and cached, so a NumPy array costs one
+ * check and a tensor one attribute read (is_cuda). */
+psb_array_kind psb_array_kind_of(PyObject *obj);
+
+/* True if `obj` is a GPU array (psb_array_kind_of() is not PSB_HOST). */
+int psb_is_gpu_array(PyObject *obj);
+
 /* ---- GPU arrays (gpu.c) ---------------------------------------------- */
 
-/* True if `obj` is a GPU array: it has __cuda_array_interface__, or
- * __dlpack_device__ says CUDA memory. */
-int psb_is_gpu_array(PyObject *obj);
+/* integral(), integral_sq() and integral3d() as module.c parsed them. */
+typedef struct psb_integral_args {
+    const char *name;      /* "integral", "integral_sq" or "integral3d" */
+    int spatial;           /* 2, or 3 for integral3d */
+    int squared;           /* integral_sq: a plain and a squared table */
+    int batch;             /* axis 0 counts independent 2-D images */
+    int channels_first;    /* with batch: (N, C, H, W) read as N*C images */
+    PyObject *dtype, *sq_dtype, *out, *out_sq; /* borrowed; NULL or None: not given */
+    psb_opts opts;         /* method, wrap, padded (threads unused on the GPU) */
+} psb_integral_args;
+
+/* The integral of a GPU array `image` of kind `kind` (psb_array_kind_of()):
+ * for a PyTorch CUDA tensor or a CuPy array, read in C (pointer, shape,
+ * strides, dtype, device, the caller's stream), the table type chosen by
+ * pixsum_integral_type(), the result allocated with the input's library and
+ * pixsum_cuda_integral*() enqueued on that stream; other producers go to
+ * pixsum._gpu.dispatch() (see psb_gpu_dispatch()). `args`/`kwargs` are the
+ * call's own, for that path. Returns the table (a tuple of two for
+ * integral_sq), a new reference, or NULL with an exception set. */
+PyObject *psb_gpu_integral(PyObject *image, psb_array_kind kind, const psb_integral_args *a,
+                           PyObject *args, PyObject *kwargs);
 
 /* 1 if the library was built with CUDA, else 0. */
 int psb_have_cuda(void);
 
 /* Runs pixsum.<name>(*args, **kwargs) for a GPU array through
- * pixsum._gpu.dispatch(), which reads the array's __cuda_array_interface__
- * (or DLPack capsule), allocates a GPU result of the same kind and calls
- * _cuda_integral below (or the histogram entry points). Returns its result
- * (new reference) or NULL. */
+ * pixsum._gpu.dispatch() (box queries and filters, histograms, the tilted
+ * integral, and integrals of producers other than CuPy and PyTorch), which
+ * reads the array's __cuda_array_interface__ (or DLPack capsule), allocates a
+ * GPU result of the same kind and calls the _cuda_* entry points below.
+ * Returns its result (new reference) or NULL. */
 PyObject *psb_gpu_dispatch(const char *name, PyObject *args, PyObject *kwargs);
 
 /* _core._cuda_integral(): the device-memory entry points of pixsum_cuda.h
@@ -205,11 +268,6 @@ PyObject *psb_py_cuda_equalize(PyObject *self, PyObject *args, PyObject *kwargs)
 extern const char psb_cuda_histogram_doc[], psb_cuda_hist_post_doc[],
     psb_cuda_histogram2d_doc[], psb_cuda_equalize_doc[];
 
-/* _core._cuda_box_filter(): pixsum_cuda_box_filter() over raw descriptions,
- * for pixsum/_gpu_box.py. */
-PyObject *psb_py_cuda_box_filter(PyObject *self, PyObject *args, PyObject *kwargs);
-extern const char psb_cuda_box_filter_doc[];
-
 #define PSB_GPU_METHODS                                                                 \
     {"cuda_device_count", psb_py_cuda_device_count, METH_NOARGS,                        \
      psb_cuda_device_count_doc},                                                        \
@@ -223,7 +281,5 @@ extern const char psb_cuda_box_filter_doc[];
      METH_VARARGS | METH_KEYWORDS, psb_cuda_histogram2d_doc},                           \
     {"_cuda_equalize", (PyCFunction)(void (*)(void))psb_py_cuda_equalize,               \
      METH_VARARGS | METH_KEYWORDS, psb_cuda_equalize_doc},                              \
-    {"_cuda_box_filter", (PyCFunction)(void (*)(void))psb_py_cuda_box_filter,           \
-     METH_VARARGS | METH_KEYWORDS, psb_cuda_box_filter_doc},
 
 #endif /* PIXSUM_BINDING_H */

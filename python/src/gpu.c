@@ -1,14 +1,30 @@
 /*
  * gpu.c - GPU arrays in pixsum._core.
  *
- * An argument is a GPU array when it exposes __cuda_array_interface__ (CuPy,
- * PyTorch, Numba) or a __dlpack_device__ that names CUDA memory. Such calls are
- * handed to pixsum/_gpu.py, which speaks the Python array protocols (reads the
- * interface, its v3 stream, allocates the result with the input's own library)
- * and then calls _cuda_integral() here with raw device pointers; this file
- * turns those into pixsum_views and calls the device-memory entry points of
- * include/pixsum_cuda.h on the caller's stream, with the GIL released. Nothing
- * is copied to the host and nothing synchronises.
+ * integral(), integral_sq() and integral3d() of a PyTorch CUDA tensor or a
+ * CuPy array run from here without Python code: psb_gpu_integral() reads the
+ * array (a tensor's data_ptr(), shape, stride(), dtype and device; a CuPy
+ * array's __cuda_array_interface__), chooses the table type with the
+ * library's rule (pixsum_integral_type(), the one the NumPy path uses),
+ * allocates the result with the input's own library (torch.empty,
+ * cupy.empty, looked up once) and enqueues pixsum_cuda_integral*() on the
+ * caller's stream with the GIL released. Nothing is copied to the host and
+ * nothing synchronises.
+ *
+ * Streams (the same rules as pixsum/_gpu.py, which serves other producers):
+ *   - __cuda_array_interface__ v3 with a "stream" entry: that stream
+ *     (1 = legacy default stream, 2 = per-thread default stream, else a
+ *     cudaStream_t; 0 is refused, as the protocol says);
+ *   - PyTorch tensors: torch's current stream of the tensor's device;
+ *   - no stream given: the legacy default stream.
+ * The result is allocated on the array's device, so later work the caller
+ * enqueues on the stream sees it complete.
+ *
+ * The other GPU calls (box queries and filters, histograms, the tilted
+ * integral, producers other than CuPy and PyTorch, DLPack-only objects) go
+ * through psb_gpu_dispatch() to pixsum/_gpu.py, which reads the array in
+ * Python and calls the _cuda_* entry points below with raw descriptions
+ * (pointer, dtype name, shape, byte strides).
  *
  * Without CUDA in the library (PSB_HAVE_CUDA undefined) GPU arrays raise
  * pixsum.UnavailableError.
@@ -19,6 +35,7 @@
 #include "pixsum_cuda.h"
 #endif
 
+#include <stdlib.h>
 #include <string.h>
 
 int psb_have_cuda(void)
@@ -30,41 +47,19 @@ int psb_have_cuda(void)
 #endif
 }
 
-int psb_is_gpu_array(PyObject *obj)
-{
-    if (PyArray_Check(obj) || PyList_Check(obj) || PyTuple_Check(obj) || PyLong_Check(obj) ||
-        PyFloat_Check(obj))
-        return 0;
-    if (PyObject_HasAttrString(obj, "__cuda_array_interface__"))
-        return 1;
-    if (!PyObject_HasAttrString(obj, "__dlpack_device__"))
-        return 0;
-    PyObject *dev = PyObject_CallMethod(obj, "__dlpack_device__", NULL);
-    if (!dev) {
-        PyErr_Clear();
-        return 0;
-    }
-    long type = -1;
-    if (PyTuple_Check(dev) && PyTuple_GET_SIZE(dev) >= 1)
-        type = PyLong_AsLong(PyTuple_GET_ITEM(dev, 0));
-    Py_DECREF(dev);
-    if (PyErr_Occurred())
-        PyErr_Clear();
-    return type == 2 /* kDLCUDA */ || type == 13 /* kDLCUDAManaged */;
-}
-
 PyObject *psb_gpu_dispatch(const char *name, PyObject *args, PyObject *kwargs)
 {
-    PyObject *mod = PyImport_ImportModule("pixsum._gpu");
-    if (!mod)
-        return NULL;
-    PyObject *fn = PyObject_GetAttrString(mod, "dispatch");
-    Py_DECREF(mod);
-    if (!fn)
-        return NULL;
-    PyObject *res = PyObject_CallFunction(fn, "sOO", name, args, kwargs ? kwargs : Py_None);
-    Py_DECREF(fn);
-    return res;
+    static PyObject *dispatch; /* pixsum._gpu.dispatch, kept once found */
+    if (!dispatch) {
+        PyObject *mod = PyImport_ImportModule("pixsum._gpu");
+        if (!mod)
+            return NULL;
+        dispatch = PyObject_GetAttrString(mod, "dispatch");
+        Py_DECREF(mod);
+        if (!dispatch)
+            return NULL;
+    }
+    return PyObject_CallFunction(dispatch, "sOO", name, args, kwargs ? kwargs : Py_None);
 }
 
 const char psb_cuda_device_count_doc[] =
@@ -350,47 +345,6 @@ PyObject *psb_py_cuda_equalize(PyObject *self, PyObject *args, PyObject *kwargs)
 #endif
 }
 
-const char psb_cuda_box_filter_doc[] =
-"_cuda_box_filter(table, out, kh, kw, *, valid=False, mean=False, stream=0)\n"
-"--\n\n"
-"Internal: pixsum_cuda_box_filter() of device memory: table (the padded\n"
-"integral table) and out are (ptr, dtype name, shape, byte strides) tuples\n"
-"with 2 spatial axes. Enqueues one kernel on `stream` (on the current\n"
-"device) and returns without synchronising. Use pixsum.box_filter() with a\n"
-"GPU array instead.";
-
-PyObject *psb_py_cuda_box_filter(PyObject *self, PyObject *args, PyObject *kwargs)
-{
-    (void)self;
-    static char *kwlist[] = {"table", "out", "kh", "kw", "valid", "mean", "stream", NULL};
-    PyObject *table, *out;
-    Py_ssize_t kh, kw;
-    int valid = 0, mean = 0;
-    unsigned long long stream = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOnn|$ppK:_cuda_box_filter", kwlist,
-                                     &table, &out, &kh, &kw, &valid, &mean, &stream))
-        return NULL;
-#ifdef PSB_HAVE_CUDA
-    if (kh < 1 || kw < 1)
-        return psb_fail(PIXSUM_ERR_INVALID_ARG, "window size must be integers >= 1");
-    pixsum_view vt, vo;
-    if (!desc_view(table, 2, "table", &vt) || !desc_view(out, 2, "out", &vo))
-        return NULL;
-    int st;
-    Py_BEGIN_ALLOW_THREADS
-    st = pixsum_cuda_box_filter(&vt, (size_t)kh, (size_t)kw,
-                                (valid ? PIXSUM_BOX_VALID : 0u) | (mean ? PIXSUM_BOX_MEAN : 0u),
-                                &vo, (void *)(uintptr_t)stream);
-    Py_END_ALLOW_THREADS
-    if (st != PIXSUM_OK)
-        return psb_fail_library(st, "box_filter (CUDA)");
-    Py_RETURN_NONE;
-#else
-    (void)table; (void)out; (void)kh; (void)kw; (void)valid; (void)mean; (void)stream;
-    return no_cuda();
-#endif
-}
-
 const char psb_cuda_hist_post_doc[] =
 "_cuda_hist_post(counts, channels, bins, out, *, relative=False, cumulative=False,\n"
 "                of_all_samples=False, totals=0, stream=0)\n"
@@ -499,5 +453,682 @@ PyObject *psb_py_cuda_histogram2d(PyObject *self, PyObject *args, PyObject *kwar
     (void)device; (void)counts_len; (void)bins_a; (void)bins_b; (void)lo_a; (void)hi_a;
     (void)lo_b; (void)hi_b;
     return no_cuda();
+#endif
+}
+
+/* ------------------------------------------------------------------------ */
+/* integral(), integral_sq(), integral3d() of CuPy and PyTorch arrays       */
+/* ------------------------------------------------------------------------ */
+
+#ifdef PSB_HAVE_CUDA
+#define GPU_MAX_DIMS 8
+
+/* An array library's callables and dtype objects, looked up at its first
+ * array and kept for the life of the process. */
+typedef struct array_lib {
+    int ready;
+    PyObject *empty, *zeros;           /* torch.empty / cupy.empty, ... zeros */
+    PyObject *dtype[PIXSUM_I64 + 1];   /* its dtype per pixsum type; NULL: none */
+    PyObject *raw_stream;              /* torch._C._cuda_getCurrentRawStream or NULL */
+    PyObject *current_stream;          /* torch.cuda.current_stream */
+    PyObject *get_device;              /* cupy.cuda.runtime.getDevice */
+    PyObject *device_scope;            /* cupy.cuda.Device */
+} array_lib;
+
+static array_lib torch_lib, cupy_lib;
+
+/* Interned attribute names, and the keyword names ("dtype", "device"). */
+static PyObject *s_data_ptr, *s_shape, *s_stride, *s_dtype, *s_device, *s_index, *s_id,
+    *s_cai, *s_cuda_stream, *s_dtype_device;
+
+static int intern_names(void)
+{
+    if (s_dtype_device)
+        return 1;
+    const char *text[] = {"data_ptr", "shape", "stride", "dtype", "device", "index", "id",
+                          "__cuda_array_interface__", "cuda_stream"};
+    PyObject **slot[] = {&s_data_ptr, &s_shape, &s_stride, &s_dtype, &s_device, &s_index,
+                         &s_id, &s_cai, &s_cuda_stream};
+    for (size_t i = 0; i < sizeof text / sizeof text[0]; i++)
+        if (!*slot[i] && !(*slot[i] = PyUnicode_InternFromString(text[i])))
+            return 0;
+    return (s_dtype_device = PyTuple_Pack(2, s_dtype, s_device)) != NULL;
+}
+
+/* getattr(obj, "a.b.c"), a new reference; NULL with AttributeError set. */
+static PyObject *attr_path(PyObject *obj, const char *path)
+{
+    char part[64];
+    Py_INCREF(obj);
+    while (obj && *path) {
+        size_t n = strcspn(path, ".");
+        if (n >= sizeof part)
+            n = sizeof part - 1;
+        memcpy(part, path, n);
+        part[n] = '\0';
+        PyObject *next = PyObject_GetAttrString(obj, part);
+        Py_DECREF(obj);
+        obj = next;
+        path += n + (path[n] == '.');
+    }
+    return obj;
+}
+
+/* The library (torch or cupy) with its callables; NULL with an exception. */
+static array_lib *load_lib(psb_array_kind kind)
+{
+    int torch = kind == PSB_GPU_TORCH;
+    array_lib *L = torch ? &torch_lib : &cupy_lib;
+    if (L->ready)
+        return L;
+    if (!intern_names())
+        return NULL;
+    PyObject *mod = PyImport_ImportModule(torch ? "torch" : "cupy");
+    if (!mod)
+        return NULL;
+    int ok = (L->empty || (L->empty = PyObject_GetAttrString(mod, "empty"))) &&
+             (L->zeros || (L->zeros = PyObject_GetAttrString(mod, "zeros")));
+    for (int t = PIXSUM_U8; ok && t <= PIXSUM_I64; t++) {
+        if (L->dtype[t])
+            continue;
+        if (torch) { /* an older PyTorch lacks the wide unsigned types */
+            L->dtype[t] = PyObject_GetAttrString(mod, psb_dtype_name((pixsum_type)t));
+            if (!L->dtype[t])
+                PyErr_Clear();
+        } else {
+            ok = (L->dtype[t] = (PyObject *)PyArray_DescrFromType(
+                      psb_npy_of_type((pixsum_type)t))) != NULL;
+        }
+    }
+    if (ok && torch) {
+        if (!L->raw_stream && !(L->raw_stream = attr_path(mod, "_C._cuda_getCurrentRawStream")))
+            PyErr_Clear(); /* the public spelling below serves */
+        ok = L->current_stream || (L->current_stream = attr_path(mod, "cuda.current_stream"));
+    } else if (ok) {
+        ok = (L->get_device || (L->get_device = attr_path(mod, "cuda.runtime.getDevice"))) &&
+             (L->device_scope || (L->device_scope = attr_path(mod, "cuda.Device")));
+    }
+    Py_DECREF(mod);
+    if (!ok)
+        return NULL;
+    L->ready = 1;
+    return L;
+}
+
+/* A GPU array as this file needs it. */
+typedef struct gpu_array {
+    void *ptr;
+    pixsum_type type;
+    int nd;
+    npy_intp dims[GPU_MAX_DIMS], strides[GPU_MAX_DIMS];
+    int device;
+    int readonly;
+    unsigned long long stream; /* valid when has_stream */
+    int has_stream;
+    PyObject *device_obj;      /* a tensor's torch.device (new reference) or NULL */
+} gpu_array;
+
+static void gpu_array_clear(gpu_array *g)
+{
+    Py_CLEAR(g->device_obj);
+}
+
+/* Reads the ints of a tuple or sequence `seq` into out[0..n). Returns n, or -1
+ * with an exception set (too many entries: BadShapeError naming `what`). */
+static int read_ints(PyObject *seq, npy_intp *out, const char *what)
+{
+    PyObject *fast = PySequence_Fast(seq, "shape and strides must be sequences");
+    if (!fast)
+        return -1;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(fast);
+    if (n > GPU_MAX_DIMS) {
+        Py_DECREF(fast);
+        psb_fail(PIXSUM_ERR_BAD_SHAPE, "%s has %zd axes; pixsum reads at most 4", what, n);
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        out[i] = (npy_intp)PyLong_AsSsize_t(PySequence_Fast_GET_ITEM(fast, i));
+        if (out[i] == -1 && PyErr_Occurred()) {
+            Py_DECREF(fast);
+            return -1;
+        }
+    }
+    Py_DECREF(fast);
+    return (int)n;
+}
+
+/* str(obj) into buf (for messages). */
+static void obj_text(PyObject *obj, char *buf, size_t size)
+{
+    PyObject *t = PyObject_Str(obj);
+    const char *u = t ? PyUnicode_AsUTF8(t) : NULL;
+    snprintf(buf, size, "%s", u ? u : "?");
+    Py_XDECREF(t);
+    if (!u)
+        PyErr_Clear();
+}
+
+static int fail_gpu_dtype(const char *what, PyObject *dtype_obj)
+{
+    char text[64];
+    obj_text(dtype_obj, text, sizeof text);
+    psb_fail(PIXSUM_ERR_BAD_TYPE, "%s: GPU dtype %s is not a pixsum type", what, text);
+    return 0;
+}
+
+/* A CUDA tensor's description from its own attributes (its
+ * __cuda_array_interface__ is slower and refuses tensors that need grad). */
+static int read_torch(PyObject *t, const char *what, gpu_array *g)
+{
+    PyObject *dt = PyObject_GetAttr(t, s_dtype);
+    if (!dt)
+        return 0;
+    g->type = PIXSUM_TYPE_NONE;
+    for (int i = PIXSUM_U8; i <= PIXSUM_I64; i++)
+        if (torch_lib.dtype[i] == dt)
+            g->type = (pixsum_type)i;
+    if (g->type == PIXSUM_TYPE_NONE) {
+        fail_gpu_dtype(what, dt);
+        Py_DECREF(dt);
+        return 0;
+    }
+    Py_DECREF(dt);
+    PyObject *shape = PyObject_GetAttr(t, s_shape);
+    g->nd = shape ? read_ints(shape, g->dims, what) : -1;
+    Py_XDECREF(shape);
+    if (g->nd < 0)
+        return 0;
+    PyObject *stride = PyObject_CallMethodObjArgs(t, s_stride, NULL);
+    int ns = stride ? read_ints(stride, g->strides, what) : -1;
+    Py_XDECREF(stride);
+    if (ns != g->nd)
+        return ns < 0 ? 0 : (psb_fail(PIXSUM_ERR_BAD_STRIDE, "%s: strides do not match the "
+                                      "shape", what), 0);
+    size_t es = pixsum_type_size(g->type);
+    for (int i = 0; i < g->nd; i++)
+        g->strides[i] *= (npy_intp)es;
+    PyObject *ptr = PyObject_CallMethodObjArgs(t, s_data_ptr, NULL);
+    g->ptr = ptr ? PyLong_AsVoidPtr(ptr) : NULL;
+    Py_XDECREF(ptr);
+    if (!ptr || PyErr_Occurred())
+        return 0;
+    g->readonly = 0;
+    if (!(g->device_obj = PyObject_GetAttr(t, s_device)))
+        return 0;
+    PyObject *index = PyObject_GetAttr(g->device_obj, s_index);
+    if (!index)
+        return 0;
+    g->device = index == Py_None ? 0 : (int)PyLong_AsLong(index);
+    Py_DECREF(index);
+    if (PyErr_Occurred())
+        return 0;
+    g->has_stream = 0; /* torch's current stream, looked up when needed */
+    return 1;
+}
+
+/* pixsum type of an array-interface typestr ("<u2", "|u1", ...), native
+ * byte order only; PIXSUM_TYPE_NONE otherwise. */
+static pixsum_type type_of_typestr(const char *ts)
+{
+#if PY_LITTLE_ENDIAN
+    const char foreign = '>';
+#else
+    const char foreign = '<';
+#endif
+    if (!ts || !ts[0] || ts[0] == foreign || !ts[1])
+        return PIXSUM_TYPE_NONE;
+    char *end;
+    long size = strtol(ts + 2, &end, 10);
+    if (*end)
+        return PIXSUM_TYPE_NONE;
+    switch (ts[1]) {
+    case 'u':
+        return size == 1 ? PIXSUM_U8 : size == 2 ? PIXSUM_U16 : size == 4 ? PIXSUM_U32
+             : size == 8 ? PIXSUM_U64 : PIXSUM_TYPE_NONE;
+    case 'i':
+        return size == 2 ? PIXSUM_I16 : size == 4 ? PIXSUM_I32 : size == 8 ? PIXSUM_I64
+             : PIXSUM_TYPE_NONE;
+    case 'f':
+        return size == 4 ? PIXSUM_F32 : size == 8 ? PIXSUM_F64 : PIXSUM_TYPE_NONE;
+    default:
+        return PIXSUM_TYPE_NONE;
+    }
+}
+
+/* Outcome of read_cai(): read, an error set, or a case for pixsum/_gpu.py. */
+enum { READ_FAIL = 0, READ_OK = 1, READ_ELSEWHERE = 2 };
+
+/* An array's description from its __cuda_array_interface__ (a masked array
+ * is left to pixsum/_gpu.py, which refuses it). */
+static int read_cai(PyObject *obj, const char *what, gpu_array *g)
+{
+    PyObject *cai = PyObject_GetAttr(obj, s_cai);
+    if (!cai)
+        return READ_FAIL;
+    int res = READ_FAIL;
+    if (!PyDict_Check(cai)) {
+        psb_fail(PIXSUM_ERR_INVALID_ARG, "%s: __cuda_array_interface__ is not a dict", what);
+        goto done;
+    }
+    PyObject *mask = PyDict_GetItemString(cai, "mask");
+    if (mask && mask != Py_None) {
+        res = READ_ELSEWHERE;
+        goto done;
+    }
+    PyObject *typestr = PyDict_GetItemString(cai, "typestr");
+    PyObject *shape = PyDict_GetItemString(cai, "shape");
+    PyObject *data = PyDict_GetItemString(cai, "data");
+    if (!typestr || !PyUnicode_Check(typestr) || !shape || !data || !PyTuple_Check(data) ||
+        PyTuple_GET_SIZE(data) != 2) {
+        psb_fail(PIXSUM_ERR_INVALID_ARG, "%s: __cuda_array_interface__ lacks typestr, shape "
+                 "or data", what);
+        goto done;
+    }
+    const char *ts = PyUnicode_AsUTF8(typestr);
+    if (!ts)
+        goto done;
+    if ((g->type = type_of_typestr(ts)) == PIXSUM_TYPE_NONE) {
+        psb_fail(PIXSUM_ERR_BAD_TYPE, "%s: GPU dtype %s is not a pixsum type", what, ts);
+        goto done;
+    }
+    if ((g->nd = read_ints(shape, g->dims, what)) < 0)
+        goto done;
+    PyObject *strides = PyDict_GetItemString(cai, "strides");
+    if (strides && strides != Py_None) {
+        if (read_ints(strides, g->strides, what) != g->nd) {
+            if (!PyErr_Occurred())
+                psb_fail(PIXSUM_ERR_BAD_STRIDE, "%s: strides do not match the shape", what);
+            goto done;
+        }
+    } else { /* C-contiguous */
+        npy_intp step = (npy_intp)pixsum_type_size(g->type);
+        for (int i = g->nd - 1; i >= 0; i--) {
+            g->strides[i] = step;
+            step *= g->dims[i] > 1 ? g->dims[i] : 1;
+        }
+    }
+    g->ptr = PyLong_AsVoidPtr(PyTuple_GET_ITEM(data, 0));
+    if (PyErr_Occurred())
+        goto done;
+    int ro = PyObject_IsTrue(PyTuple_GET_ITEM(data, 1));
+    if (ro < 0)
+        goto done;
+    g->readonly = ro;
+    PyObject *stream = PyDict_GetItemString(cai, "stream");
+    g->has_stream = 1;
+    g->stream = 0; /* no stream given: the legacy default stream */
+    if (stream && stream != Py_None) {
+        g->stream = PyLong_AsUnsignedLongLong(stream);
+        if (PyErr_Occurred())
+            goto done;
+        if (g->stream == 0) {
+            psb_fail(PIXSUM_ERR_INVALID_ARG, "__cuda_array_interface__ stream 0 is disallowed "
+                     "by the protocol (v3)");
+            goto done;
+        }
+    }
+    /* the device: obj.device.id (CuPy) or .index, else 0 */
+    g->device = 0;
+    PyObject *dev = PyObject_GetAttr(obj, s_device);
+    if (dev) {
+        PyObject *id = PyObject_GetAttr(dev, s_id);
+        if (!id) {
+            PyErr_Clear();
+            id = PyObject_GetAttr(dev, s_index);
+        }
+        if (id && PyLong_Check(id))
+            g->device = (int)PyLong_AsLong(id);
+        Py_XDECREF(id);
+        Py_DECREF(dev);
+    }
+    PyErr_Clear();
+    res = READ_OK;
+done:
+    Py_DECREF(cai);
+    return res;
+}
+
+/* Reads a GPU array of kind `kind` (PSB_GPU_TORCH or PSB_GPU_CUPY). */
+static int read_gpu(PyObject *obj, psb_array_kind kind, const char *what, gpu_array *g)
+{
+    memset(g, 0, sizeof *g);
+    if (kind == PSB_GPU_TORCH)
+        return read_torch(obj, what, g);
+    return read_cai(obj, what, g);
+}
+
+/* The stream of the call: the array's (CAI v3) or torch's current stream of
+ * its device. Returns 1, or 0 with an exception set. */
+static int call_stream(gpu_array *g, psb_array_kind kind)
+{
+    if (g->has_stream || kind != PSB_GPU_TORCH)
+        return 1;
+    PyObject *dev = PyLong_FromLong(g->device), *r = NULL;
+    if (!dev)
+        return 0;
+    if (torch_lib.raw_stream)
+        r = PyObject_CallOneArg(torch_lib.raw_stream, dev);
+    if (!r) {
+        PyErr_Clear();
+        PyObject *s = PyObject_CallOneArg(torch_lib.current_stream, dev);
+        r = s ? PyObject_GetAttr(s, s_cuda_stream) : NULL;
+        Py_XDECREF(s);
+    }
+    Py_DECREF(dev);
+    if (!r)
+        return 0;
+    g->stream = PyLong_AsUnsignedLongLong(r);
+    Py_DECREF(r);
+    if (PyErr_Occurred())
+        return 0;
+    g->has_stream = 1;
+    return 1;
+}
+
+/* Leaves a context manager entered with __enter__, keeping an exception
+ * already set. Returns 1, or 0 with __exit__'s own exception set. */
+static int scope_exit(PyObject *scope)
+{
+#if PY_VERSION_HEX >= 0x030C0000
+    PyObject *exc = PyErr_GetRaisedException();
+    PyObject *r = PyObject_CallMethod(scope, "__exit__", "OOO", Py_None, Py_None, Py_None);
+    if (!r) {
+        Py_XDECREF(exc);
+        return 0;
+    }
+    Py_DECREF(r);
+    if (exc)
+        PyErr_SetRaisedException(exc);
+#else
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    PyObject *r = PyObject_CallMethod(scope, "__exit__", "OOO", Py_None, Py_None, Py_None);
+    if (!r) {
+        Py_XDECREF(type);
+        Py_XDECREF(value);
+        Py_XDECREF(tb);
+        return 0;
+    }
+    Py_DECREF(r);
+    if (type)
+        PyErr_Restore(type, value, tb);
+#endif
+    return 1;
+}
+
+/* A new array of `shape` and pixsum type `t` from library `L` of kind
+ * `kind` on the input's device (zero-filled when `zero`). NULL with an
+ * exception set. */
+static PyObject *gpu_alloc(array_lib *L, psb_array_kind kind, const gpu_array *in, int nd,
+                           const npy_intp *shape, pixsum_type t, int zero)
+{
+    PyObject *dims = PyTuple_New(nd);
+    if (!dims)
+        return NULL;
+    for (int i = 0; i < nd; i++) {
+        PyObject *v = PyLong_FromSsize_t((Py_ssize_t)shape[i]);
+        if (!v) {
+            Py_DECREF(dims);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(dims, i, v);
+    }
+    PyObject *fn = zero ? L->zeros : L->empty, *res = NULL;
+    if (kind == PSB_GPU_TORCH) { /* torch.empty(dims, dtype=, device=) */
+        PyObject *argv[3] = {dims, L->dtype[t], in->device_obj};
+        res = PyObject_Vectorcall(fn, argv, 1, s_dtype_device);
+        Py_DECREF(dims);
+        return res;
+    }
+    /* CuPy allocates on its current device: make the input's current */
+    PyObject *cur = PyObject_CallNoArgs(L->get_device), *scope = NULL;
+    long current = cur ? PyLong_AsLong(cur) : -1;
+    Py_XDECREF(cur);
+    if (!cur || PyErr_Occurred()) {
+        Py_DECREF(dims);
+        return NULL;
+    }
+    if (current != in->device) {
+        scope = PyObject_CallFunction(L->device_scope, "i", in->device);
+        PyObject *entered = scope ? PyObject_CallMethod(scope, "__enter__", NULL) : NULL;
+        Py_XDECREF(entered);
+        if (!entered) {
+            Py_XDECREF(scope);
+            Py_DECREF(dims);
+            return NULL;
+        }
+    }
+    res = PyObject_CallFunctionObjArgs(fn, dims, L->dtype[t], NULL);
+    Py_DECREF(dims);
+    if (scope && !scope_exit(scope))
+        Py_CLEAR(res);
+    Py_XDECREF(scope);
+    return res;
+}
+
+/* The device pointer of an array this file allocated (C-contiguous). */
+static void *alloc_ptr(PyObject *arr, psb_array_kind kind)
+{
+    PyObject *p = kind == PSB_GPU_TORCH ? PyObject_CallMethodObjArgs(arr, s_data_ptr, NULL)
+                                        : attr_path(arr, "data.ptr");
+    void *ptr = p ? PyLong_AsVoidPtr(p) : NULL;
+    Py_XDECREF(p);
+    return ptr;
+}
+
+/* Reads `out=` or `out_sq=` (any GPU array) into g. Returns 1, or 0 with an
+ * exception set. */
+static int read_given(PyObject *obj, const char *what, gpu_array *g)
+{
+    psb_array_kind kind = psb_array_kind_of(obj);
+    memset(g, 0, sizeof *g);
+    if (kind == PSB_GPU_TORCH)
+        return load_lib(kind) && read_torch(obj, what, g);
+    if (kind == PSB_GPU_CUPY || kind == PSB_GPU_CAI) {
+        int r = read_cai(obj, what, g);
+        if (r == READ_ELSEWHERE)
+            psb_fail(PIXSUM_ERR_UNSUPPORTED, "%s: masked GPU arrays are not supported", what);
+        return r == READ_OK;
+    }
+    psb_fail(PIXSUM_ERR_UNSUPPORTED, "%s: a GPU array must expose __cuda_array_interface__",
+             what);
+    return 0;
+}
+
+/* The table type: dtype= when given, else out='s type, else the library's
+ * rule for `count` pixels (int64 where PyTorch lacks the unsigned type).
+ * PIXSUM_TYPE_NONE with an exception set on failure. */
+static pixsum_type table_type(PyObject *dtype, const gpu_array *given, pixsum_type in,
+                              size_t count, int squared, const array_lib *L,
+                              psb_array_kind kind)
+{
+    pixsum_type t;
+    if (dtype && dtype != Py_None)
+        return psb_dtype_arg(dtype, &t) ? t : PIXSUM_TYPE_NONE;
+    if (given)
+        return given->type;
+    t = pixsum_integral_type(in, count ? count : 1, squared);
+    if (t == PIXSUM_TYPE_NONE)
+        return psb_fail(PIXSUM_ERR_BAD_TYPE, "%s is not an input type of integral tables",
+                        psb_dtype_name(in)), PIXSUM_TYPE_NONE;
+    if (kind == PSB_GPU_TORCH && !L->dtype[t])
+        t = PIXSUM_I64; /* an older PyTorch without unsigned tensors */
+    return t;
+}
+
+/* Describes g as the image or a table of this call. */
+static int call_view(const gpu_array *g, const psb_integral_args *a, const char *what,
+                     pixsum_view *v)
+{
+    if (a->batch)
+        return psb_batch_view(g->ptr, g->type, g->nd, g->dims, g->strides, a->channels_first,
+                              what, v);
+    return psb_view_raw(g->ptr, g->type, g->nd, g->dims, g->strides, a->spatial, what, v);
+}
+
+/* The table given as out= (checked against shape and type) or a new one.
+ * Returns a new reference with *view set, or NULL with an exception set. */
+static PyObject *table_array(PyObject *given, gpu_array *gg, array_lib *L,
+                             psb_array_kind kind, const gpu_array *in, const npy_intp *shape,
+                             pixsum_type t, int asked, int zero, const psb_integral_args *a,
+                             const char *what, pixsum_view *view)
+{
+    PyObject *res;
+    if (given) {
+        int same = gg->nd == in->nd;
+        for (int i = 0; same && i < in->nd; i++)
+            same = gg->dims[i] == shape[i];
+        if (!same) {
+            char got[96], want[96];
+            psb_shape_text(gg->nd, gg->dims, got, sizeof got);
+            psb_shape_text(in->nd, shape, want, sizeof want);
+            return psb_fail(PIXSUM_ERR_BAD_SHAPE, "%s has shape %s, expected %s", what, got,
+                            want);
+        }
+        if (asked && gg->type != t)
+            return psb_fail(PIXSUM_ERR_BAD_TYPE, "%s has dtype %s but dtype=%s was asked", what,
+                            psb_dtype_name(gg->type), psb_dtype_name(t));
+        if (gg->readonly)
+            return psb_fail(PIXSUM_ERR_INVALID_ARG, "%s is read-only", what);
+        Py_INCREF(given);
+        res = given;
+    } else {
+        if (!L->dtype[t])
+            return psb_fail(PIXSUM_ERR_BAD_TYPE, "PyTorch has no %s tensors",
+                            psb_dtype_name(t));
+        if (!(res = gpu_alloc(L, kind, in, in->nd, shape, t, zero)))
+            return NULL;
+        memset(gg, 0, sizeof *gg);
+        gg->type = t;
+        gg->nd = in->nd;
+        npy_intp step = (npy_intp)pixsum_type_size(t);
+        for (int i = in->nd - 1; i >= 0; i--) {
+            gg->dims[i] = shape[i];
+            gg->strides[i] = step;
+            step *= shape[i];
+        }
+        gg->ptr = alloc_ptr(res, kind);
+        if (PyErr_Occurred()) {
+            Py_DECREF(res);
+            return NULL;
+        }
+    }
+    if (!call_view(gg, a, what, view)) {
+        Py_DECREF(res);
+        return NULL;
+    }
+    return res;
+}
+#endif /* PSB_HAVE_CUDA */
+
+PyObject *psb_gpu_integral(PyObject *image, psb_array_kind kind, const psb_integral_args *a,
+                           PyObject *args, PyObject *kwargs)
+{
+    if (kind != PSB_GPU_TORCH && kind != PSB_GPU_CUPY)
+        return psb_gpu_dispatch(a->name, args, kwargs);
+#ifndef PSB_HAVE_CUDA
+    (void)image;
+    return psb_fail(PIXSUM_ERR_UNAVAILABLE, "%s: GPU arrays need a pixsum library built with "
+                    "CUDA; this one was built without it", a->name);
+#else
+    array_lib *L = load_lib(kind);
+    if (!L)
+        return NULL;
+    gpu_array in, go, gq;
+    memset(&go, 0, sizeof go);
+    memset(&gq, 0, sizeof gq);
+    PyObject *res = NULL, *res_sq = NULL, *result = NULL;
+    pixsum_view vin, vout, vsq;
+    int r = read_gpu(image, kind, "image", &in);
+    if (r == READ_ELSEWHERE) {
+        gpu_array_clear(&in);
+        return psb_gpu_dispatch(a->name, args, kwargs);
+    }
+    if (r != READ_OK)
+        goto done;
+    if (!a->batch) {
+        if (a->spatial == 2 && !psb_check_unbatched(a->name, in.nd, in.dims))
+            goto done;
+        if (in.nd != a->spatial && in.nd != a->spatial + 1) {
+            char shape[96];
+            psb_shape_text(in.nd, in.dims, shape, sizeof shape);
+            psb_fail(PIXSUM_ERR_BAD_SHAPE, "%s: GPU image of shape %s must have %d spatial "
+                     "axes and an optional channel axis", a->name, shape, a->spatial);
+            goto done;
+        }
+    }
+    if (!call_view(&in, a, "image", &vin))
+        goto done;
+    if ((a->out && !read_given(a->out, "out", &go)) ||
+        (a->squared && a->out_sq && !read_given(a->out_sq, "out_sq", &gq)))
+        goto done;
+    /* the overflow rule counts the pixels of one image of a batch */
+    size_t count = vin.width * vin.height * (a->batch ? 1 : vin.depth);
+    pixsum_type t = table_type(a->dtype, a->out ? &go : NULL, vin.type, count, 0, L, kind);
+    if (t == PIXSUM_TYPE_NONE)
+        goto done;
+    npy_intp shape[GPU_MAX_DIMS];
+    int first = a->batch ? 1 + a->channels_first : 0;
+    int last = a->batch ? first + 1 : a->spatial - 1;
+    for (int i = 0; i < in.nd; i++)
+        shape[i] = in.dims[i] + (a->opts.padded && i >= first && i <= last ? 1 : 0);
+    /* a padded volume of one slice still gets its leading zero slice */
+    int lone_slice = !a->batch && a->spatial == 3 && a->opts.padded && vin.depth == 1;
+    if (lone_slice)
+        shape[0] = 2;
+    int asked = a->dtype && a->dtype != Py_None;
+    if (!(res = table_array(a->out, &go, L, kind, &in, shape, t, asked, lone_slice, a, "out",
+                            &vout)))
+        goto done;
+    if (a->squared) {
+        pixsum_type q = table_type(a->sq_dtype, a->out_sq ? &gq : NULL, vin.type, count, 1, L,
+                                   kind);
+        if (q == PIXSUM_TYPE_NONE)
+            goto done;
+        asked = a->sq_dtype && a->sq_dtype != Py_None;
+        if (!(res_sq = table_array(a->out_sq, &gq, L, kind, &in, shape, q, asked, 0, a,
+                                   "out_sq", &vsq)))
+            goto done;
+    }
+    if (lone_slice && a->out) { /* a given table's slice 0 becomes zeros */
+        PyObject *zero = PyLong_FromLong(0);
+        int bad = !zero || PyObject_SetItem(res, zero, zero) < 0;
+        Py_XDECREF(zero);
+        if (bad)
+            goto done;
+    }
+    if (!call_stream(&in, kind))
+        goto done;
+    pixsum_ctx *ctx = gpu_context(in.stream, in.device);
+    if (!ctx || !psb_set_ctx(ctx, &a->opts))
+        goto done;
+    pixsum_view vrun = vout;
+    if (lone_slice) { /* the 2-D padded table goes to slice 1 */
+        vrun.data = (char *)vout.data + vout.slice_stride;
+        vrun.depth = 1;
+    }
+    void *stream = (void *)(uintptr_t)in.stream;
+    int st;
+    Py_BEGIN_ALLOW_THREADS
+    if (a->batch)
+        st = a->squared ? pixsum_cuda_integral_batch_sq(ctx, &vin, &vout, &vsq, stream)
+                        : pixsum_cuda_integral_batch(ctx, &vin, &vout, stream);
+    else if (a->squared)
+        st = pixsum_cuda_integral_sq(ctx, &vin, &vout, &vsq, stream);
+    else
+        st = pixsum_cuda_integral(ctx, &vin, &vrun, stream);
+    Py_END_ALLOW_THREADS
+    if (st != PIXSUM_OK) {
+        psb_fail_library(st, "integral (CUDA)");
+        goto done;
+    }
+    result = a->squared ? PyTuple_Pack(2, res, res_sq) : (Py_INCREF(res), res);
+done:
+    Py_XDECREF(res);
+    Py_XDECREF(res_sq);
+    gpu_array_clear(&in);
+    gpu_array_clear(&go);
+    gpu_array_clear(&gq);
+    return result;
 #endif
 }

@@ -196,7 +196,7 @@ static PyObject *u64_list(const uint64_t *v, size_t n)
 const char psb_histogram_doc[] =
 "histogram(image, *, bins=None, range=None, mask=None, relative=False,\n"
 "          cumulative=False, of_all_samples=False, channels=True, method='auto',\n"
-"          threads=0, out=None, info=False)\n"
+"          threads=0, out=None, info=False, batch=False, range_per_image=False)\n"
 "--\n\n"
 "Histogram of every channel of an image, counted in one pass, read in place.\n\n"
 "image: (N,), (H, W), (H, W, C) or (D, H, W, C) (with channels=False a 3-D\n"
@@ -218,6 +218,13 @@ const char psb_histogram_doc[] =
 "out: an existing array for the counts (uint64, or float64 when relative).\n"
 "info: also return a dict with bins, lo, hi, edges, pixels and per-channel\n"
 "  in_range, below, above and nan counts.\n\n"
+"batch: read axis 0 as N independent images, (N, H, W) or (N, H, W, C), and\n"
+"  return N histograms, (N, bins) or (N, C, bins), in one call\n"
+"  (pixsum_histogram_batch(), images spread over the threads). They share one\n"
+"  range, so they compare: where it defaults to the data's (int32, floats),\n"
+"  it covers the whole stack, or each image's own with range_per_image=True.\n"
+"  mask: (H, W) for every image or (N, H, W), one per image. info then holds\n"
+"  per-image lists (lo, hi and edges too with range_per_image=True).\n\n"
 "Returns uint64 counts of shape (bins,) for one channel, (C, bins) for an image\n"
 "with a channel axis (float64 when relative), or (counts, info) with info=True.\n"
 "The counts never wrap, and every method (CPU and GPU) gives identical counts.\n\n"
@@ -229,28 +236,203 @@ const char psb_histogram_doc[] =
 "int32/float32/float64 images without range= (the data's minimum and maximum\n"
 "are reduced on the device and read back). method: 'auto' or 'cuda.hist'.";
 
+/* Per-image info of a batch: the dict of histogram(info=True) with a list per
+ * field (one entry per image); lo, hi and edges are shared unless per_image. */
+static PyObject *batch_info(const pixsum_hist_info *infos, size_t n, int per_image)
+{
+    PyObject *d = PyDict_New();
+    const char *names[] = {"pixels", "in_range", "below", "above", "nan", "lo", "hi", "edges"};
+    PyObject *lists[8] = {NULL};
+    int ok = d != NULL;
+    for (int k = 0; ok && k < 8; k++)
+        ok = (lists[k] = PyList_New((Py_ssize_t)n)) != NULL;
+    for (size_t i = 0; ok && i < n; i++) {
+        const pixsum_hist_info *f = &infos[i];
+        PyObject *items[8] = {
+            PyLong_FromUnsignedLongLong(f->pixels), u64_list(f->in_range, f->channels),
+            u64_list(f->below, f->channels),        u64_list(f->above, f->channels),
+            u64_list(f->nan, f->channels),          PyFloat_FromDouble(f->lo),
+            PyFloat_FromDouble(f->hi),              psb_edges_array(f->bins, f->lo, f->hi)};
+        for (int k = 0; k < 8; k++) {
+            if (!items[k])
+                ok = 0;
+            if (lists[k] && items[k])
+                PyList_SET_ITEM(lists[k], (Py_ssize_t)i, items[k]);
+            else
+                Py_XDECREF(items[k]);
+        }
+    }
+    for (int k = 0; ok && k < 8; k++) {
+        if (!per_image && k >= 5) { /* one range for the batch */
+            PyObject *first = PyList_GET_ITEM(lists[k], 0);
+            ok = PyDict_SetItemString(d, names[k], first) == 0;
+        } else {
+            ok = PyDict_SetItemString(d, names[k], lists[k]) == 0;
+        }
+    }
+    if (ok) {
+        PyObject *b = PyLong_FromSize_t(infos[0].bins), *c = PyLong_FromSize_t(infos[0].channels);
+        ok = b && c && PyDict_SetItemString(d, "bins", b) == 0 &&
+             PyDict_SetItemString(d, "channels", c) == 0;
+        Py_XDECREF(b);
+        Py_XDECREF(c);
+    }
+    for (int k = 0; k < 8; k++)
+        Py_XDECREF(lists[k]);
+    if (!ok)
+        Py_CLEAR(d);
+    return d;
+}
+
+/* histogram(..., batch=True): N images of a stack, N histograms. */
+static PyObject *histogram_batch(PyArrayObject *in, const pixsum_hist_spec *spec_in,
+                                 PyObject *mask_obj, int relative, int cumulative,
+                                 int all_samples, int per_image, const psb_opts *o,
+                                 PyObject *out, int want_info)
+{
+    pixsum_hist_spec spec = *spec_in;
+    PyArrayObject *mask = NULL, *res = NULL;
+    pixsum_ctx *ctx = NULL;
+    uint64_t *counts = NULL;
+    pixsum_hist_info *infos = NULL;
+    PyObject *result = NULL;
+    pixsum_view vin, vmask;
+    pixsum_type t = psb_type_of_descr(PyArray_DESCR(in));
+    if (t == PIXSUM_TYPE_NONE) {
+        psb_fail_dtype("image", PyArray_DESCR(in), NULL);
+        return NULL;
+    }
+    if (!psb_batch_view(PyArray_DATA(in), t, PyArray_NDIM(in), PyArray_DIMS(in),
+                        PyArray_STRIDES(in), 0, "image", &vin))
+        return NULL;
+    if (mask_obj && mask_obj != Py_None) {
+        /* (H, W): one mask for every image; (N, H, W): one per image */
+        PyArrayObject *m = psb_as_array(mask_obj, "mask");
+        if (!m)
+            return NULL;
+        pixsum_view shape = vin;
+        if (PyArray_NDIM(m) == 2)
+            shape.depth = 1;
+        Py_DECREF(m);
+        if (!psb_mask_view(mask_obj, &shape, &mask, &vmask))
+            return NULL;
+        spec.mask = &vmask;
+    }
+    size_t n = vin.depth;
+    pixsum_hist_info whole;
+    pixsum_hist_spec bins_only = spec; /* the output's bins; the batch call checks the mask */
+    bins_only.mask = NULL;
+    int st;
+    Py_BEGIN_ALLOW_THREADS
+    st = pixsum_hist_resolve(&vin, &bins_only, &whole);
+    Py_END_ALLOW_THREADS
+    if (st != PIXSUM_OK) {
+        psb_fail_library(st, "histogram");
+        goto done;
+    }
+    npy_intp shape[3];
+    int nd = 0;
+    shape[nd++] = (npy_intp)n;
+    if (PyArray_NDIM(in) == 4)
+        shape[nd++] = (npy_intp)whole.channels;
+    shape[nd++] = (npy_intp)whole.bins;
+    pixsum_type ot = relative ? PIXSUM_F64 : PIXSUM_U64;
+    if (!(res = psb_output(out, nd, shape, &ot, "out")))
+        goto done;
+    if (ot != (relative ? PIXSUM_F64 : PIXSUM_U64) || !PyArray_IS_C_CONTIGUOUS(res) ||
+        !PyArray_ISWRITEABLE(res)) {
+        psb_fail(PIXSUM_ERR_BAD_TYPE, "out must be a writable C-contiguous %s array",
+                 relative ? "float64" : "uint64");
+        goto done;
+    }
+    if (!(ctx = psb_make_ctx(o)))
+        goto done;
+    size_t per = whole.channels * whole.bins;
+    infos = PyMem_RawCalloc(n, sizeof *infos);
+    if (relative)
+        counts = PyMem_RawMalloc(n * per * sizeof *counts);
+    if (!infos || (relative && !counts)) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    uint64_t *dst = relative ? counts : (uint64_t *)PyArray_DATA(res);
+    unsigned flags = (cumulative ? PIXSUM_HIST_CUMULATIVE : 0u) |
+                     (all_samples ? PIXSUM_HIST_OF_ALL_SAMPLES : 0u);
+    Py_BEGIN_ALLOW_THREADS
+    st = pixsum_histogram_batch(ctx, &vin, &spec, per_image ? PIXSUM_HIST_RANGE_PER_IMAGE : 0,
+                                dst, n * per, infos);
+    for (size_t i = 0; st == PIXSUM_OK && i < n; i++) {
+        if (relative)
+            st = pixsum_hist_relative(&infos[i], counts + i * per, flags,
+                                      (double *)PyArray_DATA(res) + i * per);
+        else if (cumulative)
+            st = pixsum_hist_cumulative(&infos[i], dst + i * per, dst + i * per);
+    }
+    Py_END_ALLOW_THREADS
+    if (st != PIXSUM_OK) {
+        psb_fail_library(st, "histogram");
+        goto done;
+    }
+    if (want_info) {
+        PyObject *d = batch_info(infos, n, per_image);
+        if (d)
+            result = Py_BuildValue("(ON)", (PyObject *)res, d);
+    } else {
+        result = (PyObject *)res;
+        Py_INCREF(result);
+    }
+done:
+    pixsum_ctx_free(ctx);
+    PyMem_RawFree(counts);
+    PyMem_RawFree(infos);
+    Py_XDECREF(res);
+    Py_XDECREF(mask);
+    return result;
+}
+
 PyObject *psb_py_histogram(PyObject *self, PyObject *args, PyObject *kwargs)
 {
     (void)self;
     static char *kwlist[] = {"image", "bins", "range", "mask", "relative", "cumulative",
                              "of_all_samples", "channels", "method", "threads", "out",
-                             "info", NULL};
+                             "info", "batch", "range_per_image", NULL};
     PyObject *image, *bins_obj = NULL, *range_obj = NULL, *mask_obj = NULL, *out = NULL;
     int relative = 0, cumulative = 0, all_samples = 0, channels = 1, want_info = 0;
+    int batch = 0, per_image = 0;
     psb_opts o = {NULL, 0, 0, 0};
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$OOOppppznOp:histogram", kwlist, &image,
-                                     &bins_obj, &range_obj, &mask_obj, &relative, &cumulative,
-                                     &all_samples, &channels, &o.method, &o.threads, &out,
-                                     &want_info))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$OOOppppznOppp:histogram", kwlist,
+                                     &image, &bins_obj, &range_obj, &mask_obj, &relative,
+                                     &cumulative, &all_samples, &channels, &o.method,
+                                     &o.threads, &out, &want_info, &batch, &per_image))
         return NULL;
     pixsum_hist_spec spec;
     if (!psb_parse_hist_spec(bins_obj, range_obj, &spec))
         return NULL;
-    if (psb_is_gpu_array(image))
+    if (per_image && !batch)
+        return psb_fail(PIXSUM_ERR_INVALID_ARG,
+                        "histogram: range_per_image is read with batch=True only");
+    if (psb_is_gpu_array(image)) {
+        if (batch)
+            return psb_fail(PIXSUM_ERR_UNSUPPORTED,
+                            "histogram(batch=True) of a GPU array is not available yet: "
+                            "count each image, or the stack's host copy");
         return psb_gpu_dispatch("histogram", args, kwargs);
+    }
     PyArrayObject *in = psb_as_array(image, "image");
     if (!in)
         return NULL;
+    if (batch) {
+        if (!channels) {
+            Py_DECREF(in);
+            return psb_fail(PIXSUM_ERR_INVALID_ARG,
+                            "histogram: batch=True reads (N, H, W) or (N, H, W, C); "
+                            "channels=False does not apply");
+        }
+        PyObject *r = histogram_batch(in, &spec, mask_obj, relative, cumulative, all_samples,
+                                      per_image, &o, out, want_info);
+        Py_DECREF(in);
+        return r;
+    }
     PyArrayObject *mask = NULL, *res = NULL;
     pixsum_ctx *ctx = NULL;
     uint64_t *counts = NULL;

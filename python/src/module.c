@@ -17,368 +17,25 @@
  * Array conventions (documented to users in the docstrings):
  *   2-D images:  (H, W) or (H, W, C) with 1..4 interleaved channels C
  *   3-D volumes: (D, H, W) or (D, H, W, C)
+ *   batches:     (N, H, W) or (N, H, W, C) with batch=True (integral,
+ *                integral_sq), (N, C, H, W) with batch=True, channel_axis=1
  *   boxes:       (x, y, w, h) for 2-D tables, (x, y, z, w, h, d) for 3-D
  *
- * The histogram and GPU bindings live in hist.c and gpu.c; this file holds the
- * shared helpers (declared in binding.h), the integral and box functions and
- * the module table.
+ * The shared helpers (errors, types, views, contexts, recognising GPU
+ * arrays) live in common.c, the histogram bindings in hist.c and the GPU
+ * paths in gpu.c, all declared in binding.h; this file holds the integral and
+ * box functions and the module table. GPU arrays given to integral(),
+ * integral_sq() and integral3d() go to psb_gpu_integral() (gpu.c), the
+ * others to psb_gpu_dispatch().
  */
 #define PSB_MAIN_FILE
 #include "binding.h"
+#include "gpu_box.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* The tuple pixsum._errors.BY_STATUS: exception class per status code. */
-static PyObject *errors_by_status;
-
-/* ------------------------------------------------------------------------ */
-/* Errors                                                                   */
-/* ------------------------------------------------------------------------ */
-
-/* Raises the pixsum.Error subclass of `status` with `message` and `detail`. */
-static void set_error(int status, const char *message, const char *detail)
-{
-    PyObject *cls = NULL;
-    if (errors_by_status && status > 0 && status < PyTuple_GET_SIZE(errors_by_status))
-        cls = PyTuple_GET_ITEM(errors_by_status, status);
-    else if (errors_by_status)
-        cls = PyTuple_GET_ITEM(errors_by_status, 0);
-    if (!cls) {
-        PyErr_SetString(PyExc_RuntimeError, message);
-        return;
-    }
-    PyObject *exc = PyObject_CallFunction(cls, "sis", message, status, detail);
-    if (!exc)
-        return; /* the constructor's own error stays set */
-    PyErr_SetObject(cls, exc);
-    Py_DECREF(exc);
-}
-
-void *psb_fail(int status, const char *fmt, ...)
-{
-    char text[768];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(text, sizeof text, fmt, ap);
-    va_end(ap);
-    set_error(status, text, text);
-    return NULL;
-}
-
-void *psb_fail_library(int status, const char *what)
-{
-    char detail[600], text[768];
-    snprintf(detail, sizeof detail, "%s", pixsum_last_error());
-    if (detail[0])
-        snprintf(text, sizeof text, "%s: %s: %s", what, pixsum_strerror(status), detail);
-    else
-        snprintf(text, sizeof text, "%s: %s", what, pixsum_strerror(status));
-    set_error(status, text, detail);
-    return NULL;
-}
-
-/* ------------------------------------------------------------------------ */
-/* Types                                                                    */
-/* ------------------------------------------------------------------------ */
-
-pixsum_type psb_type_of_descr(PyArray_Descr *d)
-{
-    if (!d || !PyArray_ISNBO(d->byteorder))
-        return PIXSUM_TYPE_NONE;
-    int size = (int)PyDataType_ELSIZE(d);
-    switch (d->kind) {
-    case 'u':
-        return size == 1 ? PIXSUM_U8 : size == 2 ? PIXSUM_U16 : size == 4 ? PIXSUM_U32
-             : size == 8 ? PIXSUM_U64 : PIXSUM_TYPE_NONE;
-    case 'i':
-        return size == 2 ? PIXSUM_I16 : size == 4 ? PIXSUM_I32 : size == 8 ? PIXSUM_I64
-             : PIXSUM_TYPE_NONE;
-    case 'f':
-        return size == 4 ? PIXSUM_F32 : size == 8 ? PIXSUM_F64 : PIXSUM_TYPE_NONE;
-    default:
-        return PIXSUM_TYPE_NONE;
-    }
-}
-
-/* Copies the str() of obj's attribute `attr` into buf; 0 if there is none. */
-static int attr_text(PyObject *obj, const char *attr, char *buf, size_t size)
-{
-    PyObject *v = PyObject_GetAttrString(obj, attr);
-    PyObject *t = v ? PyObject_Str(v) : NULL;
-    const char *u = t ? PyUnicode_AsUTF8(t) : NULL;
-    if (u)
-        snprintf(buf, size, "%s", u);
-    Py_XDECREF(t);
-    Py_XDECREF(v);
-    if (!u)
-        PyErr_Clear();
-    return u != NULL;
-}
-
-void psb_descr_text(PyArray_Descr *d, char *buf, size_t size)
-{
-    char name[64], str[64];
-    if (!d) {
-        snprintf(buf, size, "(none)");
-        return;
-    }
-    if (!attr_text((PyObject *)d, "name", name, sizeof name))
-        snprintf(name, sizeof name, "kind '%c'", d->kind);
-    if (!attr_text((PyObject *)d, "str", str, sizeof str))
-        snprintf(str, sizeof str, "%c%c%d", d->byteorder, d->kind, (int)PyDataType_ELSIZE(d));
-    snprintf(buf, size, "%s ('%s'%s)", name, str,
-             PyArray_ISNBO(d->byteorder) ? "" : ", non-native byte order");
-}
-
-void *psb_fail_dtype(const char *what, PyArray_Descr *d, const char *accepts)
-{
-    char text[160];
-    psb_descr_text(d, text, sizeof text);
-    return psb_fail(PIXSUM_ERR_BAD_TYPE, "%s has dtype %s; %s", what, text,
-                    accepts ? accepts
-                            : "pixsum reads native-order uint8, uint16, int16, int32, uint32, "
-                              "float32, float64 (and 64-bit tables)");
-}
-
-const char *psb_dtype_name(pixsum_type t)
-{
-    switch (t) {
-    case PIXSUM_U8: return "uint8";
-    case PIXSUM_U16: return "uint16";
-    case PIXSUM_I16: return "int16";
-    case PIXSUM_I32: return "int32";
-    case PIXSUM_U32: return "uint32";
-    case PIXSUM_F32: return "float32";
-    case PIXSUM_F64: return "float64";
-    case PIXSUM_U64: return "uint64";
-    case PIXSUM_I64: return "int64";
-    default: return "none";
-    }
-}
-
-int psb_npy_of_type(pixsum_type t)
-{
-    switch (t) {
-    case PIXSUM_U8: return NPY_UINT8;
-    case PIXSUM_U16: return NPY_UINT16;
-    case PIXSUM_I16: return NPY_INT16;
-    case PIXSUM_I32: return NPY_INT32;
-    case PIXSUM_U32: return NPY_UINT32;
-    case PIXSUM_F32: return NPY_FLOAT32;
-    case PIXSUM_F64: return NPY_FLOAT64;
-    case PIXSUM_U64: return NPY_UINT64;
-    case PIXSUM_I64: return NPY_INT64;
-    default: return -1;
-    }
-}
-
-int psb_dtype_arg(PyObject *obj, pixsum_type *type)
-{
-    if (obj == NULL || obj == Py_None) {
-        *type = PIXSUM_TYPE_NONE;
-        return 1;
-    }
-    PyArray_Descr *d = NULL;
-    if (!PyArray_DescrConverter(obj, &d))
-        return 0;
-    *type = psb_type_of_descr(d);
-    if (*type == PIXSUM_TYPE_NONE) {
-        char text[160];
-        psb_descr_text(d, text, sizeof text);
-        psb_fail(PIXSUM_ERR_BAD_TYPE, "dtype %s is not one of pixsum's element types "
-                 "(native-order uint8 uint16 int16 int32 uint32 uint64 int64 float32 float64)",
-                 text);
-        Py_DECREF(d);
-        return 0;
-    }
-    Py_DECREF(d);
-    return 1;
-}
-
-/* ------------------------------------------------------------------------ */
-/* Arrays and views                                                         */
-/* ------------------------------------------------------------------------ */
-
-PyArrayObject *psb_as_array(PyObject *obj, const char *what)
-{
-    if (PyArray_Check(obj)) {
-        Py_INCREF(obj);
-        return (PyArrayObject *)obj;
-    }
-    if (psb_is_gpu_array(obj))
-        return psb_fail(PIXSUM_ERR_UNSUPPORTED, "%s is a GPU array (%s) but the call's "
-                        "main array is in host memory; pass GPU arrays together (e.g. the "
-                        "image and its mask both on the GPU) or copy this one to the host",
-                        what, Py_TYPE(obj)->tp_name);
-    /* Objects exporting the buffer protocol or __array_interface__ become a
-     * view of their memory; plain sequences are converted (they have no
-     * memory to share). */
-    PyObject *a = PyArray_FromAny(obj, NULL, 0, 0, 0, NULL);
-    if (!a) {
-        PyErr_Clear();
-        return psb_fail(PIXSUM_ERR_BAD_TYPE, "%s: cannot read a %s as an array", what,
-                        Py_TYPE(obj)->tp_name);
-    }
-    return (PyArrayObject *)a;
-}
-
-void psb_shape_text(int nd, const npy_intp *dims, char *buf, size_t size)
-{
-    size_t used = (size_t)snprintf(buf, size, "(");
-    for (int i = 0; i < nd && used < size; i++)
-        used += (size_t)snprintf(buf + used, size - used, i ? ", %zd" : "%zd", (Py_ssize_t)dims[i]);
-    if (used < size)
-        snprintf(buf + used, size - used, nd == 1 ? ",)" : ")");
-}
-
-int psb_view_raw(void *data, pixsum_type t, int nd, const npy_intp *dims,
-                 const npy_intp *strides, int spatial, const char *what, pixsum_view *v)
-{
-    if (nd != spatial && nd != spatial + 1) {
-        char shape[96];
-        psb_shape_text(nd, dims, shape, sizeof shape);
-        psb_fail(PIXSUM_ERR_BAD_SHAPE,
-                 spatial == 2 ? "%s must be (H, W) or (H, W, C), got shape %s"
-                              : "%s must be (D, H, W) or (D, H, W, C), got shape %s",
-                 what, shape);
-        return 0;
-    }
-    size_t es = pixsum_type_size(t);
-    size_t ch = nd == spatial + 1 ? (size_t)dims[nd - 1] : 1;
-    size_t w = (size_t)dims[spatial - 1], h = (size_t)dims[spatial - 2];
-    size_t d = spatial == 3 ? (size_t)dims[0] : 1;
-    if (nd == spatial + 1 && (ch < 1 || ch > 4)) {
-        psb_fail(PIXSUM_ERR_BAD_SHAPE, "%s has %zu channels on its last axis; pixsum handles "
-                 "1..4 interleaved channels", what, ch);
-        return 0;
-    }
-    if (w == 0 || h == 0 || d == 0) {
-        char shape[96];
-        psb_shape_text(nd, dims, shape, sizeof shape);
-        psb_fail(PIXSUM_ERR_BAD_SHAPE, "%s of shape %s is empty", what, shape);
-        return 0;
-    }
-    /* Pixels must be packed along a row: channel stride = item size, column
-     * stride = one pixel. Rows and slices may be anywhere (sizes of 1 make
-     * their stride meaningless, as in NumPy). */
-    if ((ch > 1 && (size_t)strides[nd - 1] != es) ||
-        (w > 1 && strides[spatial - 1] != (npy_intp)(ch * es))) {
-        psb_fail(PIXSUM_ERR_BAD_STRIDE, "%s: its pixels are not packed along a row "
-                 "(column stride %zd bytes, a pixel is %zu bytes), so it cannot be read in "
-                 "place; pass a contiguous copy (e.g. numpy.ascontiguousarray(%s))",
-                 what, (Py_ssize_t)strides[spatial - 1], ch * es, what);
-        return 0;
-    }
-    ptrdiff_t row_bytes = (ptrdiff_t)(w * ch * es);
-    ptrdiff_t rs = h > 1 ? (ptrdiff_t)strides[spatial - 2] : row_bytes;
-    ptrdiff_t ss = (spatial == 3 && d > 1) ? (ptrdiff_t)strides[0]
-                                           : (ptrdiff_t)h * (rs < 0 ? -rs : rs);
-    /* Filled field by field: pixsum_view_3d() reads a stride of 0 as "packed",
-     * but a NumPy stride of 0 (a broadcast view) must reach the library as 0,
-     * which it refuses, instead of being read as a packed buffer it is not. */
-    v->data = data;
-    v->type = t;
-    v->width = w;
-    v->height = h;
-    v->depth = d;
-    v->channels = ch;
-    v->row_stride = rs;
-    v->slice_stride = ss;
-    return 1;
-}
-
-int psb_view_of(PyArrayObject *a, int spatial, int writable, const char *what, pixsum_view *v)
-{
-    pixsum_type t = psb_type_of_descr(PyArray_DESCR(a));
-    if (t == PIXSUM_TYPE_NONE) {
-        psb_fail_dtype(what, PyArray_DESCR(a), NULL);
-        return 0;
-    }
-    if (writable && !PyArray_ISWRITEABLE(a)) {
-        psb_fail(PIXSUM_ERR_INVALID_ARG, "%s is read-only", what);
-        return 0;
-    }
-    return psb_view_raw(PyArray_DATA(a), t, PyArray_NDIM(a), PyArray_DIMS(a),
-                        PyArray_STRIDES(a), spatial, what, v);
-}
-
-PyArrayObject *psb_output(PyObject *out, int nd, const npy_intp *shape, pixsum_type *type,
-                          const char *what)
-{
-    if (out == NULL || out == Py_None) {
-        PyObject *a = PyArray_SimpleNew(nd, (npy_intp *)shape, psb_npy_of_type(*type));
-        return (PyArrayObject *)a;
-    }
-    if (!PyArray_Check(out))
-        return psb_fail(PIXSUM_ERR_BAD_TYPE, "%s must be a numpy.ndarray, got %s", what,
-                        Py_TYPE(out)->tp_name);
-    PyArrayObject *a = (PyArrayObject *)out;
-    int same = PyArray_NDIM(a) == nd;
-    for (int i = 0; same && i < nd; i++)
-        same = PyArray_DIMS(a)[i] == shape[i];
-    if (!same) {
-        char got[96], want[96];
-        psb_shape_text(PyArray_NDIM(a), PyArray_DIMS(a), got, sizeof got);
-        psb_shape_text(nd, shape, want, sizeof want);
-        return psb_fail(PIXSUM_ERR_BAD_SHAPE, "%s has shape %s, expected %s", what, got, want);
-    }
-    pixsum_type t = psb_type_of_descr(PyArray_DESCR(a));
-    if (t == PIXSUM_TYPE_NONE)
-        return psb_fail_dtype(what, PyArray_DESCR(a), NULL);
-    if (*type != PIXSUM_TYPE_NONE && t != *type)
-        return psb_fail(PIXSUM_ERR_BAD_TYPE, "%s has dtype %s but dtype=%s was asked", what,
-                        psb_dtype_name(t), psb_dtype_name(*type));
-    *type = t;
-    Py_INCREF(out);
-    return a;
-}
-
-int psb_set_ctx(pixsum_ctx *ctx, const psb_opts *o)
-{
-    int st = pixsum_ctx_set_method(ctx, o->method ? o->method : "auto");
-    if (st != PIXSUM_OK) {
-        psb_fail(st, "unknown method '%s'; pixsum.methods() lists them", o->method);
-        return 0;
-    }
-    if (o->threads < 0 || o->threads > 65536) {
-        psb_fail(PIXSUM_ERR_INVALID_ARG, "threads must be 0 (all cores) or a positive "
-                 "count, got %zd", o->threads);
-        return 0;
-    }
-    if ((st = pixsum_ctx_set(ctx, PIXSUM_PARAM_THREADS, (intptr_t)o->threads)) != PIXSUM_OK ||
-        (st = pixsum_ctx_set(ctx, PIXSUM_PARAM_WRAP, o->wrap ? 1 : 0)) != PIXSUM_OK ||
-        (st = pixsum_ctx_set(ctx, PIXSUM_PARAM_PADDED, o->padded ? 1 : 0)) != PIXSUM_OK) {
-        psb_fail_library(st, "context");
-        return 0;
-    }
-    return 1;
-}
-
-pixsum_ctx *psb_make_ctx(const psb_opts *o)
-{
-    pixsum_ctx *ctx = pixsum_ctx_new();
-    if (!ctx) {
-        PyErr_NoMemory();
-        return NULL;
-    }
-    if (!psb_set_ctx(ctx, o)) {
-        pixsum_ctx_free(ctx);
-        return NULL;
-    }
-    return ctx;
-}
-
-/* Output shape of a table: the input's dims, plus one on the spatial axes
- * when padded. */
-static void table_shape(PyArrayObject *in, int spatial, int pad, npy_intp *shape)
-{
-    int nd = PyArray_NDIM(in);
-    for (int i = 0; i < nd; i++)
-        shape[i] = PyArray_DIMS(in)[i] + (i < spatial ? pad : 0);
-}
 
 /* ------------------------------------------------------------------------ */
 /* Integral images                                                          */
@@ -436,9 +93,6 @@ static int carry_view_of(PyObject *obj, PyArrayObject *image, const char *what,
     return psb_view_raw(PyArray_DATA(a), t, nd + 1, dims, strides, 2, what, v);
 }
 
-/* The shared body of integral(), integral_sq(), integral_tilted() and
- * integral3d(). Returns a new reference (an array, or a tuple for KIND_SQ). */
-
 /* The image's dtype has no integral table (int64, uint64): one message for
  * every function built on tables. Returns NULL with pixsum.BadTypeError set. */
 static void *fail_not_integral_input(const char *name, pixsum_type t)
@@ -447,26 +101,76 @@ static void *fail_not_integral_input(const char *name, pixsum_type t)
                     "tables (uint8 uint16 int16 int32 uint32 float32 float64)", name,
                     psb_dtype_name(t));
 }
+
+/* Reads batch= and channel_axis= into a: channel_axis None or -1 (the last
+ * axis: interleaved channels) or 1 (channels-first, with batch). Returns 1, or
+ * 0 with an exception set. */
+static int batch_args(const char *name, int batch, PyObject *channel_axis,
+                      psb_integral_args *a)
+{
+    a->batch = batch;
+    a->channels_first = 0;
+    if (!channel_axis || channel_axis == Py_None)
+        return 1;
+    Py_ssize_t axis = PyLong_Check(channel_axis) ? PyLong_AsSsize_t(channel_axis) : 0;
+    if (!PyLong_Check(channel_axis) || (axis != -1 && axis != 1)) {
+        PyErr_Clear();
+        psb_fail(PIXSUM_ERR_INVALID_ARG, "%s: channel_axis must be None or -1 (interleaved "
+                 "channels on the last axis) or 1 (channels-first (N, C, H, W) stacks)", name);
+        return 0;
+    }
+    if (!batch) {
+        psb_fail(PIXSUM_ERR_INVALID_ARG, "%s: channel_axis is read with batch=True only",
+                 name);
+        return 0;
+    }
+    a->channels_first = axis == 1;
+    return 1;
+}
+
+/* Describes `arr` as the table or image of this call: a batch view, or a
+ * view with `spatial` spatial axes. */
+static int call_view(PyArrayObject *arr, const psb_integral_args *a, int writable,
+                     const char *what, pixsum_view *v)
+{
+    if (!a->batch)
+        return psb_view_of(arr, a->spatial, writable, what, v);
+    pixsum_type t = psb_type_of_descr(PyArray_DESCR(arr));
+    if (t == PIXSUM_TYPE_NONE) {
+        psb_fail_dtype(what, PyArray_DESCR(arr), NULL);
+        return 0;
+    }
+    if (writable && !PyArray_ISWRITEABLE(arr)) {
+        psb_fail(PIXSUM_ERR_INVALID_ARG, "%s is read-only", what);
+        return 0;
+    }
+    return psb_batch_view(PyArray_DATA(arr), t, PyArray_NDIM(arr), PyArray_DIMS(arr),
+                          PyArray_STRIDES(arr), a->channels_first, what, v);
+}
+
+/* The shared body of integral(), integral_sq(), integral_tilted() and
+ * integral3d(). Returns a new reference (an array, or a tuple for KIND_SQ). */
 static PyObject *integral_common(enum integral_kind kind, PyObject *args, PyObject *kwargs)
 {
     static char *kwlist[] = {"image", "dtype", "sq_dtype", "method", "threads", "wrap",
-                             "padded", "out", "out_sq", "carry", "carry_sq", NULL};
+                             "padded", "out", "out_sq", "carry", "carry_sq", "batch",
+                             "channel_axis", NULL};
     static char *kwlist_plain[] = {"image", "dtype", "method", "threads", "wrap", "padded",
-                                   "out", "carry", NULL};
+                                   "out", "carry", "batch", "channel_axis", NULL};
     static char *kwlist_volume[] = {"image", "dtype", "method", "threads", "wrap", "padded",
                                     "out", NULL};
     static char *kwlist_tilted[] = {"image", "dtype", "method", "threads", "wrap", "out", NULL};
     const char *names[] = {"integral", "integral_sq", "integral_tilted", "integral3d"};
     const char *name = names[kind];
     PyObject *image = NULL, *dtype_obj = NULL, *sq_dtype_obj = NULL, *out = NULL,
-             *out_sq = NULL, *carry = NULL, *carry_sq = NULL;
+             *out_sq = NULL, *carry = NULL, *carry_sq = NULL, *channel_axis = NULL;
     psb_opts o = {NULL, 0, 0, 0};
-    int ok;
+    int ok, batch = 0;
     if (kind == KIND_SQ)
-        ok = PyArg_ParseTupleAndKeywords(args, kwargs, "O|$OOznppOOOO:integral_sq", kwlist,
+        ok = PyArg_ParseTupleAndKeywords(args, kwargs, "O|$OOznppOOOOpO:integral_sq", kwlist,
                                          &image, &dtype_obj, &sq_dtype_obj, &o.method,
                                          &o.threads, &o.wrap, &o.padded, &out, &out_sq,
-                                         &carry, &carry_sq);
+                                         &carry, &carry_sq, &batch, &channel_axis);
     else if (kind == KIND_TILTED)
         ok = PyArg_ParseTupleAndKeywords(args, kwargs, "O|$OznpO:integral_tilted",
                                          kwlist_tilted, &image, &dtype_obj, &o.method,
@@ -476,20 +180,34 @@ static PyObject *integral_common(enum integral_kind kind, PyObject *args, PyObje
                                          &image, &dtype_obj, &o.method, &o.threads, &o.wrap,
                                          &o.padded, &out);
     else
-        ok = PyArg_ParseTupleAndKeywords(args, kwargs, "O|$OznppOO:integral", kwlist_plain,
+        ok = PyArg_ParseTupleAndKeywords(args, kwargs, "O|$OznppOOpO:integral", kwlist_plain,
                                          &image, &dtype_obj, &o.method, &o.threads, &o.wrap,
-                                         &o.padded, &out, &carry);
+                                         &o.padded, &out, &carry, &batch, &channel_axis);
     if (!ok)
         return NULL;
     if (carry == Py_None)
         carry = NULL;
     if (carry_sq == Py_None)
         carry_sq = NULL;
-    if (psb_is_gpu_array(image)) {
+    if (out == Py_None)
+        out = NULL;
+    if (out_sq == Py_None)
+        out_sq = NULL;
+    psb_integral_args a = {name, kind == KIND_VOLUME ? 3 : 2, kind == KIND_SQ, 0, 0,
+                           dtype_obj, sq_dtype_obj, out, out_sq, o};
+    if (!batch_args(name, batch, channel_axis, &a))
+        return NULL;
+    if (batch && (carry || carry_sq))
+        return psb_fail(PIXSUM_ERR_UNSUPPORTED, "%s: carry rows continue the table of one "
+                        "image in bands; they are not taken with batch=True", name);
+    psb_array_kind where = psb_array_kind_of(image);
+    if (where != PSB_HOST) {
         if (carry || carry_sq)
             return psb_fail(PIXSUM_ERR_UNSUPPORTED, "%s: carry rows are taken on the CPU "
                             "only; copy the band to the host", name);
-        return psb_gpu_dispatch(name, args, kwargs);
+        if (kind == KIND_TILTED)
+            return psb_gpu_dispatch(name, args, kwargs);
+        return psb_gpu_integral(image, where, &a, args, kwargs);
     }
 
     pixsum_type type = PIXSUM_TYPE_NONE, sq_type = PIXSUM_TYPE_NONE;
@@ -497,7 +215,7 @@ static PyObject *integral_common(enum integral_kind kind, PyObject *args, PyObje
         return NULL;
     if (kind == KIND_TILTED)
         o.padded = 1; /* the tilted table is always (H+1) x (W+1) */
-    int spatial = kind == KIND_VOLUME ? 3 : 2;
+    int spatial = a.spatial;
 
     PyArrayObject *in = psb_as_array(image, "image");
     if (!in)
@@ -506,29 +224,37 @@ static PyObject *integral_common(enum integral_kind kind, PyObject *args, PyObje
     pixsum_ctx *ctx = NULL;
     PyObject *result = NULL;
     pixsum_view vin, vout, vsq, vcarry, vcarry_sq;
-    if (!psb_view_of(in, spatial, 0, "image", &vin))
+    int nd = PyArray_NDIM(in);
+    if (!batch && (kind == KIND_PLAIN || kind == KIND_SQ) &&
+        !psb_check_unbatched(name, nd, PyArray_DIMS(in)))
+        goto done;
+    if (!call_view(in, &a, 0, "image", &vin))
         goto done;
     if ((carry && !carry_view_of(carry, in, "carry", &keep_carry, &vcarry)) ||
         (carry_sq && !carry_view_of(carry_sq, in, "carry_sq", &keep_carry_sq, &vcarry_sq)))
         goto done;
     /* a continued table keeps its carry's type */
-    if (carry && type == PIXSUM_TYPE_NONE && (out == NULL || out == Py_None))
+    if (carry && type == PIXSUM_TYPE_NONE && !out)
         type = vcarry.type;
-    if (carry_sq && sq_type == PIXSUM_TYPE_NONE && (out_sq == NULL || out_sq == Py_None))
+    if (carry_sq && sq_type == PIXSUM_TYPE_NONE && !out_sq)
         sq_type = vcarry_sq.type;
-    size_t count = vin.width * vin.height * vin.depth;
-    if (type == PIXSUM_TYPE_NONE && (out == NULL || out == Py_None))
+    /* the overflow rule counts the pixels of one image of a batch */
+    size_t count = vin.width * vin.height * (batch ? 1 : vin.depth);
+    if (type == PIXSUM_TYPE_NONE && !out)
         type = pixsum_integral_type(vin.type, count, 0);
-    if (kind == KIND_SQ && sq_type == PIXSUM_TYPE_NONE && (out_sq == NULL || out_sq == Py_None))
+    if (kind == KIND_SQ && sq_type == PIXSUM_TYPE_NONE && !out_sq)
         sq_type = pixsum_integral_type(vin.type, count, 1);
-    if ((type == PIXSUM_TYPE_NONE && (out == NULL || out == Py_None))) {
+    if (type == PIXSUM_TYPE_NONE && !out) {
         fail_not_integral_input(name, vin.type);
         goto done;
     }
 
     npy_intp shape[NPY_MAXDIMS];
-    int nd = PyArray_NDIM(in);
-    table_shape(in, spatial, o.padded ? 1 : 0, shape);
+    /* padded tables grow on the spatial axes: (H, W), (D, H, W), or a batch's
+     * (H, W) after N (and C when channels-first) */
+    int first = batch ? 1 + a.channels_first : 0, last = batch ? first + 1 : spatial - 1;
+    for (int i = 0; i < nd; i++)
+        shape[i] = PyArray_DIMS(in)[i] + (o.padded && i >= first && i <= last ? 1 : 0);
     /* A padded volume of one slice still gets its leading zero slice. */
     int lone_slice = kind == KIND_VOLUME && o.padded && vin.depth == 1;
     if (lone_slice)
@@ -537,8 +263,8 @@ static PyObject *integral_common(enum integral_kind kind, PyObject *args, PyObje
         goto done;
     if (kind == KIND_SQ && !(res_sq = psb_output(out_sq, nd, shape, &sq_type, "out_sq")))
         goto done;
-    if (!psb_view_of(res, spatial, 1, "out", &vout) ||
-        (res_sq && !psb_view_of(res_sq, spatial, 1, "out_sq", &vsq)))
+    if (!call_view(res, &a, 1, "out", &vout) ||
+        (res_sq && !call_view(res_sq, &a, 1, "out_sq", &vsq)))
         goto done;
     if (!(ctx = psb_make_ctx(&o)))
         goto done;
@@ -551,7 +277,9 @@ static PyObject *integral_common(enum integral_kind kind, PyObject *args, PyObje
     }
     int st;
     Py_BEGIN_ALLOW_THREADS
-    if (carry || carry_sq) /* kind PLAIN or SQ */
+    if (batch)
+        st = pixsum_integral_batch(ctx, &vin, &vout, kind == KIND_SQ ? &vsq : NULL);
+    else if (carry || carry_sq) /* kind PLAIN or SQ */
         st = pixsum_integral_carry(ctx, &vin, &vout, carry ? &vcarry : NULL,
                                    kind == KIND_SQ ? &vsq : NULL, carry_sq ? &vcarry_sq : NULL);
     else if (kind == KIND_SQ)
@@ -585,7 +313,7 @@ done:
 
 PyDoc_STRVAR(integral_doc,
 "integral(image, *, dtype=None, method='auto', threads=0, wrap=False, padded=False,\n"
-"         out=None, carry=None)\n"
+"         out=None, carry=None, batch=False, channel_axis=None)\n"
 "--\n\n"
 "Integral image (summed-area table) of a 2-D image.\n\n"
 "image: array of shape (H, W) or (H, W, C) with 1..4 interleaved channels, dtype\n"
@@ -608,7 +336,14 @@ PyDoc_STRVAR(integral_doc,
 "  of the result then includes it, so the bands' tables stacked equal the\n"
 "  whole image's table (bit for bit on integers; on floats too with one\n"
 "  thread). The table keeps the carry's dtype when dtype is None. Inclusive\n"
-"  tables only (not padded); CPU arrays only.\n\n"
+"  tables only (not padded); CPU arrays only.\n"
+"batch: read axis 0 as N independent images, (N, H, W) or (N, H, W, C), and\n"
+"  return N tables (padded: (N, H+1, W+1[, C])) in one call, the dtype chosen\n"
+"  for one image. Without it a 3-D array is one (H, W, C) image, and shapes\n"
+"  that can only be stacks are refused (BadShapeError names this keyword).\n"
+"channel_axis: with batch=True, None or -1 (channels interleaved on the last\n"
+"  axis) or 1: PyTorch's channels-first (N, C, H, W) read as N*C one-channel\n"
+"  images (the N and C axes must merge into one; BadStrideError otherwise).\n\n"
 "Returns the table as a NumPy array. GPU arrays (__cuda_array_interface__ or\n"
 "__dlpack__) run on the CUDA backend and return a GPU array of the same kind.\n"
 "The GIL is released while the table is computed.\n"
@@ -623,14 +358,16 @@ static PyObject *py_integral(PyObject *self, PyObject *args, PyObject *kwargs)
 PyDoc_STRVAR(integral_sq_doc,
 "integral_sq(image, *, dtype=None, sq_dtype=None, method='auto', threads=0,\n"
 "            wrap=False, padded=False, out=None, out_sq=None, carry=None,\n"
-"            carry_sq=None)\n"
+"            carry_sq=None, batch=False, channel_axis=None)\n"
 "--\n\n"
 "Integral image and integral of squares of a 2-D image, in one pass.\n\n"
 "Arguments as integral(); sq_dtype is the type of the squared table (None: uint64\n"
 "for integer images while it cannot overflow, else float64), out_sq an\n"
 "existing array for it, and carry / carry_sq the rows above a band for each\n"
-"table (give both when both tables continue a band above). Returns the tuple (table, squared_table); together they\n"
-"give box means and variances (see box_var).");
+"table (give both when both tables continue a band above); batch and\n"
+"channel_axis read a stack as integral() does, N tables of each kind. Returns\n"
+"the tuple (table, squared_table); together they give box means and variances\n"
+"(see box_var).");
 
 static PyObject *py_integral_sq(PyObject *self, PyObject *args, PyObject *kwargs)
 {
@@ -671,68 +408,6 @@ static PyObject *py_integral3d(PyObject *self, PyObject *args, PyObject *kwargs)
 /* ------------------------------------------------------------------------ */
 /* Box queries                                                              */
 /* ------------------------------------------------------------------------ */
-
-/* Converts `obj` to an array of pixsum_box. *spatial becomes 2 for (x, y, w, h)
- * boxes and 3 for (x, y, z, w, h, d); *single is set for one box given as a
- * 1-D sequence. Returns a PyMem_Malloc'ed array (free with PyMem_Free) or NULL
- * with an exception set. */
-pixsum_box *psb_parse_boxes(PyObject *obj, size_t *n, int *spatial, int *single)
-{
-    PyArrayObject *raw = psb_as_array(obj, "boxes");
-    if (!raw)
-        return NULL;
-    char kind = PyArray_DESCR(raw)->kind;
-    if (kind != 'i' && kind != 'u' && !(kind == 'b' && PyArray_SIZE(raw) == 0)) {
-        Py_DECREF(raw);
-        return psb_fail(PIXSUM_ERR_BAD_TYPE, "boxes must be integers (x, y, w, h) or "
-                        "(x, y, z, w, h, d)");
-    }
-    int nd = PyArray_NDIM(raw);
-    npy_intp k = nd ? PyArray_DIMS(raw)[nd - 1] : 0;
-    if ((nd != 1 && nd != 2) || (k != 4 && k != 6)) {
-        char shape[96];
-        psb_shape_text(nd, PyArray_DIMS(raw), shape, sizeof shape);
-        Py_DECREF(raw);
-        return psb_fail(PIXSUM_ERR_BAD_SHAPE, "boxes must have shape (4,), (6,), (N, 4) or "
-                        "(N, 6), got %s", shape);
-    }
-    PyArrayObject *b = (PyArrayObject *)PyArray_FromAny(
-        (PyObject *)raw, PyArray_DescrFromType(NPY_INT64), 0, 0,
-        NPY_ARRAY_CARRAY | NPY_ARRAY_FORCECAST, NULL);
-    /* uint64 values above INT64_MAX would turn negative here and be refused
-     * below as out of range, which they are. */
-    Py_DECREF(raw);
-    if (!b)
-        return NULL;
-    *single = nd == 1;
-    *spatial = k == 4 ? 2 : 3;
-    *n = nd == 1 ? 1 : (size_t)PyArray_DIMS(b)[0];
-    pixsum_box *boxes = PyMem_Malloc((*n ? *n : 1) * sizeof *boxes);
-    if (!boxes) {
-        Py_DECREF(b);
-        PyErr_NoMemory();
-        return NULL;
-    }
-    const int64_t *v = PyArray_DATA(b);
-    for (size_t i = 0; i < *n; i++, v += k) {
-        for (int j = 0; j < k; j++) {
-            if (v[j] < 0) {
-                Py_DECREF(b);
-                PyMem_Free(boxes);
-                return psb_fail(PIXSUM_ERR_OUT_OF_RANGE, "box %zu has a negative entry "
-                                "(%lld)", i, (long long)v[j]);
-            }
-        }
-        if (k == 4)
-            boxes[i] = (pixsum_box){(size_t)v[0], (size_t)v[1], 0, (size_t)v[2],
-                                    (size_t)v[3], 1};
-        else
-            boxes[i] = (pixsum_box){(size_t)v[0], (size_t)v[1], (size_t)v[2],
-                                    (size_t)v[3], (size_t)v[4], (size_t)v[5]};
-    }
-    Py_DECREF(b);
-    return boxes;
-}
 
 enum box_kind { BOX_SUM, BOX_MEAN, BOX_VAR };
 
@@ -925,11 +600,11 @@ PyDoc_STRVAR(box_filter_doc,
 "out: an existing array to write into.\n\n"
 "Integer sums are exact; integer variances are exact up to the final\n"
 "division. The GIL is released during the computation.\n\n"
-"GPU images (CuPy, PyTorch) take the GPU path (sum and mean, modes 'same' and\n"
-"'valid' only): the padded table is computed on the device\n"
-"(pixsum_cuda_integral) and the window sums taken on the caller's stream;\n"
-"integer results and means of integer images equal the CPU's; out= must be\n"
-"a GPU array. PyTorch without the unsigned dtype returns int64 sums.");
+"GPU images (CuPy, PyTorch) take the library's streamed CUDA method\n"
+"(pixsum_cuda_box_filter) on the caller's stream, with the same keywords,\n"
+"types and results (integer outputs and means of integer images equal the\n"
+"CPU's bit for bit); out= must be a GPU array. PyTorch without the unsigned\n"
+"dtype returns int64 sums.");
 
 /* Parses the statistic name of box_filter(stat=...). */
 static int parse_box_stat(const char *name, pixsum_box_stat *stat)
@@ -973,12 +648,8 @@ static PyObject *py_box_filter(PyObject *self, PyObject *args, PyObject *kwargs)
                                      &size_obj, &normalize, &mode, &dtype_obj, &o.method,
                                      &o.threads, &out, &border_name, &stat_name, &cval))
         return NULL;
-    if (psb_is_gpu_array(image)) {
-        if (border_name || stat_name)
-            return psb_fail(PIXSUM_ERR_UNSUPPORTED, "box_filter of GPU arrays takes mode "
-                            "'same' or 'valid' and normalize, not border= or stat=");
+    if (psb_is_gpu_array(image))
         return psb_gpu_dispatch("box_filter", args, kwargs);
-    }
     pixsum_box_filter_spec spec;
     memset(&spec, 0, sizeof spec);
     pixsum_type out_type;
@@ -1224,6 +895,7 @@ static PyMethodDef module_methods[] = {
      integral_check_doc},
     PSB_HIST_METHODS
     PSB_GPU_METHODS
+    PSB_GPU_BOX_METHODS
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module_def = {
@@ -1236,18 +908,8 @@ PyMODINIT_FUNC PyInit__core(void);
 PyMODINIT_FUNC PyInit__core(void)
 {
     import_array();
-    PyObject *errors = PyImport_ImportModule("pixsum._errors");
-    if (!errors)
+    if (!psb_errors_init())
         return NULL;
-    errors_by_status = PyObject_GetAttrString(errors, "BY_STATUS");
-    Py_DECREF(errors);
-    if (!errors_by_status || !PyTuple_Check(errors_by_status) ||
-        PyTuple_GET_SIZE(errors_by_status) < PIXSUM_STATUS_COUNT) {
-        Py_XDECREF(errors_by_status);
-        errors_by_status = NULL;
-        PyErr_SetString(PyExc_ImportError, "pixsum._errors.BY_STATUS is incomplete");
-        return NULL;
-    }
     PyObject *m = PyModule_Create(&module_def);
     if (!m)
         return NULL;

@@ -1,7 +1,8 @@
-"""The Python side of GPU arrays (pixsum/_gpu.py) without a GPU: host memory
-dressed up as CUDA memory (__cuda_array_interface__ v3 over NumPy buffers),
-the device entry point replaced by one that reads the same descriptors and runs
-the CPU library. Checks what the glue decides: result kind, shape and dtype,
+"""The Python side of GPU arrays (pixsum/_gpu.py and _gpu_base.py: the paths of
+producers other than CuPy and PyTorch, box queries and histograms) without a
+GPU: host memory dressed up as CUDA memory (__cuda_array_interface__ v3 over
+NumPy buffers), the device entry point replaced by one that reads the same
+descriptors and runs the CPU library. Checks what the glue decides: result kind, shape and dtype,
 descriptors (pointers, byte strides of strided views), the stream taken from
 the interface, out=, padded volumes of one slice, and the errors."""
 
@@ -9,7 +10,7 @@ import numpy as np
 import pytest
 
 import pixsum
-from pixsum import _core, _gpu
+from pixsum import _core, _gpu, _gpu_base
 from conftest import random_image, ref_integral
 
 
@@ -81,7 +82,7 @@ def device(monkeypatch):
             return HostAsGpu(dev.register(np.zeros(shape, dtype=dtype)))
         return None, empty, zeros
 
-    monkeypatch.setattr(_gpu, "_allocator", alloc)
+    monkeypatch.setattr(_gpu_base, "_allocator", alloc)
     return dev
 
 
@@ -284,34 +285,17 @@ class NumpyDevice:
         pixsum.equalize(img, mask=_view(mask) if mask is not None else None,
                         channels=img.ndim == spatial + 1 or img.ndim == 2, out=_view(out))
 
-    def box_filter(self, table, out, kh, kw, *, valid=False, mean=False, stream=0):
-        """pixsum_cuda_box_filter's formula, written again with NumPy: window
-        bounds per output, four corners in the table's (wrapping) arithmetic,
-        means as float64 sum / pixel count rounded once to the output."""
+    def box_filter_image(self, image, out, size, *, stream=0, device=0, **kw):
+        """_core._cuda_box_filter_image: out=None plans (the real binding's
+        keyword rules, which need no device); a launch runs the CPU
+        box_filter on the same memory."""
+        if out is None:
+            return _REAL_BOX_FILTER_IMAGE(image, None, size, **kw)
         self.calls.append(("box_filter", stream))
-        t, o = _view(table), _view(out)
-        h, w = t.shape[0] - 1, t.shape[1] - 1
+        pixsum.box_filter(_view(image), size, out=_view(out), **kw)
 
-        def bounds(n_out, k, n):
-            o_ = np.arange(n_out)
-            if valid:
-                return o_, o_ + k
-            first = o_ - k // 2
-            return np.clip(first, 0, n), np.clip(first + k, 0, n)
 
-        y0, y1 = bounds(o.shape[0], kh, h)
-        x0, x1 = bounds(o.shape[1], kw, w)
-        ix = np.ix_ if t.ndim == 2 else (lambda a, b: np.ix_(a, b, np.arange(t.shape[2])))
-        with np.errstate(over="ignore"):
-            s = (t[ix(y1, x1)] - t[ix(y0, x1)]) - (t[ix(y1, x0)] - t[ix(y0, x0)])
-        if o.dtype.kind != "f":
-            o[...] = s.astype(o.dtype)
-            return
-        v = s.astype(np.float64)
-        if mean:
-            n = ((y1 - y0)[:, None] * (x1 - x0)[None, :]).astype(np.float64)
-            v = v / (n if t.ndim == 2 else n[:, :, None])
-        o[...] = v.astype(o.dtype)
+_REAL_BOX_FILTER_IMAGE = getattr(_core, "_cuda_box_filter_image", None)
 
 
 @pytest.fixture
@@ -322,7 +306,7 @@ def numdev(monkeypatch):
     monkeypatch.setattr(_core, "_cuda_histogram", d.histogram, raising=False)
     monkeypatch.setattr(_core, "_cuda_hist_post", d.hist_post, raising=False)
     monkeypatch.setattr(_core, "_cuda_histogram2d", d.histogram2d, raising=False)
-    monkeypatch.setattr(_core, "_cuda_box_filter", d.box_filter, raising=False)
+    monkeypatch.setattr(_core, "_cuda_box_filter_image", d.box_filter_image, raising=False)
     monkeypatch.setattr(_core, "_cuda_equalize", d.equalize, raising=False)
     ops = NumpyOps()
     monkeypatch.setattr(_gpu_box, "ops_for", lambda src: ops)
@@ -330,7 +314,7 @@ def numdev(monkeypatch):
 
     def alloc(src):
         return np, ops.empty, ops.zeros
-    monkeypatch.setattr(_gpu, "_allocator", alloc)
+    monkeypatch.setattr(_gpu_base, "_allocator", alloc)
     yield d
     _ALIVE.clear()
 
@@ -435,6 +419,18 @@ def test_glue_box_filter_equals_cpu(numdev, rng, dtype, shape, size):
             same(got, want)
     want = pixsum.box_filter(img, size, dtype=np.float32)
     same(call("box_filter", dev(img), size, dtype=np.float32), want)
+
+
+@pytest.mark.parametrize("border", ["reflect101", "reflect", "replicate", "constant", "shrink",
+                                    "valid"])
+@pytest.mark.parametrize("stat", ["sum", "mean", "var", "std"])
+def test_glue_box_filter_borders_and_stats(numdev, rng, border, stat):
+    """border=, stat= and cval= reach the device call as the CPU reads them,
+    with the CPU's default output type."""
+    img = random_image(rng, (23, 31, 2), np.uint8)
+    want = pixsum.box_filter(img, (5, 4), border=border, stat=stat, cval=7)
+    got = call("box_filter", dev(img), (5, 4), border=border, stat=stat, cval=7)
+    same(got, want)
 
 
 def test_glue_box_filter_out_strided_float_and_errors(numdev, rng):

@@ -1,10 +1,12 @@
 /*
  * cuda_box.c - the host side of the device box filter
- * (pixsum_cuda_box_filter() of pixsum_cuda.h): validation of the table and
- * output views, then one launch of box_filter.cu on the caller's stream. It
- * keeps no state and allocates nothing.
+ * (pixsum_cuda_box_filter() of pixsum_cuda.h): the request is validated by
+ * the CPU operation's own function (psi_box_filter_prepare(), so both accept
+ * the same requests and resolve the same accumulator), then the device and
+ * the memory are checked and the streamed kernel of box_filter.cu is
+ * enqueued on the caller's stream. It keeps no state and allocates nothing.
  */
-#include "../internal.h"
+#include "../box_filter.h"
 #include "pixsum_cuda.h"
 
 #include "cuda_box.h"
@@ -12,91 +14,87 @@
 #include "cuda_status.h"
 
 #include <cuda_runtime_api.h>
+#include <string.h>
 
-static int box_kind(pixsum_type t, psi_box_kind *k)
-{
-    switch (t) {
-    case PIXSUM_U32: *k = PSI_BOX_U32; return 1;
-    case PIXSUM_U64: *k = PSI_BOX_U64; return 1;
-    case PIXSUM_I64: *k = PSI_BOX_I64; return 1;
-    case PIXSUM_F32: *k = PSI_BOX_F32; return 1;
-    case PIXSUM_F64: *k = PSI_BOX_F64; return 1;
-    default: return 0;
-    }
-}
-
-int pixsum_cuda_box_filter(const pixsum_view *table, size_t kh, size_t kw, unsigned flags,
-                           const pixsum_view *out, void *stream)
+int pixsum_cuda_box_filter(pixsum_ctx *ctx, const pixsum_view *in,
+                           const pixsum_box_filter_spec *spec, const pixsum_view *out,
+                           void *stream)
 {
     psi_clear_error();
-    if (!table || !out)
-        return psi_fail(PIXSUM_ERR_NULL, "table or output view is NULL");
-    int st = pixsum_view_check(table);
+    psi_box_plan plan;
+    int st = psi_box_filter_prepare(in, spec, out, &plan);
     if (st != PIXSUM_OK)
-        return psi_fail(st, "table: %s", pixsum_last_error());
-    if ((st = pixsum_view_check(out)) != PIXSUM_OK)
-        return psi_fail(st, "output: %s", pixsum_last_error());
-    if (flags & ~(PIXSUM_BOX_VALID | PIXSUM_BOX_MEAN))
-        return psi_fail(PIXSUM_ERR_INVALID_ARG, "unknown flags 0x%x", flags);
-    psi_box_job j = {0};
-    if (!box_kind(table->type, &j.table_kind))
-        return psi_fail(PIXSUM_ERR_BAD_TYPE, "tables are u32, u64, i64, f32 or f64, not %s",
-                        pixsum_type_name(table->type));
-    if (!box_kind(out->type, &j.out_kind))
-        return psi_fail(PIXSUM_ERR_BAD_TYPE, "outputs are u32, u64, i64, f32 or f64, not %s",
-                        pixsum_type_name(out->type));
-    const int mean = (flags & PIXSUM_BOX_MEAN) != 0, valid = (flags & PIXSUM_BOX_VALID) != 0;
-    if (mean && !(out->type == PIXSUM_F32 || out->type == PIXSUM_F64))
-        return psi_fail(PIXSUM_ERR_BAD_TYPE, "means are f32 or f64, not %s",
-                        pixsum_type_name(out->type));
-    if (table->depth != 1 || out->depth != 1)
-        return psi_fail(PIXSUM_ERR_BAD_SHAPE, "the box filter takes 2-D tables and outputs");
-    if (table->width < 2 || table->height < 2)
-        return psi_fail(PIXSUM_ERR_BAD_SHAPE, "a %zux%zu table is not the padded table of an "
-                        "image (one row and one column more than the image)", table->width,
-                        table->height);
-    const size_t w = table->width - 1, h = table->height - 1;
-    if (kh == 0 || kw == 0)
-        return psi_fail(PIXSUM_ERR_INVALID_ARG, "a %zux%zu window is empty", kh, kw);
-    if (valid && (kh > h || kw > w))
-        return psi_fail(PIXSUM_ERR_BAD_SHAPE, "a %zux%zu window does not fit a %zux%zu image "
-                        "in 'valid' mode", kh, kw, h, w);
-    const size_t ow = valid ? w - kw + 1 : w, oh = valid ? h - kh + 1 : h;
-    if (out->width != ow || out->height != oh || out->channels != table->channels)
-        return psi_fail(PIXSUM_ERR_BAD_SHAPE, "output is %zux%zu x%zu, the %s filter of a "
-                        "%zux%zu x%zu image needs %zux%zu x%zu", out->width, out->height,
-                        out->channels, valid ? "'valid'" : "'same'", w, h, table->channels,
-                        ow, oh, table->channels);
-    if (ow * out->channels > (size_t)INT32_MAX)
-        return psi_fail(PIXSUM_ERR_TOO_LARGE, "output rows of %zu values are too long",
-                        ow * out->channels);
-    uintptr_t tlo, thi, olo, ohi;
-    psi_view_extent(table, &tlo, &thi);
-    psi_view_extent(out, &olo, &ohi);
-    if (tlo < ohi && olo < thi)
-        return psi_fail(PIXSUM_ERR_ALIASING, "the output overlaps the table");
-    if (pixsum_cuda_device_count() <= 0)
-        return psi_fail(PIXSUM_ERR_UNAVAILABLE, "no CUDA device");
-    int device = 0;
-    cudaError_t e = cudaGetDevice(&device);
-    if (e != cudaSuccess)
-        return psi_cuda_fail(e, "cudaGetDevice");
-    if ((st = psi_cuda_check_view(table, "table", device)) != PIXSUM_OK ||
-        (st = psi_cuda_check_view(out, "output", device)) != PIXSUM_OK)
         return st;
-    j.table = table->data;
-    j.table_row = table->row_stride;
+    if (in->width * in->channels > (size_t)INT32_MAX)
+        return psi_fail(PIXSUM_ERR_TOO_LARGE, "input rows of %zu samples are too long for the "
+                        "GPU box filter (at most 2^31 - 1)", in->width * in->channels);
+    psi_cu_box_job j;
+    memset(&j, 0, sizeof j);
+    int valid = spec->border == PIXSUM_BORDER_VALID;
+    j.in = in->data;
+    j.in_row = in->row_stride;
     j.out = out->data;
     j.out_row = out->row_stride;
-    j.width = w;
-    j.height = h;
-    j.out_width = ow;
-    j.out_height = oh;
-    j.channels = table->channels;
-    j.kh = kh;
-    j.kw = kw;
-    j.valid = valid;
-    j.mean = mean;
-    e = (cudaError_t)psi_cu_box_filter(&j, stream);
+    j.in_type = (int)in->type;
+    j.out_type = (int)out->type;
+    j.acc = (int)plan.acc;
+    j.stat = (int)spec->stat;
+    j.border = (int)spec->border;
+    j.channels = (int)in->channels;
+    j.is_signed = plan.is_signed;
+    j.squares = plan.squares;
+    j.width = (long long)in->width;
+    j.height = (long long)in->height;
+    j.out_width = (long long)out->width;
+    j.out_height = (long long)out->height;
+    j.kw = (long long)spec->kw;
+    j.kh = (long long)spec->kh;
+    j.ax = valid ? 0 : (long long)plan.ax;
+    j.ay = valid ? 0 : (long long)plan.ay;
+    j.n = plan.n;
+    j.in_size = (int)pixsum_type_size(in->type);
+    {
+        size_t vb = (size_t)j.in_size * (j.in_size == 8 ? 2 : 4);
+        size_t rs = (size_t)(in->row_stride < 0 ? -in->row_stride : in->row_stride);
+        j.vec_ok = (uintptr_t)in->data % vb == 0 && (in->height == 1 || rs % vb == 0);
+    }
+    j.cval = plan.cval_int;
+    j.cval_f = spec->border == PIXSUM_BORDER_CONSTANT ? spec->border_value : 0.0;
+    if ((in->type == PIXSUM_U8 || in->type == PIXSUM_U16) && out->type == in->type) {
+        /* 2 * sum + n and 2 * n within int32: the float-estimate rounding */
+        unsigned long long worst = (unsigned long long)plan.n * psi_type_max_magnitude(in->type);
+        j.mean_fast = plan.n < (1ull << 29) && worst < (1ull << 29);
+        /* odd n: s * (1/n) + 1/2 truncated is exact (as the CPU's fast
+         * path): in float for u8 window sums below 2^24 with n < 8192, in
+         * double for sums below 2^32 */
+        j.mean_odd = (plan.n & 1) &&
+                     (in->type == PIXSUM_U8 ? worst < (1ull << 24) && plan.n < 8192
+                                            : worst < (1ull << 32));
+        j.inv_n_f = 1.0f / (float)plan.n;
+        j.inv_n = 1.0 / (double)plan.n;
+    }
+
+    const pixsum_ctx *c = ctx ? ctx : &psi_default_ctx;
+    int n = pixsum_cuda_device_count();
+    if (n <= 0)
+        return psi_fail(PIXSUM_ERR_UNAVAILABLE, "no CUDA device");
+    if (c->cuda_device >= n)
+        return psi_fail(PIXSUM_ERR_UNAVAILABLE, "CUDA device %d requested, %d present",
+                        c->cuda_device, n);
+    PSI_CUDA_TRY(cudaSetDevice(c->cuda_device), "cudaSetDevice");
+    int sm = 0;
+    PSI_CUDA_TRY(cudaDeviceGetAttribute(&sm, cudaDevAttrMultiProcessorCount, c->cuda_device),
+                 "cudaDeviceGetAttribute");
+    psi_cu_box_geo geo;
+    long long widest = 0;
+    if (!psi_cu_box_geometry(&j, sm, &geo, &widest))
+        return psi_fail(PIXSUM_ERR_UNSUPPORTED, "the GPU box filter takes windows whose "
+                        "(kw - 1) x channels is at most %lld samples (here %lld)", widest,
+                        (j.kw - 1) * j.channels);
+    if ((st = psi_cuda_check_view(in, "input", c->cuda_device)) != PIXSUM_OK ||
+        (st = psi_cuda_check_view(out, "output", c->cuda_device)) != PIXSUM_OK)
+        return st;
+    void *s = stream ? stream : (void *)c->cuda_stream;
+    cudaError_t e = (cudaError_t)psi_cu_box_filter(&j, &geo, s);
     return e == cudaSuccess ? PIXSUM_OK : psi_cuda_fail(e, "box filter");
 }

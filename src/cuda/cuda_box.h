@@ -1,46 +1,70 @@
 /*
- * cuda_box.h - the box-filter kernel (box_filter.cu) as the host side
- * (cuda_box.c) sees it: one validated request over device memory.
+ * cuda_box.h - the streamed box-filter kernel (box_filter.cu) as the host
+ * side (cuda_box.c) sees it: one validated request over device memory,
+ * the tile geometry chosen for it, and the launch.
  */
 #ifndef PIXSUM_CUDA_BOX_H
 #define PIXSUM_CUDA_BOX_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/* Element kinds of the table and of the output (pixsum_type values are
- * mapped by the host). i64 tables subtract as u64 (the same bits) and are
- * read as signed when converted to double. */
-typedef enum psi_box_kind {
-    PSI_BOX_U32 = 0,
-    PSI_BOX_U64 = 1,
-    PSI_BOX_I64 = 2,
-    PSI_BOX_F32 = 3,
-    PSI_BOX_F64 = 4
-} psi_box_kind;
-
-typedef struct psi_box_job {
-    const void *table;      /* padded table: row r, column x, channel c at
-                               table + r * table_row + (x * channels + c) * size */
-    ptrdiff_t table_row;    /* bytes between table rows */
-    psi_box_kind table_kind;
-    void *out;              /* output row r at out + r * out_row */
+/* A request resolved by psi_box_filter_prepare(): plain values only, so the
+ * kernel receives it by value. Types and enums carry the values of pixsum.h
+ * (pixsum_type, pixsum_box_stat, pixsum_border) and of src/cpu/box_stream.h
+ * (psi_box_acc). */
+typedef struct psi_cu_box_job {
+    const void *in;         /* image row y at in + y * in_row */
+    ptrdiff_t in_row;
+    void *out;              /* output row y at out + y * out_row */
     ptrdiff_t out_row;
-    psi_box_kind out_kind;
-    size_t width, height;   /* the image's (the table is one larger each way) */
-    size_t out_width, out_height;
-    size_t channels;        /* 1-4 */
-    size_t kh, kw;          /* window rows and columns, >= 1 */
-    int valid;              /* 1: windows inside the image; 0: centred, clipped */
-    int mean;               /* 1: sums divided by the window's pixel count */
-} psi_box_job;
+    int in_type, out_type;  /* pixsum_type */
+    int acc;                /* psi_box_acc: u32, u64 or f64 running sums */
+    int stat, border;       /* pixsum_box_stat, pixsum_border */
+    int channels;           /* 1-4 */
+    int is_signed;          /* i16 / i32 input */
+    int squares;            /* var / std: sums of squares too */
+    int mean_fast;          /* u8/u16 means: 2 * sum + n and 2 * n below 2^31 */
+    int mean_odd;           /* u8/u16 means of odd n (see cuda_box.c) */
+    float inv_n_f;          /* 1 / n in float and double */
+    double inv_n;
+    int in_size;            /* bytes per input sample */
+    int vec_ok;             /* input data and row stride aligned for vector loads
+                               (4 samples, 2 for 8-byte samples) */
+    long long width, height;         /* the image */
+    long long out_width, out_height;
+    long long kw, kh, ax, ay;        /* window; (x, y) starts at (x - ax, y - ay) */
+    unsigned long long n;            /* kw x kh */
+    unsigned long long cval;         /* constant border value (integer inputs, two's complement) */
+    double cval_f;                   /* constant border value (float accumulation) */
+} psi_cu_box_job;
 
-/* Enqueues the filter of `job` on `stream`. Returns 0 or the cudaError_t of
- * the launch. */
-int psi_cu_box_filter(const psi_box_job *job, void *stream);
+/* Tile geometry of one launch (psi_cu_box_geometry()). */
+typedef struct psi_cu_box_geo {
+    int threads;     /* threads per block (64-256) */
+    int te;          /* output samples (columns x channels) per block */
+    int ext;         /* te + (kw - 1) x channels: samples of running column sums */
+    int ng;          /* groups of consecutive column sums per thread */
+    int g;           /* output rows per phase (one barrier each) */
+    int ep;          /* shared-memory row length (ext with bank padding) */
+    long long bh;    /* output rows per block */
+    unsigned grid_x, grid_y;
+    size_t smem;     /* dynamic shared memory bytes */
+} psi_cu_box_geo;
+
+/* Chooses the geometry of `job` for a device of `sm_count` multiprocessors.
+ * Returns 1, or 0 when the window is too wide for the kernel's column-sum
+ * registers (max_samples receives the widest (kw - 1) x channels allowed). */
+int psi_cu_box_geometry(const psi_cu_box_job *job, int sm_count, psi_cu_box_geo *geo,
+                        long long *max_samples);
+
+/* Enqueues the filter on `stream` (no synchronisation). Returns 0 or the
+ * cudaError_t of the launch. */
+int psi_cu_box_filter(const psi_cu_box_job *job, const psi_cu_box_geo *geo, void *stream);
 
 #ifdef __cplusplus
 }

@@ -661,6 +661,16 @@ int pixsum_cuda_integral_batch(pixsum_ctx *ctx, const pixsum_view *in, const pix
     return device_entry(ctx, in, out, NULL, 1, stream);
 }
 
+int pixsum_cuda_integral_batch_sq(pixsum_ctx *ctx, const pixsum_view *in,
+                                  const pixsum_view *out, const pixsum_view *out_sq,
+                                  void *stream)
+{
+    psi_clear_error();
+    if (!out_sq)
+        return psi_fail(PIXSUM_ERR_NULL, "squared output view is NULL");
+    return device_entry(ctx, in, out, out_sq, 1, stream);
+}
+
 int pixsum_cuda_integral_tilted(pixsum_ctx *ctx, const pixsum_view *in, const pixsum_view *out,
                                 void *stream)
 {

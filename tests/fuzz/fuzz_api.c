@@ -18,17 +18,23 @@
  *     (pixsum_integral_carry()) equals the whole image's lower rows;
  *   - a successful histogram agrees with hist.scalar, and its in-range,
  *     below, above and NaN counts add up to the pixels considered;
+ *   - the slices as a batch (pixsum_histogram_batch()) equal the single-image
+ *     histograms and, with one range for the batch, add up to the whole's;
  *   - box sums on a successful table succeed or fail with a status, and
  *     box statistics never give a negative variance;
  *   - a box filter (pixsum_box_filter()) either fails leaving its output
  *     untouched or, for integer outputs of integer images, equals the sums
  *     (or rounded means) of the windows computed here from the definition,
  *     and never gives a negative variance;
+ *   - pixsum_cuda_box_filter() on the same request returns the CPU's error
+ *     code, or (a valid request, on a device number no system has)
+ *     UNAVAILABLE, and writes nothing;
  *   - every property above holds with the CPU kernels capped at any ISA
  *     (pixsum_cpu_force_isa()), and an unknown ISA name is refused.
  */
 #define PIXSUM_EXPERIMENTAL /* pixsum_cpu_force_isa(), pixsum_cpu_isa() */
 #include "pixsum.h"
+#include "pixsum_cuda.h"
 #include "../ref_border.h"
 
 #include <stdint.h>
@@ -251,6 +257,62 @@ done:
 }
 
 /* Histogram with fuzzed bins, range and mask, checked against hist.scalar. */
+/* The slices of `in` as a batch (pixsum_histogram_batch()): a failure leaves
+ * the counts untouched (shared range: everything is checked first); each
+ * image's counts equal pixsum_histogram() of that slice with the range
+ * reported for it; with the shared range, the images add up to the whole
+ * view's histogram `whole` (of `whole_info`, counted with the same spec). */
+static void fuzz_histogram_batch(reader *r, pixsum_ctx *ctx, const image *in,
+                                 const pixsum_hist_spec *spec, const uint64_t *whole,
+                                 const pixsum_hist_info *whole_info)
+{
+    unsigned flags = take_u8(r) % 3; /* 2: an unknown flag */
+    size_t n = in->view.depth, per = whole_info->bins * whole_info->channels;
+    size_t len = n * per - (take_u8(r) % 8 == 0 ? 1 : 0), bytes = (len ? len : 1) * 8;
+    uint64_t *counts = malloc(bytes), *one = malloc(per * sizeof *one);
+    pixsum_hist_info *infos = calloc(n, sizeof *infos);
+    if (!counts || !one || !infos)
+        goto done;
+    memset(counts, FILL, bytes);
+    int st = pixsum_histogram_batch(ctx, &in->view, spec, flags, counts, len, infos);
+    if ((flags == 2 || len < n * per) && st == PIXSUM_OK)
+        abort();
+    if (st != PIXSUM_OK) {
+        if (flags != 1 && !untouched((unsigned char *)counts, bytes))
+            abort();
+        goto done;
+    }
+    for (size_t z = 0; z < n; z++) {
+        pixsum_view slice, mslice;
+        pixsum_hist_spec s1 = {whole_info->bins, infos[z].lo, infos[z].hi, NULL};
+        if (pixsum_view_roi3d(&in->view, 0, 0, z, in->view.width, in->view.height, 1,
+                              &slice) != PIXSUM_OK)
+            abort();
+        if (spec->mask) {
+            if (pixsum_view_roi3d(spec->mask, 0, 0, z, in->view.width, in->view.height, 1,
+                                  &mslice) != PIXSUM_OK)
+                abort();
+            s1.mask = &mslice;
+        }
+        if (pixsum_histogram(ctx, &slice, &s1, one, per, NULL) != PIXSUM_OK ||
+            memcmp(one, counts + z * per, per * sizeof *one) != 0)
+            abort();
+        if (flags == 0 && (infos[z].lo != whole_info->lo || infos[z].hi != whole_info->hi))
+            abort();
+    }
+    for (size_t i = 0; flags == 0 && i < per; i++) {
+        uint64_t sum = 0;
+        for (size_t z = 0; z < n; z++)
+            sum += counts[z * per + i];
+        if (sum != whole[i])
+            abort();
+    }
+done:
+    free(counts);
+    free(one);
+    free(infos);
+}
+
 static void fuzz_histogram(reader *r, pixsum_ctx *ctx, const image *in, const uint8_t *px,
                            size_t npx)
 {
@@ -334,6 +396,7 @@ static void fuzz_histogram(reader *r, pixsum_ctx *ctx, const image *in, const ui
         free(rel);
     }
     (void)pixsum_hist_cumulative(&info, counts, ref);
+    fuzz_histogram_batch(r, ctx, in, &spec, counts, &info);
 done:
     free(counts);
     free(ref);
@@ -525,6 +588,24 @@ static void fuzz_box_filter(reader *r, pixsum_ctx *ctx, const image *in)
     memset(buf, FILL, bytes);
     pixsum_view out = pixsum_view_2d(buf, ot, ow, oh, ch, 0);
     int st = pixsum_box_filter(ctx, &in->view, &spec, &out);
+    {
+        /* the CUDA entry validates as the CPU does; on a device no system has
+         * (1024) it then reports UNAVAILABLE, and never writes */
+        unsigned char *gbuf = malloc(bytes);
+        pixsum_ctx *gctx = pixsum_ctx_new();
+        if (gbuf && gctx && pixsum_ctx_set(gctx, PIXSUM_PARAM_CUDA_DEVICE, 1024) == PIXSUM_OK) {
+            memset(gbuf, FILL, bytes);
+            pixsum_view gout = out;
+            gout.data = gbuf;
+            int gst = pixsum_cuda_box_filter(gctx, &in->view, &spec, &gout, NULL);
+            if (gst != (st != PIXSUM_OK ? st : PIXSUM_ERR_UNAVAILABLE))
+                abort(); /* the CUDA entry's validation differs from the CPU's */
+            if (!untouched(gbuf, bytes))
+                abort();
+        }
+        pixsum_ctx_free(gctx);
+        free(gbuf);
+    }
     if (st != PIXSUM_OK) {
         if (!untouched(buf, bytes))
             abort(); /* documented: on error the output is left untouched */

@@ -1,0 +1,310 @@
+"""integral(x, batch=True) and integral_sq(x, batch=True): a stack of images
+(N, H, W) or (N, H, W, C), or PyTorch's channels-first (N, C, H, W) with
+channel_axis=1, gives N (or N*C) independent tables in one call. Every
+batched table must equal the per-image call bit for bit (integer tables; float
+tables with one thread on the CPU, where the summation order is the same), on
+random N, sizes (1x1, odd, tall, wide), types, channels and strided views,
+on the CPU and (CuPy, PyTorch) on the GPU. Also: the shape rules and their
+messages, out=, and the overflow rule counting one image."""
+
+import numpy as np
+import pytest
+
+import pixsum
+from conftest import INPUT_DTYPES, random_image, ref_integral
+
+SIZES = [(1, 1), (1, 17), (23, 1), (3, 5), (7, 33), (40, 9)]
+
+
+def per_image(fn, stack, **kw):
+    """fn applied to each image of `stack` (N first), results stacked."""
+    res = [fn(stack[i], **kw) for i in range(stack.shape[0])]
+    if isinstance(res[0], tuple):
+        return tuple(np.stack([r[k] for r in res]) for k in range(len(res[0])))
+    return np.stack(res)
+
+
+def same(got, want):
+    got, want = np.asarray(got), np.asarray(want)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("dtype", INPUT_DTYPES)
+@pytest.mark.parametrize("hw", SIZES)
+@pytest.mark.parametrize("channels", [None, 1, 3, 4])
+def test_batch_equals_per_image(rng, dtype, hw, channels):
+    n = int(rng.integers(1, 6))
+    shape = (n,) + hw + ((channels,) if channels else ())
+    x = random_image(rng, shape, dtype)
+    # float tables (float images, and squares beyond uint64) summed by one
+    # thread on both sides, in the same order; integer tables by any threads
+    floats = np.dtype(dtype).kind == "f" or pixsum.integral_dtype(
+        dtype, hw[0] * hw[1], squared=True).kind == "f"
+    kw = {"threads": 1} if floats else {}
+    for padded in (False, True):
+        same(pixsum.integral(x, batch=True, padded=padded, **kw),
+             per_image(pixsum.integral, x, padded=padded, **kw))
+        t, q = pixsum.integral_sq(x, batch=True, padded=padded, **kw)
+        wt, wq = per_image(pixsum.integral_sq, x, padded=padded, **kw)
+        same(t, wt)
+        same(q, wq)
+    # and the reference, for the integer types
+    if np.dtype(dtype).kind != "f":
+        got = pixsum.integral(x, batch=True)
+        for i in range(n):
+            np.testing.assert_array_equal(got[i], ref_integral(x[i]))
+
+
+def test_batch_strided_views(rng):
+    base = random_image(rng, (9, 30, 40, 3), np.uint8)
+    for view in (base[::2], base[::-1, 3:20, 5:31], base[1:8:3, ::-2], base[:, :, :, :2],
+                 base[4:5]):
+        if view.shape[-1] == 2 and not view.flags.c_contiguous:
+            pass  # pixels of 2 channels out of 3: refused below
+        try:
+            got = pixsum.integral(view, batch=True)
+        except pixsum.BadStrideError:
+            assert view.strides[2] != view.shape[3] * view.itemsize
+            continue
+        same(got, per_image(pixsum.integral, view))
+    gray = random_image(rng, (6, 17, 13), np.uint16)
+    same(pixsum.integral_sq(gray[::-3], batch=True)[1],
+         per_image(pixsum.integral_sq, gray[::-3])[1])
+
+
+def test_channels_first(rng):
+    x = random_image(rng, (3, 4, 11, 7), np.uint8)      # (N, C, H, W)
+    got = pixsum.integral(x, batch=True, channel_axis=1)
+    assert got.shape == x.shape
+    for n in range(3):
+        for c in range(4):
+            same(got[n, c], pixsum.integral(x[n, c]))
+    p = pixsum.integral(x, batch=True, channel_axis=1, padded=True)
+    assert p.shape == (3, 4, 12, 8)
+    same(p[2, 1], pixsum.integral(x[2, 1], padded=True))
+    t, q = pixsum.integral_sq(x[1:, :, ::-1], batch=True, channel_axis=1)
+    for n in range(2):
+        same(q[n, 0], pixsum.integral_sq(x[n + 1, 0, ::-1])[1])
+        same(t[n, 3], pixsum.integral(x[n + 1, 3, ::-1]))
+    # one image or one channel: any strides
+    same(pixsum.integral(x[:1, ::2], batch=True, channel_axis=1)[0, 1],
+         pixsum.integral(x[0, 2]))
+    same(pixsum.integral(x[::2, 3:], batch=True, channel_axis=1)[1, 0],
+         pixsum.integral(x[2, 3]))
+    # channels-last memory seen as (N, C, H, W): pixels not packed along a row
+    nhwc = random_image(rng, (2, 5, 6, 3), np.uint8)
+    with pytest.raises(pixsum.BadStrideError):
+        pixsum.integral(nhwc.transpose(0, 3, 1, 2), batch=True, channel_axis=1)
+
+
+def test_channels_first_unmergeable_strides_refused(rng):
+    big = random_image(rng, (3, 6, 8, 9), np.uint8)
+    with pytest.raises(pixsum.BadStrideError, match="batch and channel axes"):
+        pixsum.integral(big[:, :3], batch=True, channel_axis=1)
+    # every other channel still merges (a step along N is 3 steps of 2 channels)
+    got = pixsum.integral(big[:, ::2], batch=True, channel_axis=1)
+    same(got[2, 1], pixsum.integral(big[2, 2]))
+
+
+def test_out_and_dtype(rng):
+    x = random_image(rng, (4, 10, 12), np.int16)
+    out = np.empty((4, 11, 13), np.float64)
+    assert pixsum.integral(x, batch=True, padded=True, out=out) is out
+    same(out, per_image(pixsum.integral, x, padded=True, dtype=np.float64))
+    with pytest.raises(pixsum.BadShapeError):
+        pixsum.integral(x, batch=True, out=np.empty((4, 10, 11), np.int64))
+    u8 = random_image(rng, (3, 300, 300), np.uint8)   # a chosen type with wrap=True
+    same(pixsum.integral(u8, batch=True, dtype=np.uint32, wrap=True),
+         per_image(pixsum.integral, u8, dtype=np.uint32, wrap=True))
+
+
+def test_overflow_rule_counts_one_image():
+    # 64 images of 64x64 uint8: one image fits uint32 by far; so does the batch
+    # (the rule is per image, the type is the single image's)
+    x = np.full((64, 64, 64), 255, np.uint8)
+    got = pixsum.integral(x, batch=True)
+    assert got.dtype == pixsum.integral(x[0]).dtype == np.uint32
+    assert int(got[-1, -1, -1]) == 255 * 64 * 64
+    # uint32 images: a batch of two images whose own tables fit uint64
+    y = np.full((2, 3, 3), 2**32 - 1, np.uint32)
+    assert pixsum.integral(y, batch=True).dtype == pixsum.integral(y[0]).dtype
+
+
+def test_shape_rules_and_messages(rng):
+    stack = random_image(rng, (8, 20, 30), np.uint8)
+    with pytest.raises(pixsum.BadShapeError, match="batch=True"):
+        pixsum.integral(stack)                       # 30 "channels": a stack
+    with pytest.raises(pixsum.BadShapeError, match="channel_axis=1"):
+        pixsum.integral(random_image(rng, (2, 3, 20, 30), np.uint8))
+    with pytest.raises(pixsum.BadShapeError, match="batch=True"):
+        pixsum.integral_sq(random_image(rng, (2, 20, 30, 3), np.uint8))
+    # (H, W, C) with C <= 4 keeps its meaning: one image with channels
+    hwc = random_image(rng, (20, 30, 3), np.uint8)
+    same(pixsum.integral(hwc), ref_integral(hwc).astype(np.uint32))
+    # batch=True reads the same array as 3 images of 30 x 3
+    assert pixsum.integral(hwc, batch=True).shape == (20, 30, 3)
+    with pytest.raises(pixsum.BadShapeError, match="batch=True"):
+        pixsum.integral(stack[0], batch=True)      # 2-D: not a stack
+    with pytest.raises(pixsum.BadShapeError, match="channel_axis=1"):
+        pixsum.integral(stack, batch=True, channel_axis=1)   # 3-D: no channel axis
+    with pytest.raises(pixsum.InvalidArgumentError, match="batch=True"):
+        pixsum.integral(hwc, channel_axis=1)
+    with pytest.raises(pixsum.InvalidArgumentError, match="channel_axis"):
+        pixsum.integral(stack, batch=True, channel_axis=2)
+    with pytest.raises(pixsum.UnsupportedError, match="carry"):
+        pixsum.integral(stack, batch=True, carry=np.zeros(30, np.uint32))
+    with pytest.raises(pixsum.BadShapeError):
+        pixsum.integral(np.zeros((0, 4, 4), np.uint8), batch=True)
+    # channel_axis=-1 is the default meaning
+    same(pixsum.integral(stack, batch=True, channel_axis=-1),
+         pixsum.integral(stack, batch=True))
+
+
+def test_no_reference_leaks(rng):
+    import sys
+    x = random_image(rng, (3, 8, 9), np.uint8)
+    out = np.empty((3, 8, 9), np.uint32)
+    dt = np.dtype(np.uint32)
+    before = [sys.getrefcount(o) for o in (x, out, dt)]
+    for _ in range(200):
+        pixsum.integral(x, batch=True, out=out, dtype=dt)
+        pixsum.integral_sq(x, batch=True)
+        pixsum.integral(x[0])
+        with pytest.raises(pixsum.BadShapeError):
+            pixsum.integral(x, batch=True, out=np.empty((3, 8, 8), np.uint32))
+    assert [sys.getrefcount(o) for o in (x, out, dt)] == before
+
+
+# ---- GPU: CuPy arrays and PyTorch tensors -------------------------------------------------
+
+def _device_ready():
+    return pixsum.HAVE_CUDA and pixsum.cuda_device_count() > 0
+
+
+@pytest.fixture
+def cp():
+    cupy = pytest.importorskip("cupy")
+    if not _device_ready():
+        pytest.skip("pixsum built without CUDA or no CUDA device")
+    return cupy
+
+
+@pytest.fixture
+def torch():
+    t = pytest.importorskip("torch")
+    if not _device_ready() or not t.cuda.is_available():
+        pytest.skip("pixsum built without CUDA or no CUDA device")
+    return t
+
+
+GPU_DTYPES = [np.uint8, np.uint16, np.int16, np.int32, np.float32]
+
+
+def gpu_squares(dtype, pixels):
+    """True when the CUDA methods compute the default squared table of an
+    integer image of `pixels` pixels (integer squares; float squares of
+    integer images are computed on the CPU only)."""
+    return (np.dtype(dtype).kind != "f" and
+            pixsum.integral_dtype(dtype, pixels, squared=True).kind != "f")
+
+
+@pytest.mark.parametrize("dtype", GPU_DTYPES)
+@pytest.mark.parametrize("hw", SIZES)
+@pytest.mark.parametrize("channels", [None, 3])
+def test_cupy_batch(cp, rng, dtype, hw, channels):
+    n = int(rng.integers(1, 6))
+    shape = (n,) + hw + ((channels,) if channels else ())
+    host = random_image(rng, shape, dtype)
+    x = cp.asarray(host)
+    for padded in (False, True):
+        got = pixsum.integral(x, batch=True, padded=padded)
+        assert isinstance(got, cp.ndarray) and got.shape[0] == n
+        want = np.stack([cp.asnumpy(pixsum.integral(x[i], padded=padded)) for i in range(n)])
+        if np.dtype(dtype).kind == "f":
+            np.testing.assert_allclose(cp.asnumpy(got), want, rtol=1e-6, atol=1e-3)
+        else:
+            same(cp.asnumpy(got), want)
+            same(cp.asnumpy(got), per_image(pixsum.integral, host, padded=padded))
+        if gpu_squares(dtype, hw[0] * hw[1]):
+            t, q = pixsum.integral_sq(x, batch=True, padded=padded)
+            wt, wq = per_image(pixsum.integral_sq, host, padded=padded)
+            same(cp.asnumpy(t), wt)
+            same(cp.asnumpy(q), wq)
+
+
+def test_cupy_batch_strided(cp, rng):
+    base = cp.asarray(random_image(rng, (9, 30, 40), np.uint8))
+    view = base[::-2, 3:25, 5:31]
+    got = pixsum.integral(view, batch=True)
+    same(cp.asnumpy(got), per_image(pixsum.integral, cp.asnumpy(view)))
+
+
+@pytest.mark.parametrize("dtype", ["uint8", "int16", "int32", "float32"])
+def test_torch_batch_channels_first(torch, rng, dtype):
+    n, c, h, w = int(rng.integers(1, 5)), 3, 37, 29
+    host = random_image(rng, (n, c, h, w), np.dtype(dtype))
+    x = torch.from_numpy(host).cuda()
+    got = pixsum.integral(x, batch=True, channel_axis=1)
+    assert isinstance(got, torch.Tensor) and got.is_cuda and tuple(got.shape) == (n, c, h, w)
+    res = got.cpu().numpy()
+    for i in range(n):
+        for k in range(c):
+            one = pixsum.integral(x[i, k]).cpu().numpy()
+            if np.dtype(dtype).kind == "f":
+                np.testing.assert_allclose(res[i, k], one, rtol=1e-6, atol=1e-3)
+            else:
+                same(res[i, k], one)
+                np.testing.assert_array_equal(res[i, k], ref_integral(host[i, k]))
+    # (N, H, W, C) tensors too, and the squared tables
+    nhwc = torch.from_numpy(np.ascontiguousarray(host.transpose(0, 2, 3, 1))).cuda()
+    if not (gpu_squares(dtype, h * w) or np.dtype(dtype).kind == "f"):
+        with pytest.raises(pixsum.UnsupportedError):  # as for one image
+            pixsum.integral_sq(nhwc, batch=True)
+        return
+    t, q = pixsum.integral_sq(nhwc, batch=True)
+    for i in range(n):
+        t1, q1 = pixsum.integral_sq(nhwc[i])
+        if np.dtype(dtype).kind == "f":
+            np.testing.assert_allclose(q[i].cpu().numpy(), q1.cpu().numpy(), rtol=1e-6)
+        else:
+            same(t[i].cpu().numpy(), t1.cpu().numpy())
+            same(q[i].cpu().numpy(), q1.cpu().numpy())
+    # channels-last memory seen as (N, C, H, W) is refused, not copied
+    with pytest.raises(pixsum.BadStrideError):
+        pixsum.integral(nhwc.permute(0, 3, 1, 2), batch=True, channel_axis=1)
+
+
+def test_torch_batch_stream_out_and_errors(torch, rng):
+    host = random_image(rng, (5, 64, 48), np.uint8)
+    x = torch.from_numpy(host).cuda()
+    s = torch.cuda.Stream()
+    out = torch.empty((5, 65, 49), dtype=torch.int64, device="cuda")
+    with torch.cuda.stream(s):
+        r = pixsum.integral(x, batch=True, padded=True, out=out)
+    s.synchronize()
+    assert r is out
+    same(out.cpu().numpy(), per_image(pixsum.integral, host, padded=True, dtype=np.int64))
+    with pytest.raises(pixsum.BadShapeError, match="batch=True"):
+        pixsum.integral(x)
+    with pytest.raises(pixsum.BadShapeError):
+        pixsum.integral(x, batch=True, out=torch.empty((5, 64, 47), dtype=torch.int64,
+                                                        device="cuda"))
+    with pytest.raises(pixsum.BadTypeError):
+        pixsum.integral(x, batch=True, dtype=np.uint64,
+                        out=torch.empty((5, 64, 48), dtype=torch.int64, device="cuda"))
+
+
+def test_gpu_no_reference_leaks(torch, rng):
+    import sys
+    x = torch.from_numpy(random_image(rng, (16, 16), np.uint8)).cuda()
+    out = torch.empty((16, 16), dtype=torch.int64, device="cuda")
+    before = [sys.getrefcount(o) for o in (x, out, torch.int64)]
+    for _ in range(200):
+        pixsum.integral(x)
+        pixsum.integral(x, out=out)
+        pixsum.integral_sq(x)
+        with pytest.raises(pixsum.BadShapeError):
+            pixsum.integral(x, out=torch.empty((16, 15), dtype=torch.int64, device="cuda"))
+    torch.cuda.synchronize()
+    assert [sys.getrefcount(o) for o in (x, out, torch.int64)] == before
