@@ -26,6 +26,8 @@
  *     untouched or, for integer outputs of integer images, equals the sums
  *     (or rounded means) of the windows computed here from the definition,
  *     and never gives a negative variance;
+ *   - in CUDA builds, pixsum_cuda_integral_batch[_sq]() on a batch's host
+ *     views answer with a status and, when they refuse, write nothing;
  *   - pixsum_cuda_box_filter() on the same request returns the CPU's error
  *     code, or (a valid request, on a device number no system has)
  *     UNAVAILABLE, and writes nothing;
@@ -176,6 +178,18 @@ static void fuzz_integral(reader *r, pixsum_ctx *ctx, const image *in, int which
     pixsum_view ov = pixsum_view_3d(out, ot, w, h, d, in->view.channels, 0, 0);
     pixsum_view sv = pixsum_view_3d(sq, ot, w, h, d, in->view.channels, 0, 0);
     int st;
+#ifdef PIXSUM_HAVE_CUDA
+    if (which == 3) { /* the CUDA batch entries on the same (host) views */
+        unsigned pick = take_u8(r);
+        int cst = (pick & 1) ? pixsum_cuda_integral_batch(ctx, &in->view, &ov, NULL)
+                             : pixsum_cuda_integral_batch_sq(ctx, &in->view,
+                                                             (pick & 2) ? &ov : NULL, &sv, NULL);
+        if (cst != PIXSUM_OK && (!untouched(out, bytes) || !untouched(sq, bytes)))
+            abort(); /* a refused request writes nothing */
+        memset(out, FILL, bytes);
+        memset(sq, FILL, bytes);
+    }
+#endif
     if (which == 0)
         st = pixsum_integral(ctx, &in->view, &ov);
     else if (which == 1)
