@@ -101,6 +101,13 @@ int psb_view_raw(void *data, pixsum_type t, int nd, const npy_intp *dims,
  * single-channel images, which needs the N and C axes to merge (stride of N
  * = C x stride of C, or N or C of 1). Returns 1, or 0 with an exception set
  * (BadShapeError, BadStrideError). */
+/* Reads a GPU array's descriptor (pointer as an int, pixsum dtype name, shape,
+ * byte strides; a tuple) of min_nd..max_nd axes into a view with `spatial`
+ * spatial axes. Returns 1, or 0 with an exception set (InvalidArgumentError,
+ * BadTypeError, BadShapeError and psb_view_raw()'s). */
+int psb_desc_view(PyObject *desc, int spatial, int min_nd, int max_nd, const char *what,
+                  pixsum_view *v);
+
 int psb_batch_view(void *data, pixsum_type t, int nd, const npy_intp *dims,
                    const npy_intp *strides, int channels_first, const char *what,
                    pixsum_view *v);

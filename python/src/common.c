@@ -606,3 +606,44 @@ int psb_is_gpu_array(PyObject *obj)
 {
     return psb_array_kind_of(obj) != PSB_HOST;
 }
+
+int psb_desc_view(PyObject *desc, int spatial, int min_nd, int max_nd, const char *what,
+                  pixsum_view *v)
+{
+    unsigned long long ptr;
+    const char *tname;
+    PyObject *shape, *strides;
+    if (!PyTuple_Check(desc) || !PyArg_ParseTuple(desc, "KsOO", &ptr, &tname, &shape, &strides)) {
+        PyErr_Clear();
+        psb_fail(PIXSUM_ERR_INVALID_ARG, "%s: descriptor must be (ptr, dtype, shape, strides)",
+                 what);
+        return 0;
+    }
+    pixsum_type t = pixsum_type_from_name(tname);
+    if (t == PIXSUM_TYPE_NONE) {
+        psb_fail(PIXSUM_ERR_BAD_TYPE, "%s: unsupported element type %s", what, tname);
+        return 0;
+    }
+    npy_intp dims[NPY_MAXDIMS], st[NPY_MAXDIMS];
+    Py_ssize_t nd = PySequence_Size(shape);
+    if (nd < min_nd || nd > max_nd || PySequence_Size(strides) != nd) {
+        PyErr_Clear();
+        psb_fail(PIXSUM_ERR_BAD_SHAPE, "%s: shape and strides must have %d to %d entries", what,
+                 min_nd, max_nd);
+        return 0;
+    }
+    for (Py_ssize_t i = 0; i < nd; i++) {
+        PyObject *a = PySequence_GetItem(shape, i), *b = PySequence_GetItem(strides, i);
+        dims[i] = a ? (npy_intp)PyLong_AsSsize_t(a) : -1;
+        st[i] = b ? (npy_intp)PyLong_AsSsize_t(b) : 0;
+        Py_XDECREF(a);
+        Py_XDECREF(b);
+        if (PyErr_Occurred())
+            return 0;
+        if (dims[i] < 0) {
+            psb_fail(PIXSUM_ERR_BAD_SHAPE, "%s: negative size", what);
+            return 0;
+        }
+    }
+    return psb_view_raw((void *)(uintptr_t)ptr, t, (int)nd, dims, st, spatial, what, v);
+}

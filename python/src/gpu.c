@@ -123,46 +123,6 @@ static pixsum_ctx *gpu_context(unsigned long long stream, int device)
     return ctx;
 }
 
-/* Reads a descriptor (pointer, dtype name, shape, byte strides) into a view
- * with `spatial` spatial axes. Returns 1 or 0 with an exception set. */
-static int desc_view(PyObject *desc, int spatial, const char *what, pixsum_view *v)
-{
-    unsigned long long ptr;
-    const char *tname;
-    PyObject *shape, *strides;
-    if (!PyArg_ParseTuple(desc, "KsOO", &ptr, &tname, &shape, &strides)) {
-        PyErr_Clear();
-        psb_fail(PIXSUM_ERR_INVALID_ARG, "%s: descriptor must be (ptr, dtype, shape, strides)",
-                 what);
-        return 0;
-    }
-    pixsum_type t = pixsum_type_from_name(tname);
-    if (t == PIXSUM_TYPE_NONE) {
-        psb_fail(PIXSUM_ERR_BAD_TYPE, "%s: unsupported element type %s", what, tname);
-        return 0;
-    }
-    npy_intp dims[NPY_MAXDIMS], st[NPY_MAXDIMS];
-    Py_ssize_t nd = PySequence_Size(shape);
-    if (nd < 1 || nd > 4 || PySequence_Size(strides) != nd) {
-        PyErr_Clear();
-        psb_fail(PIXSUM_ERR_BAD_SHAPE, "%s: shape and strides must have 2 to 4 entries", what);
-        return 0;
-    }
-    for (Py_ssize_t i = 0; i < nd; i++) {
-        PyObject *a = PySequence_GetItem(shape, i), *b = PySequence_GetItem(strides, i);
-        dims[i] = a ? (npy_intp)PyLong_AsSsize_t(a) : -1;
-        st[i] = b ? (npy_intp)PyLong_AsSsize_t(b) : 0;
-        Py_XDECREF(a);
-        Py_XDECREF(b);
-        if (PyErr_Occurred())
-            return 0;
-        if (dims[i] < 0) {
-            psb_fail(PIXSUM_ERR_BAD_SHAPE, "%s: negative size", what);
-            return 0;
-        }
-    }
-    return psb_view_raw((void *)(uintptr_t)ptr, t, (int)nd, dims, st, spatial, what, v);
-}
 #endif
 
 const char psb_cuda_integral_doc[] =
@@ -193,9 +153,9 @@ PyObject *psb_py_cuda_integral(PyObject *self, PyObject *args, PyObject *kwargs)
         return psb_fail(PIXSUM_ERR_INVALID_ARG, "spatial must be 2 or 3");
     pixsum_view vin, vout, vsq;
     int plain = out != Py_None, squared = out_sq != Py_None;
-    if (!desc_view(image, spatial, "image", &vin) ||
-        (plain && !desc_view(out, spatial, "out", &vout)) ||
-        (squared && !desc_view(out_sq, spatial, "out_sq", &vsq)))
+    if (!psb_desc_view(image, spatial, 1, 4, "image", &vin) ||
+        (plain && !psb_desc_view(out, spatial, 1, 4, "out", &vout)) ||
+        (squared && !psb_desc_view(out_sq, spatial, 1, 4, "out_sq", &vsq)))
         return NULL;
     if (!plain && !squared)
         return psb_fail(PIXSUM_ERR_NULL, "no output given");
@@ -274,8 +234,8 @@ PyObject *psb_py_cuda_histogram(PyObject *self, PyObject *args, PyObject *kwargs
     if (counts_len < 0 || bins < 1)
         return psb_fail(PIXSUM_ERR_INVALID_ARG, "counts_len must be >= 0 and bins >= 1");
     pixsum_view vin, vmask;
-    if (!desc_view(image, spatial, "image", &vin) ||
-        (mask != Py_None && !desc_view(mask, spatial, "mask", &vmask)))
+    if (!psb_desc_view(image, spatial, 1, 4, "image", &vin) ||
+        (mask != Py_None && !psb_desc_view(mask, spatial, 1, 4, "mask", &vmask)))
         return NULL;
     pixsum_hist_spec spec;
     memset(&spec, 0, sizeof spec);
@@ -325,8 +285,9 @@ PyObject *psb_py_cuda_equalize(PyObject *self, PyObject *args, PyObject *kwargs)
     if (spatial != 2 && spatial != 3)
         return psb_fail(PIXSUM_ERR_INVALID_ARG, "spatial must be 2 or 3");
     pixsum_view vin, vout, vmask;
-    if (!desc_view(image, spatial, "image", &vin) || !desc_view(out, spatial, "out", &vout) ||
-        (mask != Py_None && !desc_view(mask, spatial, "mask", &vmask)))
+    if (!psb_desc_view(image, spatial, 1, 4, "image", &vin) ||
+        !psb_desc_view(out, spatial, 1, 4, "out", &vout) ||
+        (mask != Py_None && !psb_desc_view(mask, spatial, 1, 4, "mask", &vmask)))
         return NULL;
     pixsum_ctx *ctx = gpu_context(stream, device);
     if (!ctx)
@@ -423,8 +384,9 @@ PyObject *psb_py_cuda_histogram2d(PyObject *self, PyObject *args, PyObject *kwar
     if (counts_len < 0 || bins_a < 1 || bins_b < 1)
         return psb_fail(PIXSUM_ERR_INVALID_ARG, "counts_len must be >= 0 and bins >= 1");
     pixsum_view va, vb, vmask;
-    if (!desc_view(a, spatial, "a", &va) || !desc_view(b, spatial, "b", &vb) ||
-        (mask != Py_None && !desc_view(mask, spatial, "mask", &vmask)))
+    if (!psb_desc_view(a, spatial, 1, 4, "a", &va) ||
+        !psb_desc_view(b, spatial, 1, 4, "b", &vb) ||
+        (mask != Py_None && !psb_desc_view(mask, spatial, 1, 4, "mask", &vmask)))
         return NULL;
     pixsum_hist_spec sa, sb;
     memset(&sa, 0, sizeof sa);

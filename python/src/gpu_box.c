@@ -94,48 +94,6 @@ pixsum_type psb_box_default_type(pixsum_type in, const pixsum_box_filter_spec *s
     return t;
 }
 
-/* Reads a descriptor (pointer, dtype name, shape, byte strides) of a 2-D
- * image with an optional channel axis into a view. Returns 1 or 0 with an
- * exception set. */
-static int box_desc(PyObject *desc, const char *what, pixsum_view *v)
-{
-    unsigned long long ptr;
-    const char *tname;
-    PyObject *shape, *strides;
-    if (!PyTuple_Check(desc) || !PyArg_ParseTuple(desc, "KsOO", &ptr, &tname, &shape, &strides)) {
-        PyErr_Clear();
-        psb_fail(PIXSUM_ERR_INVALID_ARG, "%s: descriptor must be (ptr, dtype, shape, strides)",
-                 what);
-        return 0;
-    }
-    pixsum_type t = pixsum_type_from_name(tname);
-    if (t == PIXSUM_TYPE_NONE) {
-        psb_fail(PIXSUM_ERR_BAD_TYPE, "%s: unsupported element type %s", what, tname);
-        return 0;
-    }
-    npy_intp dims[3], st[3];
-    Py_ssize_t nd = PySequence_Size(shape);
-    if (nd < 2 || nd > 3 || PySequence_Size(strides) != nd) {
-        PyErr_Clear();
-        psb_fail(PIXSUM_ERR_BAD_SHAPE, "%s: an image is (H, W) or (H, W, C)", what);
-        return 0;
-    }
-    for (Py_ssize_t i = 0; i < nd; i++) {
-        PyObject *a = PySequence_GetItem(shape, i), *b = PySequence_GetItem(strides, i);
-        dims[i] = a ? (npy_intp)PyLong_AsSsize_t(a) : -1;
-        st[i] = b ? (npy_intp)PyLong_AsSsize_t(b) : 0;
-        Py_XDECREF(a);
-        Py_XDECREF(b);
-        if (PyErr_Occurred())
-            return 0;
-        if (dims[i] < 0) {
-            psb_fail(PIXSUM_ERR_BAD_SHAPE, "%s: negative size", what);
-            return 0;
-        }
-    }
-    return psb_view_raw((void *)(uintptr_t)ptr, t, (int)nd, dims, st, 2, what, v);
-}
-
 const char psb_cuda_box_filter_image_doc[] =
 "_cuda_box_filter_image(image, out, size, *, normalize=True, mode='same', border=None,\n"
 "                       stat=None, cval=0.0, dtype=None, stream=0, device=0)\n"
@@ -165,7 +123,7 @@ PyObject *psb_py_cuda_box_filter_image(PyObject *self, PyObject *args, PyObject 
     pixsum_type ot;
     pixsum_view vin, vout;
     if (!psb_box_spec_from_args(size, normalize, mode, border, stat, cval, &spec) ||
-        !psb_dtype_arg(dtype_obj, &ot) || !box_desc(image, "image", &vin))
+        !psb_dtype_arg(dtype_obj, &ot) || !psb_desc_view(image, 2, 2, 3, "image", &vin))
         return NULL;
     size_t ow, oh;
     int st = pixsum_box_filter_shape(&spec, vin.width, vin.height, &ow, &oh);
@@ -175,7 +133,7 @@ PyObject *psb_py_cuda_box_filter_image(PyObject *self, PyObject *args, PyObject 
         ot = psb_box_default_type(vin.type, &spec, vin.width, vin.height);
     if (out == Py_None)
         return Py_BuildValue("s(nn)", psb_dtype_name(ot), (Py_ssize_t)oh, (Py_ssize_t)ow);
-    if (!box_desc(out, "out", &vout))
+    if (!psb_desc_view(out, 2, 2, 3, "out", &vout))
         return NULL;
 #ifdef PSB_HAVE_CUDA
     pixsum_ctx *ctx = pixsum_ctx_new();
