@@ -253,15 +253,19 @@ static pixsum_view batch_slice(const pixsum_view *v, size_t z)
 }
 
 /* One image of a batch through the 2-D path (validation included: cheap). */
-static int batch_one(pixsum_ctx *c, const pixsum_view *in, const pixsum_view *out,
-                     const pixsum_view *out_sq, size_t z)
+typedef struct batch_views {
+    const pixsum_view *in, *out, *out_sq;
+} batch_views;
+
+static int batch_one(pixsum_ctx *c, size_t z, void *user)
 {
-    pixsum_view si = batch_slice(in, z), so, ss;
-    if (out)
-        so = batch_slice(out, z);
-    if (out_sq)
-        ss = batch_slice(out_sq, z);
-    return integral_common(c, &si, out ? &so : NULL, out_sq ? &ss : NULL, NULL, NULL);
+    const batch_views *b = user;
+    pixsum_view si = batch_slice(b->in, z), so, ss;
+    if (b->out)
+        so = batch_slice(b->out, z);
+    if (b->out_sq)
+        ss = batch_slice(b->out_sq, z);
+    return integral_common(c, &si, b->out ? &so : NULL, b->out_sq ? &ss : NULL, NULL, NULL);
 }
 
 int pixsum_integral_batch(pixsum_ctx *ctx, const pixsum_view *in, const pixsum_view *out,
@@ -284,48 +288,11 @@ int pixsum_integral_batch(pixsum_ctx *ctx, const pixsum_view *in, const pixsum_v
         return st;
     if (out && out_sq && (st = check_no_overlap(out, out_sq, "squared output")) != PIXSUM_OK)
         return psi_fail(st, "the output and the squared output overlap");
-    int threads = psi_ctx_threads(c);
-    const psi_method *m = psi_method_by_id(c->method);
-    bool host_cpu = !m || m->backend != PIXSUM_BACKEND_CUDA; /* CUDA keeps one scratch */
-    if (threads < 2 || n < (size_t)threads || !host_cpu) {
-        for (size_t z = 0; z < n; z++)
-            if ((st = batch_one(c, in, out, out_sq, z)) != PIXSUM_OK)
-                return psi_fail(st, "image %zu of the batch: %s", z, pixsum_last_error());
-        if (!ctx && local.cuda_release)
-            local.cuda_release(&local);
-        return PIXSUM_OK;
-    }
-    /* Images shared out over the threads, each on one thread; the first
-     * failure (its image and detail text, which is per thread) is kept. */
-    int failed = PIXSUM_OK;
-    size_t failed_at = 0;
-    char detail[256] = "";
-#ifdef PIXSUM_HAVE_OPENMP
-#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
-#endif
-    for (long long z = 0; z < (long long)n; z++) {
-        if (__atomic_load_n(&failed, __ATOMIC_RELAXED) != PIXSUM_OK)
-            continue;
-        pixsum_ctx one = *c;
-        one.threads = 1;
-        one.cuda_scratch = NULL;
-        one.cuda_scratch_bytes = 0;
-        one.cuda_release = NULL;
-        int s = batch_one(&one, in, out, out_sq, (size_t)z);
-        if (s != PIXSUM_OK) {
-#ifdef PIXSUM_HAVE_OPENMP
-#pragma omp critical(pixsum_batch_failure)
-#endif
-            if (failed == PIXSUM_OK) {
-                failed_at = (size_t)z;
-                snprintf(detail, sizeof detail, "%s", pixsum_last_error());
-                __atomic_store_n(&failed, s, __ATOMIC_RELAXED);
-            }
-        }
-    }
-    if (failed != PIXSUM_OK)
-        return psi_fail(failed, "image %zu of the batch: %s", failed_at, detail);
-    return PIXSUM_OK;
+    batch_views views = {in, out, out_sq};
+    st = psi_batch_run(c, n, batch_one, &views);
+    if (!ctx && local.cuda_release)
+        local.cuda_release(&local);
+    return st;
 }
 
 int pixsum_integral_tilted(pixsum_ctx *ctx, const pixsum_view *in, const pixsum_view *out)

@@ -103,6 +103,19 @@ int psi_cpu_count(void);
  * (psi_cpu_count()) when that is 0 or ctx is NULL. */
 int psi_ctx_threads(const pixsum_ctx *ctx);
 
+/* ---- batches (batch.c) --------------------------------------------------- */
+
+/* One image of a batch: image z with context c (which may be a one-thread
+ * copy of the caller's). Returns a pixsum status. */
+typedef int (*psi_batch_image_fn)(pixsum_ctx *c, size_t z, void *user);
+
+/* Runs one(c, z, user) for the n images of a batch: shared out over the
+ * context's threads, one image per thread, when there are several threads, at
+ * least as many images and a CPU method; else in turn, each with every
+ * thread. Returns PIXSUM_OK or the first failure, its detail naming the
+ * image (other images may have been processed). */
+int psi_batch_run(pixsum_ctx *c, size_t n, psi_batch_image_fn one, void *user);
+
 /* ---- per-thread scratch (scratch.c) ----------------------------------- */
 
 /* The buffers a thread keeps between calls, one per use. */

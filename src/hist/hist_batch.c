@@ -5,7 +5,8 @@
  * histograms compare, unless each image's own data range is asked for); then
  * each image is counted by pixsum_histogram() with that resolved range, so a
  * batch equals the single-image calls bit for bit by construction. Small
- * images are shared out over the context's threads, one image per thread.
+ * images are shared out over the context's threads, one image per thread
+ * (psi_batch_run(), as for the integral batches).
  */
 #include "hist_classify.h"
 
@@ -27,25 +28,35 @@ static bool data_dependent(const pixsum_view *in, const pixsum_hist_spec *spec)
     return !given && !psi_hist_small_type(in->type);
 }
 
+/* What every image of the batch shares. */
+typedef struct hist_batch {
+    const pixsum_view *in;
+    const pixsum_hist_spec *spec;
+    const psi_hist_params *resolved;
+    bool per_image;
+    uint64_t *counts;
+    pixsum_hist_info *infos;
+} hist_batch;
+
 /* Image z: pixsum_histogram() with the batch's bins and range (or, with
  * per_image, the caller's spec and its own defaults) and its mask slice. */
-static int count_one(pixsum_ctx *c, const pixsum_view *in, const pixsum_hist_spec *spec,
-                     const psi_hist_params *resolved, bool per_image, size_t z,
-                     uint64_t *counts, pixsum_hist_info *infos)
+static int count_one(pixsum_ctx *c, size_t z, void *user)
 {
-    pixsum_view image = slice_of(in, z), mask;
-    pixsum_hist_spec one = spec ? *spec : (pixsum_hist_spec){0};
-    if (!per_image) {
-        one.bins = resolved->bins;
-        one.lo = resolved->lo;
-        one.hi = resolved->hi;
+    const hist_batch *b = user;
+    pixsum_view image = slice_of(b->in, z), mask;
+    pixsum_hist_spec one = b->spec ? *b->spec : (pixsum_hist_spec){0};
+    if (!b->per_image) {
+        one.bins = b->resolved->bins;
+        one.lo = b->resolved->lo;
+        one.hi = b->resolved->hi;
     }
-    if (spec && spec->mask) {
-        mask = spec->mask->depth == 1 ? *spec->mask : slice_of(spec->mask, z);
+    if (b->spec && b->spec->mask) {
+        mask = b->spec->mask->depth == 1 ? *b->spec->mask : slice_of(b->spec->mask, z);
         one.mask = &mask;
     }
-    size_t len = resolved->bins * in->channels;
-    return pixsum_histogram(c, &image, &one, counts + z * len, len, infos ? &infos[z] : NULL);
+    size_t len = b->resolved->bins * b->in->channels;
+    return pixsum_histogram(c, &image, &one, b->counts + z * len, len,
+                            b->infos ? &b->infos[z] : NULL);
 }
 
 int pixsum_histogram_batch(pixsum_ctx *ctx, const pixsum_view *in, const pixsum_hist_spec *spec,
@@ -84,45 +95,6 @@ int pixsum_histogram_batch(pixsum_ctx *ctx, const pixsum_view *in, const pixsum_
         return psi_fail(PIXSUM_ERR_ALIASING, "counts overlaps the images");
 
     pixsum_ctx local = psi_default_ctx;
-    pixsum_ctx *c = ctx ? ctx : &local;
-    int threads = psi_ctx_threads(c);
-    const psi_method *m = psi_method_by_id(c->method);
-    bool host_cpu = !m || m->backend == PIXSUM_BACKEND_CPU || m->backend == PIXSUM_BACKEND_OMP;
-    if (threads < 2 || n < (size_t)threads || !host_cpu) {
-        for (size_t z = 0; z < n; z++)
-            if ((st = count_one(c, in, spec, &p, per_image, z, counts, infos)) != PIXSUM_OK)
-                return psi_fail(st, "image %zu of the batch: %s", z, pixsum_last_error());
-        return PIXSUM_OK;
-    }
-    /* Images shared out over the threads, each counted on one thread; the
-     * first failure (its image and detail text, which is per thread) is kept. */
-    int failed = PIXSUM_OK;
-    size_t failed_at = 0;
-    char detail[256] = "";
-#ifdef PIXSUM_HAVE_OPENMP
-#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
-#endif
-    for (long long z = 0; z < (long long)n; z++) {
-        if (__atomic_load_n(&failed, __ATOMIC_RELAXED) != PIXSUM_OK)
-            continue;
-        pixsum_ctx one = *c; /* one thread; no backend state shared */
-        one.threads = 1;
-        one.cuda_scratch = NULL;
-        one.cuda_scratch_bytes = 0;
-        one.cuda_release = NULL;
-        int s = count_one(&one, in, spec, &p, per_image, (size_t)z, counts, infos);
-        if (s != PIXSUM_OK) {
-#ifdef PIXSUM_HAVE_OPENMP
-#pragma omp critical(pixsum_hist_batch_failure)
-#endif
-            if (failed == PIXSUM_OK) {
-                failed_at = (size_t)z;
-                snprintf(detail, sizeof detail, "%s", pixsum_last_error());
-                __atomic_store_n(&failed, s, __ATOMIC_RELAXED);
-            }
-        }
-    }
-    if (failed != PIXSUM_OK)
-        return psi_fail(failed, "image %zu of the batch: %s", failed_at, detail);
-    return PIXSUM_OK;
+    hist_batch b = {in, spec, &p, per_image, counts, infos};
+    return psi_batch_run(ctx ? ctx : &local, n, count_one, &b);
 }
