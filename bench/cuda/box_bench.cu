@@ -179,10 +179,25 @@ static double copy_for(pixsum_type tin, pixsum_type tout, size_t n, bufset &b, i
 static double time_npp(pixsum_type tin, pixsum_type tout, size_t side, int k, bufset &b,
                        int batch)
 {
+    /* the context filled from the device's properties: nppGetStreamContext()
+     * is deprecated and gone from recent NPP releases */
     NppStreamContext nc;
-    if (nppGetStreamContext(&nc) != NPP_SUCCESS)
+    memset(&nc, 0, sizeof nc);
+    int dev = 0;
+    cudaDeviceProp prop;
+    unsigned flags = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess || cudaGetDeviceProperties(&prop, dev) != cudaSuccess ||
+        cudaStreamGetFlags(g_stream, &flags) != cudaSuccess)
         return 0;
     nc.hStream = g_stream;
+    nc.nCudaDeviceId = dev;
+    nc.nMultiProcessorCount = prop.multiProcessorCount;
+    nc.nMaxThreadsPerMultiProcessor = prop.maxThreadsPerMultiProcessor;
+    nc.nMaxThreadsPerBlock = prop.maxThreadsPerBlock;
+    nc.nSharedMemPerBlock = prop.sharedMemPerBlock;
+    nc.nCudaDevAttrComputeCapabilityMajor = prop.major;
+    nc.nCudaDevAttrComputeCapabilityMinor = prop.minor;
+    nc.nStreamFlags = flags;
     NppiSize sz = {(int)side, (int)side}, mask = {k, k};
     NppiPoint off = {0, 0}, anchor = {k / 2, k / 2};
     int es = tin == PIXSUM_U8 ? 1 : 4;

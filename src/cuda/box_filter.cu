@@ -28,6 +28,10 @@
  * integer windows whose squares can pass 64 bits) is f64 of samples shifted
  * by the image's first sample of each channel. Integer outputs, u8/u16 means
  * and integer sums/means in float outputs equal the CPU's bit for bit.
+ *
+ * One-channel sums and means over borders that map every position to a
+ * pixel (and valid) take a second kernel, fast_kernel below, specialised on
+ * input, accumulator, output and statistic; everything else runs box_kernel.
  */
 #include "cuda_box.h"
 

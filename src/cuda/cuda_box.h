@@ -62,8 +62,10 @@ typedef struct psi_cu_box_geo {
 int psi_cu_box_geometry(const psi_cu_box_job *job, int sm_count, psi_cu_box_geo *geo,
                         long long *max_samples);
 
-/* Enqueues the filter on `stream` (no synchronisation). Returns 0 or the
- * cudaError_t of the launch. */
+/* Enqueues the filter on `stream` (no synchronisation): the one-channel sum
+ * and mean kernel when it takes the request (it chooses its own geometry),
+ * else the general kernel with `geo`. Returns 0 or the cudaError_t of the
+ * launch or of the attribute and occupancy queries before it. */
 int psi_cu_box_filter(const psi_cu_box_job *job, const psi_cu_box_geo *geo, void *stream);
 
 #ifdef __cplusplus
