@@ -80,13 +80,18 @@ void pxio_npy_dtype_text(const char *descr, char *buf, size_t size)
         p++;
     char kind = *p;
     long bytes = kind ? strtol(p + 1, NULL, 10) : 0;
-    char name[32];
+    /* bits of a sane item size; a damaged header's size (any long) is not
+     * multiplied (it could overflow) and the name then goes without it */
+    long bits = bytes > 0 && bytes <= 4096 ? bytes * 8 : 0;
+    char name[32], size[24] = "";
+    if (bits)
+        snprintf(size, sizeof size, "%ld", bits);
     switch (kind) {
     case 'b': snprintf(name, sizeof name, "bool"); break;
-    case 'i': snprintf(name, sizeof name, "int%ld", bytes * 8); break;
-    case 'u': snprintf(name, sizeof name, "uint%ld", bytes * 8); break;
-    case 'f': snprintf(name, sizeof name, "float%ld", bytes * 8); break;
-    case 'c': snprintf(name, sizeof name, "complex%ld", bytes * 8); break;
+    case 'i': snprintf(name, sizeof name, "int%s", size); break;
+    case 'u': snprintf(name, sizeof name, "uint%s", size); break;
+    case 'f': snprintf(name, sizeof name, "float%s", size); break;
+    case 'c': snprintf(name, sizeof name, "complex%s", size); break;
     case 'O': snprintf(name, sizeof name, "object"); break;
     case 'S': snprintf(name, sizeof name, "bytes"); break;
     case 'U': snprintf(name, sizeof name, "str"); break;

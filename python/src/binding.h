@@ -55,6 +55,10 @@ void *psb_fail(int status, const char *fmt, ...)
  * Always returns NULL. */
 void *psb_fail_library(int status, const char *what);
 
+/* The pixsum type of NumPy's kind character ('u', 'i', 'f') and item size in
+ * bytes (a dtype, or an __array_interface__ typestr), or PIXSUM_TYPE_NONE. */
+pixsum_type psb_type_of_kind(char kind, long size);
+
 /* pixsum type of a NumPy dtype (native byte order only), or PIXSUM_TYPE_NONE. */
 pixsum_type psb_type_of_descr(PyArray_Descr *d);
 

@@ -83,12 +83,9 @@ void *psb_fail_library(int status, const char *what)
 /* Types                                                                    */
 /* ------------------------------------------------------------------------ */
 
-pixsum_type psb_type_of_descr(PyArray_Descr *d)
+pixsum_type psb_type_of_kind(char kind, long size)
 {
-    if (!d || !PyArray_ISNBO(d->byteorder))
-        return PIXSUM_TYPE_NONE;
-    int size = (int)PyDataType_ELSIZE(d);
-    switch (d->kind) {
+    switch (kind) {
     case 'u':
         return size == 1 ? PIXSUM_U8 : size == 2 ? PIXSUM_U16 : size == 4 ? PIXSUM_U32
              : size == 8 ? PIXSUM_U64 : PIXSUM_TYPE_NONE;
@@ -100,6 +97,13 @@ pixsum_type psb_type_of_descr(PyArray_Descr *d)
     default:
         return PIXSUM_TYPE_NONE;
     }
+}
+
+pixsum_type psb_type_of_descr(PyArray_Descr *d)
+{
+    if (!d || !PyArray_ISNBO(d->byteorder))
+        return PIXSUM_TYPE_NONE;
+    return psb_type_of_kind(d->kind, (long)PyDataType_ELSIZE(d));
 }
 
 /* Copies the str() of obj's attribute `attr` into buf; 0 if there is none. */

@@ -643,18 +643,7 @@ static pixsum_type type_of_typestr(const char *ts)
     long size = strtol(ts + 2, &end, 10);
     if (*end)
         return PIXSUM_TYPE_NONE;
-    switch (ts[1]) {
-    case 'u':
-        return size == 1 ? PIXSUM_U8 : size == 2 ? PIXSUM_U16 : size == 4 ? PIXSUM_U32
-             : size == 8 ? PIXSUM_U64 : PIXSUM_TYPE_NONE;
-    case 'i':
-        return size == 2 ? PIXSUM_I16 : size == 4 ? PIXSUM_I32 : size == 8 ? PIXSUM_I64
-             : PIXSUM_TYPE_NONE;
-    case 'f':
-        return size == 4 ? PIXSUM_F32 : size == 8 ? PIXSUM_F64 : PIXSUM_TYPE_NONE;
-    default:
-        return PIXSUM_TYPE_NONE;
-    }
+    return psb_type_of_kind(ts[1], size);
 }
 
 /* Outcome of read_cai(): read, an error set, or a case for pixsum/_gpu.py. */

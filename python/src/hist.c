@@ -236,6 +236,21 @@ const char psb_histogram_doc[] =
 "int32/float32/float64 images without range= (the data's minimum and maximum\n"
 "are reduced on the device and read back). method: 'auto' or 'cuda.hist'.";
 
+/* The counts array of histogram(): `out` (uint64, or float64 when relative;
+ * writable and C-contiguous) or a new one of that shape. Returns a new
+ * reference, or NULL with an exception set. */
+static PyArrayObject *counts_output(PyObject *out, int nd, const npy_intp *shape, int relative)
+{
+    pixsum_type want = relative ? PIXSUM_F64 : PIXSUM_U64, ot = want;
+    PyArrayObject *res = psb_output(out, nd, shape, &ot, "out");
+    if (res && (ot != want || !PyArray_IS_C_CONTIGUOUS(res) || !PyArray_ISWRITEABLE(res))) {
+        Py_DECREF(res);
+        return psb_fail(PIXSUM_ERR_BAD_TYPE, "out must be a writable C-contiguous %s array",
+                        relative ? "float64" : "uint64");
+    }
+    return res;
+}
+
 /* Per-image info of a batch: the dict of histogram(info=True) with a list per
  * field (one entry per image); lo, hi and edges are shared unless per_image. */
 static PyObject *batch_info(const pixsum_hist_info *infos, size_t n, int per_image)
@@ -336,15 +351,8 @@ static PyObject *histogram_batch(PyArrayObject *in, const pixsum_hist_spec *spec
     if (PyArray_NDIM(in) == 4)
         shape[nd++] = (npy_intp)whole.channels;
     shape[nd++] = (npy_intp)whole.bins;
-    pixsum_type ot = relative ? PIXSUM_F64 : PIXSUM_U64;
-    if (!(res = psb_output(out, nd, shape, &ot, "out")))
+    if (!(res = counts_output(out, nd, shape, relative)))
         goto done;
-    if (ot != (relative ? PIXSUM_F64 : PIXSUM_U64) || !PyArray_IS_C_CONTIGUOUS(res) ||
-        !PyArray_ISWRITEABLE(res)) {
-        psb_fail(PIXSUM_ERR_BAD_TYPE, "out must be a writable C-contiguous %s array",
-                 relative ? "float64" : "uint64");
-        goto done;
-    }
     if (!(ctx = psb_make_ctx(o)))
         goto done;
     size_t per = whole.channels * whole.bins;
@@ -459,15 +467,8 @@ PyObject *psb_py_histogram(PyObject *self, PyObject *args, PyObject *kwargs)
     if (has_channels)
         shape[nd++] = (npy_intp)info.channels;
     shape[nd++] = (npy_intp)info.bins;
-    pixsum_type ot = relative ? PIXSUM_F64 : PIXSUM_U64;
-    if (!(res = psb_output(out, nd, shape, &ot, "out")))
+    if (!(res = counts_output(out, nd, shape, relative)))
         goto done;
-    if (ot != (relative ? PIXSUM_F64 : PIXSUM_U64) || !PyArray_IS_C_CONTIGUOUS(res) ||
-        !PyArray_ISWRITEABLE(res)) {
-        psb_fail(PIXSUM_ERR_BAD_TYPE, "out must be a writable C-contiguous %s array",
-                 relative ? "float64" : "uint64");
-        goto done;
-    }
     if (!(ctx = psb_make_ctx(&o)))
         goto done;
     size_t n = info.channels * info.bins;
