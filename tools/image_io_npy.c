@@ -83,15 +83,15 @@ void pxio_npy_dtype_text(const char *descr, char *buf, size_t size)
     /* bits of a sane item size; a damaged header's size (any long) is not
      * multiplied (it could overflow) and the name then goes without it */
     long bits = bytes > 0 && bytes <= 4096 ? bytes * 8 : 0;
-    char name[32], size[24] = "";
+    char name[32], bits_text[24] = "";
     if (bits)
-        snprintf(size, sizeof size, "%ld", bits);
+        snprintf(bits_text, sizeof bits_text, "%ld", bits);
     switch (kind) {
     case 'b': snprintf(name, sizeof name, "bool"); break;
-    case 'i': snprintf(name, sizeof name, "int%s", size); break;
-    case 'u': snprintf(name, sizeof name, "uint%s", size); break;
-    case 'f': snprintf(name, sizeof name, "float%s", size); break;
-    case 'c': snprintf(name, sizeof name, "complex%s", size); break;
+    case 'i': snprintf(name, sizeof name, "int%s", bits_text); break;
+    case 'u': snprintf(name, sizeof name, "uint%s", bits_text); break;
+    case 'f': snprintf(name, sizeof name, "float%s", bits_text); break;
+    case 'c': snprintf(name, sizeof name, "complex%s", bits_text); break;
     case 'O': snprintf(name, sizeof name, "object"); break;
     case 'S': snprintf(name, sizeof name, "bytes"); break;
     case 'U': snprintf(name, sizeof name, "str"); break;
