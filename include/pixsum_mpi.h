@@ -31,9 +31,9 @@
  * sum of the vectors of the ranks before it is added while the block is still
  * in the cache. Bytes a rank contributes to the scan: W x channels x e, with
  * e = 4 (u32 tables), 8 (u64, i64) or 16 (f32, f64: the offsets travel as
- * double-double pairs); the whole table is never sent. The environment
- * variable PIXSUM_MPI_BLOCK_BYTES sets the table bytes per block (0 = the
- * whole strip, then a separate pass adds the offset).
+ * double-double pairs); the whole table is never sent. The block size comes
+ * from the context (the method's backend and threads); tests may set it with
+ * the experimental pixsum_mpi_set_block_bytes() below.
  *
  * Exactness: integer tables are bit-identical to pixsum_integral() on the whole
  * image, in wrap mode too (the scan is modular in the output type). Float
@@ -151,3 +151,29 @@ PIXSUM_API int pixsum_mpi_histogram(pixsum_ctx *ctx, const pixsum_view *in,
 #endif
 
 #endif /* PIXSUM_MPI_H */
+
+/* ---- Experimental: test entry points ----------------------------------------------------
+ * Seen where PIXSUM_EXPERIMENTAL is defined before this header is included, as in
+ * pixsum.h. Not part of the stable API. */
+#if defined(PIXSUM_EXPERIMENTAL) && !defined(PIXSUM_MPI_H_EXPERIMENTAL)
+#define PIXSUM_MPI_H_EXPERIMENTAL
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Sets the table bytes per local block of the distributed integral on every
+ * thread of this process: 0 = the whole strip in one call, then a separate pass
+ * adds the carried row; PIXSUM_MPI_BLOCK_AUTO = the library's choice (the
+ * default: 512 KiB for single-threaded CPU methods, 16 MiB for threaded and GPU
+ * ones). Integer tables keep their bits; float tables may round differently
+ * (the carried row joins at other rows), within the documented bound. For
+ * tests of the block paths; not collective (set it alike on every rank). */
+#define PIXSUM_MPI_BLOCK_AUTO ((size_t)-1)
+PIXSUM_API void pixsum_mpi_set_block_bytes(size_t bytes);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* PIXSUM_EXPERIMENTAL */

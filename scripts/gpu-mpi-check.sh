@@ -20,13 +20,14 @@ NP=${NP:-2}
 METHOD=${METHOD:-cuda.lookback}
 BUILD=build-gpu-mpi
 mkdir -p "$OUT"
-if ! command -v mpirun >/dev/null 2>&1; then
+# shellcheck source=scripts/mpi-env.sh
+if ! . scripts/mpi-env.sh; then
     echo "skipped: no mpirun on this machine (Debian: openmpi-bin libopenmpi-dev)"
     exit 0
 fi
 if [ -z "${PIXSUM:-}" ]; then
     cmake -S . -B $BUILD -DCMAKE_BUILD_TYPE=Release -DPIXSUM_CUDA=ON -DPIXSUM_MPI=ON \
-        -DCMAKE_CUDA_ARCHITECTURES=$ARCH -DPIXSUM_PYTHON=OFF -DPIXSUM_GL=OFF \
+        -DCMAKE_CUDA_ARCHITECTURES=$ARCH $PIXSUM_MPI_CMAKE -DPIXSUM_PYTHON=OFF -DPIXSUM_GL=OFF \
         -DPIXSUM_BUILD_EXAMPLES=OFF -DBUILD_TESTING=OFF -DPIXSUM_WERROR=OFF \
         >"$OUT/mpi-build.log" 2>&1 || { tail -20 "$OUT/mpi-build.log"; exit 1; }
     if ! grep -q "MPI=TRUE" "$OUT/mpi-build.log"; then
@@ -82,5 +83,15 @@ if [ -n "$HM" ]; then
 else
     echo "no CUDA histogram method in this build: hist --mpi on the GPU not checked"
 fi
+# Time per rank and exchange time of the GPU table at a size that fills the
+# GPUs: one rank, then NP ranks (the bench prints the slowest rank's phases).
+BENCH_SIZE=${BENCH_SIZE:-16384x16384}
+for n in 1 "$NP"; do
+    echo "bench: $n rank(s), $BENCH_SIZE u8 -> u64, $METHOD (best of 5, slowest rank)"
+    mpirun --allow-run-as-root --oversubscribe -np "$n" "$PIXSUM" integral --mpi \
+        --bench "$BENCH_SIZE" --type u64 --method "$METHOD" --repeat 5 -v 2>&1 |
+        tee -a "$OUT/mpi.log" | sed 's/^/  /'
+    [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+done
 echo "mpi step status $status"
 exit $status

@@ -23,6 +23,7 @@
 
 #include <cmocka.h>
 
+#define PIXSUM_EXPERIMENTAL /* pixsum_mpi_set_block_bytes() */
 #include "pixsum.h"
 
 #ifndef PIXSUM_HAVE_MPI
@@ -269,12 +270,8 @@ static int run_config(uint64_t *s, const struct config *c)
     pixsum_ctx_set_method(ctx, method);
     /* Block sizes of the local pass: one row per block, a few rows, the whole
      * strip (then a separate offset pass) or the library's choice. */
-    static const char *const blocks[] = {"1", "3000", "0", NULL};
-    const char *block = blocks[rng_below(s, 4)];
-    if (block)
-        setenv("PIXSUM_MPI_BLOCK_BYTES", block, 1);
-    else
-        unsetenv("PIXSUM_MPI_BLOCK_BYTES");
+    static const size_t blocks[] = {1, 3000, 0, PIXSUM_MPI_BLOCK_AUTO};
+    pixsum_mpi_set_block_bytes(blocks[rng_below(s, 4)]);
     st = c->sq == PIXSUM_TYPE_NONE
              ? pixsum_mpi_integral(ctx, &strip, &strip_out[0], MPI_COMM_WORLD)
              : pixsum_mpi_integral_sq(ctx, &strip, c->plain ? &strip_out[0] : NULL,

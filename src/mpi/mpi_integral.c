@@ -19,6 +19,7 @@
  * integer tables (u32 in 32 bits, u64 and i64 in 64 bits) and double-double
  * adds for float tables, rounded once into the offset row.
  */
+#define PIXSUM_EXPERIMENTAL /* defines pixsum_mpi_set_block_bytes() */
 #include "mpi_internal.h"
 
 #include <limits.h>
@@ -341,20 +342,24 @@ static void add_row(const pixsum_view *t, const void *carry)
 
 /* Table bytes per block: small enough that a block is still in the cache when
  * the carried row is added to it (single-threaded CPU methods), larger where
- * threads or a GPU need more work per call. PIXSUM_MPI_BLOCK_BYTES overrides
- * it (0 = the whole strip in one call, then a separate pass for the offset). */
+ * threads or a GPU need more work per call. pixsum_mpi_set_block_bytes()
+ * (experimental, for tests) overrides it (0 = the whole strip in one call, then
+ * a separate pass for the offset). */
 #define BLOCK_BYTES_SERIAL ((size_t)512 << 10)
 #define BLOCK_BYTES_PARALLEL ((size_t)16 << 20)
 
+static size_t forced_block_bytes = PIXSUM_MPI_BLOCK_AUTO;
+
+void pixsum_mpi_set_block_bytes(size_t bytes)
+{
+    __atomic_store_n(&forced_block_bytes, bytes, __ATOMIC_RELAXED);
+}
+
 static size_t block_bytes(const pixsum_ctx *ctx)
 {
-    const char *env = getenv("PIXSUM_MPI_BLOCK_BYTES");
-    if (env && *env) {
-        char *end;
-        unsigned long long v = strtoull(env, &end, 10);
-        if (*end == '\0')
-            return v ? (size_t)v : SIZE_MAX;
-    }
+    size_t forced = __atomic_load_n(&forced_block_bytes, __ATOMIC_RELAXED);
+    if (forced != PIXSUM_MPI_BLOCK_AUTO)
+        return forced ? forced : SIZE_MAX;
     intptr_t method = 0, threads = 0;
     if (ctx) {
         pixsum_ctx_get(ctx, PIXSUM_PARAM_METHOD, &method);
