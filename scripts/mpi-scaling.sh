@@ -8,7 +8,9 @@
 # usage: scripts/mpi-scaling.sh [OUT]       (default build/mpi-scaling)
 # Environment: RANKS (default "1 2 4 8 16"), SIZE (default 16384: the strong
 # scaling image is SIZE x SIZE, a weak-scaling rank holds SIZE x SIZE/16 rows),
-# TYPE (table type, default u64), REPEAT (default 5), PIXSUM, JOBS.
+# TYPE (table type, default u64), REPEAT (default 5), PIXSUM, JOBS, PYTHON (an
+# interpreter with NumPy for the floor; default: the first of python3 and
+# /usr/bin/python3 that imports it).
 set -u -o pipefail
 cd "$(dirname "$0")/.."
 OUT=${1:-$PWD/build/mpi-scaling}
@@ -32,7 +34,11 @@ fi
 log="$OUT/scaling.log"
 : >"$log"
 echo "host: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2)" | tee -a "$log"
-/usr/bin/env python3 bench/mpi/copy_floor.py --size ${SIZE}x${SIZE} \
+PY=${PYTHON:-}
+for p in python3 /usr/bin/python3; do
+    [ -z "$PY" ] && "$p" -c "import numpy" 2>/dev/null && PY=$p
+done
+"${PY:-python3}" bench/mpi/copy_floor.py --size ${SIZE}x${SIZE} \
     --ranks "$(echo $RANKS | tr ' ' ',')" --repeat "$REPEAT" | tee -a "$log"
 status=0
 run() { # label ranks W H
