@@ -8,7 +8,9 @@
 # usage: scripts/mpi-scaling.sh [OUT]       (default build/mpi-scaling)
 # Environment: RANKS (default "1 2 4 8 16"), SIZE (default 16384: the strong
 # scaling image is SIZE x SIZE, a weak-scaling rank holds SIZE x SIZE/16 rows),
-# TYPE (table type, default u64), REPEAT (default 5), PIXSUM, JOBS, PYTHON (an
+# TYPE (table type, default u64), METHOD (each rank's local method, default
+# simd.2wh: one CPU thread; in a CUDA build "auto" could move a host image to
+# the GPU), REPEAT (default 5), PIXSUM, JOBS, PYTHON (an
 # interpreter with NumPy for the floor; default: the first of python3 and
 # /usr/bin/python3 that imports it).
 set -u -o pipefail
@@ -17,6 +19,7 @@ OUT=${1:-$PWD/build/mpi-scaling}
 RANKS=${RANKS:-1 2 4 8 16}
 SIZE=${SIZE:-16384}
 TYPE=${TYPE:-u64}
+METHOD=${METHOD:-simd.2wh}
 REPEAT=${REPEAT:-5}
 JOBS=${JOBS:-$(nproc)}
 mkdir -p "$OUT"
@@ -42,9 +45,9 @@ done
     --ranks "$(echo $RANKS | tr ' ' ',')" --repeat "$REPEAT" | tee -a "$log"
 status=0
 run() { # label ranks W H
-    echo "== $1: $2 rank(s), $3x$4 u8 -> $TYPE" | tee -a "$log"
+    echo "== $1: $2 rank(s), $3x$4 u8 -> $TYPE, $METHOD" | tee -a "$log"
     $PIXSUM_MPIRUN --bind-to core -np "$2" "$PIXSUM" integral --mpi --bench "$3x$4" \
-        --type "$TYPE" --threads 1 --repeat "$REPEAT" 2>&1 | tee -a "$log"
+        --type "$TYPE" --method "$METHOD" --threads 1 --repeat "$REPEAT" 2>&1 | tee -a "$log"
     [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 }
 for n in $RANKS; do run strong "$n" "$SIZE" "$SIZE"; done

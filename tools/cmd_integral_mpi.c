@@ -613,8 +613,9 @@ static int run_bench(const mpi_args *a, pixsum_ctx *ctx)
         bench_keep(&scan, MPI_Wtime() - t0, thread_cpu() - c0);
     }
     free(vec);
-    /* 4. the histogram of the strip alone, then of the whole image */
-    int hst = PIXSUM_OK;
+    /* 4. the histogram of the strip alone, then of the whole image, by the
+     * automatic choice (a method named by --method is an integral method) */
+    int hst = pixsum_ctx_set_method(ctx, "auto");
     for (size_t r = 0; r < a->repeat && st == PIXSUM_OK; r++) {
         MPI_Barrier(MPI_COMM_WORLD);
         double t0 = MPI_Wtime(), c0 = thread_cpu();
