@@ -376,13 +376,35 @@ static size_t block_bytes(const pixsum_ctx *ctx)
 }
 
 /* Computes the local table(s) of the strip `in` into plain/squared (inner
- * regions, `rows` rows) block after block; each block gets the carried row
- * added: the offset row of the ranks before (block 0; NULL on rank 0) or the
- * final last row of the block before it. Returns a pixsum status. */
+ * regions, `rows` rows). Where the context's method adds a carry row while it
+ * writes the table (PIXSUM_OP_CARRY, pixsum_integral_carry(): the CPU methods),
+ * the offset row of the ranks before is that carry, in one call: the table is
+ * written once, with streaming stores where it is large. Otherwise (GPU
+ * methods, or a block size forced for tests) block after block: each block
+ * gets the carried row added while it is in the cache: the offset row (block
+ * 0; NULL on rank 0) or the final last row of the block before it. Returns a
+ * pixsum status. */
 static int local_tables(pixsum_ctx *ctx, const pixsum_view *in, const pixsum_view *plain,
                         const pixsum_view *squared, const void *off_plain,
                         const void *off_sq)
 {
+    bool forced = __atomic_load_n(&forced_block_bytes, __ATOMIC_RELAXED) != PIXSUM_MPI_BLOCK_AUTO;
+    if ((off_plain || off_sq) && !forced) {
+        pixsum_view carry_plain, carry_sq;
+        if (plain)
+            carry_plain = pixsum_view_2d((void *)off_plain, plain->type, plain->width, 1,
+                                         plain->channels, 0);
+        if (squared)
+            carry_sq = pixsum_view_2d((void *)off_sq, squared->type, squared->width, 1,
+                                      squared->channels, 0);
+        int st = pixsum_integral_carry(ctx, in, plain, plain ? &carry_plain : NULL, squared,
+                                       squared ? &carry_sq : NULL);
+        if (st != PIXSUM_ERR_UNSUPPORTED) {
+            last_stats.blocks++;
+            return st;
+        }
+        psi_clear_error(); /* the method has no carry: add it block by block */
+    }
     size_t row_bytes = (plain ? psi_row_samples(plain) * pixsum_type_size(plain->type) : 0) +
                        (squared ? psi_row_samples(squared) * pixsum_type_size(squared->type)
                                 : 0);
