@@ -33,6 +33,7 @@
  * pixel (and valid) take a second kernel, fast_kernel below, specialised on
  * input, accumulator, output and statistic; everything else runs box_kernel.
  */
+#include "../border_rule.h"
 #include "cuda_box.h"
 
 #include <cuda_runtime.h>
@@ -64,33 +65,11 @@ template <> struct SqOf<double> { typedef double T; };
 __device__ __forceinline__ int sidx(int e) { return e + (e >> 4); }
 
 /* Index in [0, len) of extended coordinate r under border b, or -1 outside
- * the image for constant, shrink and valid (as bx_map on the CPU). */
+ * the image for constant, shrink and valid: border_rule.h's rule, the one the
+ * CPU kernels (bx_map) and the local operations' kernel use too. */
 __host__ __device__ __forceinline__ long long map_coord(long long r, long long len, int b)
 {
-    if (r >= 0 && r < len)
-        return r;
-    switch (b) {
-    case B_REFLECT101: {
-        if (len == 1)
-            return 0;
-        long long p = 2 * len - 2;
-        r %= p;
-        if (r < 0)
-            r += p;
-        return r < len ? r : p - r;
-    }
-    case B_REFLECT: {
-        long long p = 2 * len;
-        r %= p;
-        if (r < 0)
-            r += p;
-        return r < len ? r : p - 1 - r;
-    }
-    case B_REPLICATE:
-        return r < 0 ? 0 : len - 1;
-    default:
-        return -1;
-    }
+    return psi_border_index(r, len, b);
 }
 
 /* Positions of [start, start + k) inside [0, len). */
