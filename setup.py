@@ -4,9 +4,18 @@ The extension (python/src) is compiled together with the C library's sources
 (src/, or $PIXSUM_SOURCE_DIR): the same files the CMake build compiles,
 with the same rules - files named *_sse2.c, *_sse41.c, *_avx2.c, *_avx512.c get
 their ISA flags (x86 only; the library picks the ISA at run time), *_neon.c are
-built on ARM only, OpenMP is used when the compiler has it. The CUDA, OpenGL and
-MPI parts are left out (their *_off.c stand-ins are compiled), so the package
-built this way runs the CPU methods; use the CMake build for CUDA.
+built on ARM only, OpenMP is used when the compiler has it.
+
+The CUDA backend (src/cuda/) is built in too when the CUDA toolkit is found
+(nvcc under $CUDA_HOME, on PATH, or in /usr/local/cuda): the kernels are
+compiled with nvcc for the architectures of $PIXSUM_CUDA_ARCHS (default
+"90-real;75-virtual", CMake's spelling, as the CMake build's default: sm_90
+machine code plus compute_75 PTX for older cards) and linked with the static
+CUDA runtime, so GPU arrays (CuPy, PyTorch) work after a plain `pip install .`.
+Build-time settings (they choose what is built, never what it computes):
+PIXSUM_CUDA=OFF builds without CUDA even where nvcc exists; PIXSUM_CUDA=ON fails
+when it is missing (default AUTO). The OpenGL and MPI parts are left out (their
+*_off.c stand-ins are compiled); use the CMake build for those.
 """
 
 import glob
@@ -39,7 +48,39 @@ def read_isa_flags():
     return flags
 
 
+def find_nvcc():
+    """nvcc of the CUDA toolkit to build with, or None: PIXSUM_CUDA=OFF, or no
+    toolkit found (PIXSUM_CUDA=ON then stops the build)."""
+    want = os.environ.get("PIXSUM_CUDA", "AUTO").upper()
+    if want in ("OFF", "0", "FALSE", "NO"):
+        return None
+    candidates = [os.path.join(os.environ[v], "bin", "nvcc")
+                  for v in ("CUDA_HOME", "CUDA_PATH") if os.environ.get(v)]
+    candidates += [shutil.which("nvcc") or "", "/usr/local/cuda/bin/nvcc"]
+    for nvcc in candidates:
+        if nvcc and os.access(nvcc, os.X_OK):
+            return os.path.realpath(nvcc)
+    if want in ("ON", "1", "TRUE", "YES"):
+        raise SystemExit("PIXSUM_CUDA=ON but no nvcc was found (set CUDA_HOME)")
+    return None
+
+
+def cuda_gencode(archs):
+    """nvcc -gencode flags for a CMake-style list ("90-real;75-virtual")."""
+    flags = []
+    for item in filter(None, re.split(r"[;,\s]+", archs)):
+        num, _, kind = item.partition("-")
+        if not num.isdigit() or kind not in ("", "real", "virtual"):
+            raise SystemExit(f"PIXSUM_CUDA_ARCHS: '{item}' is not NN, NN-real or NN-virtual")
+        codes = {"": [f"sm_{num}", f"compute_{num}"], "real": [f"sm_{num}"],
+                 "virtual": [f"compute_{num}"]}[kind]
+        flags += ["-gencode", f"arch=compute_{num},code=[{','.join(codes)}]"]
+    return flags
+
+
 ISA_FLAGS = read_isa_flags()
+NVCC = find_nvcc()
+CUDA_ROOT = os.path.dirname(os.path.dirname(NVCC)) if NVCC else None
 IS_X86 = platform.machine().lower() in ("x86_64", "amd64", "i386", "i686")
 IS_ARM = platform.machine().lower() in ("aarch64", "arm64")
 
@@ -57,10 +98,12 @@ def library_sources():
         raise SystemExit(f"pixsum's C sources were not found under {ROOT}; build from a "
                          "checkout (pip install .) or set PIXSUM_SOURCE_DIR")
     files = []
-    for pattern in ("*.c", "cpu/*.c", "hist/*.c", "papers/*.c"):
+    for pattern in ("*.c", "cpu/*.c", "hist/*.c", "papers/*.c") + (("cuda/*.c",) if NVCC else ()):
         files += sorted(glob.glob(os.path.join(SRC, pattern)))
     keep = []
     for f in files:
+        if NVCC and os.path.basename(f) == "cuda_off.c":
+            continue
         isa = isa_of(f)
         if isa == "neon" and not IS_ARM:
             continue
@@ -101,6 +144,15 @@ class BuildExt(build_ext):
             common.append("-fopenmp")
             ext.extra_link_args.append("-fopenmp")
             macros.append(("PIXSUM_HAVE_OPENMP", "1"))
+        include_dirs = list(ext.include_dirs)
+        if NVCC:
+            macros += [("PIXSUM_HAVE_CUDA", "1"), ("PSB_HAVE_CUDA", "1")]
+            include_dirs += [os.path.join(SRC, "cuda"), os.path.join(CUDA_ROOT, "include")]
+            # the static runtime: nothing to find at import time but the driver
+            ext.library_dirs = list(ext.library_dirs or []) + [
+                d for d in (os.path.join(CUDA_ROOT, "lib64"), os.path.join(CUDA_ROOT, "lib"))
+                if os.path.isdir(d)]
+            ext.libraries = list(ext.libraries or []) + ["cudart_static", "dl", "rt", "stdc++"]
         # the library's sources, compiled here (outside the Extension's own
         # list); their "../src" paths put objects under build_temp/lib/src
         out_dir = os.path.join(self.build_temp, "lib")
@@ -111,12 +163,30 @@ class BuildExt(build_ext):
             for obj in self.compiler.object_filenames([rel], output_dir=out_dir):
                 os.makedirs(os.path.dirname(os.path.normpath(obj)), exist_ok=True)
             return self.compiler.compile(
-                [rel], output_dir=out_dir, macros=macros, include_dirs=ext.include_dirs,
+                [rel], output_dir=out_dir, macros=macros, include_dirs=include_dirs,
                 extra_postargs=common + ISA_FLAGS.get(isa_of(src), []))
 
-        # one compiler process per core: the library is ~60 files
+        def compile_cuda(src):
+            # the flags of src/cuda/CMakeLists.txt (C++17, relaxed constexpr,
+            # hidden symbols, warnings as errors) at the Release level
+            obj = os.path.join(out_dir, "cuda", os.path.basename(src) + ".o")
+            os.makedirs(os.path.dirname(obj), exist_ok=True)
+            cmd = [NVCC, "-c", src, "-o", obj, "-std=c++17", "-O3", "-DNDEBUG",
+                   "--expt-relaxed-constexpr", "-Werror=all-warnings",
+                   "-Xcompiler=-fPIC,-fvisibility=hidden"]
+            cmd += [f"-D{k}" if v is None else f"-D{k}={v}" for k, v in macros]
+            cmd += [f"-I{d}" for d in include_dirs if d != numpy.get_include()]
+            cmd += cuda_gencode(os.environ.get("PIXSUM_CUDA_ARCHS", "90-real;75-virtual"))
+            self.spawn(cmd)
+            return [obj]
+
+        sources = library_sources()
+        kernels = sorted(glob.glob(os.path.join(SRC, "cuda", "*.cu"))) if NVCC else []
+        # one compiler process per core: the library is ~60 files (+ ~10 kernels)
         with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
-            objects = [o for objs in pool.map(compile_one, library_sources()) for o in objs]
+            jobs = [pool.submit(compile_cuda, k) for k in kernels]
+            jobs += [pool.submit(compile_one, f) for f in sources]
+            objects = [o for job in jobs for o in job.result()]
         ext.extra_objects = objects + list(ext.extra_objects or [])
         ext.define_macros = list(ext.define_macros or []) + macros
         ext.extra_compile_args = list(ext.extra_compile_args or []) + common

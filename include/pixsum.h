@@ -364,6 +364,38 @@ PIXSUM_API int pixsum_integral_carry(pixsum_ctx *ctx, const pixsum_view *in,
                                      const pixsum_view *out, const pixsum_view *carry,
                                      const pixsum_view *out_sq, const pixsum_view *carry_sq);
 
+/* Computes the integral table of a tile of an image cut into a grid of tiles
+ * (rows y0.. and columns x0.. of the whole image), given what lies above and
+ * left of it, so that the tiles' tables, put together, are the whole image's
+ * table: entry (x, y) of the tile's table is
+ *   carry_row(x) + carry_col(0) + ... + carry_col(y) + the tile's own table(x, y).
+ *   carry_row   1 row of in->width pixels: the whole table's row just above
+ *               the tile over the tile's columns, T(x0 + x, y0 - 1);
+ *   carry_col   1 column of in->height pixels: for each row of the tile, the
+ *               sum of that image row's pixels left of the tile (the row's
+ *               running sum starts there);
+ * both of the table's type and the input's channels; either or both may be
+ * NULL (zeros: a tile on the top row or the left column of the grid). The
+ * squared table takes carry_row_sq / carry_col_sq the same way (sums of
+ * squares). out or out_sq may be NULL, not both; a carry without its table is
+ * refused. Inclusive 2-D tables only, as pixsum_integral_carry(), on the
+ * methods with PIXSUM_OP_CARRY. Tables are computed in blocks of rows that
+ * each continue the row above them; the column carries are added to a block
+ * while it is still in the cache (no second pass over the table in memory).
+ * Integer tables are bit-identical to one call over the whole image; float
+ * tables are within the float bound of section 3 of the guide. The overflow
+ * check (unless wrap) counts, per channel, the carry row's largest magnitude
+ * plus the sum of the carry column's magnitudes, plus the tile's worst case.
+ * Returns as pixsum_integral_carry(), and PIXSUM_ERR_BAD_SHAPE for a carry
+ * column that is not 1 x in->height, PIXSUM_ERR_ALIASING for a carry column
+ * overlapping a table or the input. Nothing is written when a check fails. */
+PIXSUM_API int pixsum_integral_carry_tile(pixsum_ctx *ctx, const pixsum_view *in,
+                                          const pixsum_view *out, const pixsum_view *carry_row,
+                                          const pixsum_view *carry_col,
+                                          const pixsum_view *out_sq,
+                                          const pixsum_view *carry_row_sq,
+                                          const pixsum_view *carry_col_sq);
+
 /* A batch of 2-D integral images: the `depth` slices of `in` are independent
  * images of one shape and type (a stack (N, H, W[, C]) with the slice stride
  * as the image stride), and slice i of `out` (and of `out_sq`, the squared
@@ -387,6 +419,37 @@ PIXSUM_API int pixsum_integral_batch(pixsum_ctx *ctx, const pixsum_view *in,
  * Returns as pixsum_integral(). */
 PIXSUM_API int pixsum_integral_tilted(pixsum_ctx *ctx, const pixsum_view *in,
                                       const pixsum_view *out);
+
+/* The most axes pixsum_integral_nd() takes. */
+#define PIXSUM_ND_MAX_DIMS 32
+
+/* An array of any number of axes, for pixsum_integral_nd(): its element
+ * type, axis count, sizes and byte strides (any sign; a size-1 axis may have
+ * any stride). */
+typedef struct pixsum_nd_array {
+    void *data;
+    pixsum_type type;
+    size_t ndim;               /* 1..PIXSUM_ND_MAX_DIMS */
+    const size_t *shape;       /* ndim sizes */
+    const ptrdiff_t *strides;  /* ndim byte strides */
+} pixsum_nd_array;
+
+/* Computes the integral of an array of any number of axes (scikit-image's
+ * integral_image): out[i] = sum of in[j] over every j with j_k <= i_k on each
+ * summed axis k and j_c = i_c on `channel_axis` (-1: every axis is summed).
+ * `out` has in's shape and a type of the pairs of pixsum_integral(); the
+ * overflow rule (unless the context's wrap) counts the elements summed into
+ * one entry, the product of the summed axes' sizes. One thread, any method
+ * setting; exact for integer tables. Returns PIXSUM_OK, or PIXSUM_ERR_NULL,
+ * PIXSUM_ERR_INVALID_ARG (ndim 0 or above PIXSUM_ND_MAX_DIMS, channel_axis
+ * not -1 or an axis), PIXSUM_ERR_BAD_SHAPE (an empty axis, shapes that
+ * differ), PIXSUM_ERR_BAD_STRIDE (unaligned data, a stride not a multiple of
+ * the element, elements of `out` sharing memory), PIXSUM_ERR_BAD_TYPE,
+ * PIXSUM_ERR_OVERFLOW, PIXSUM_ERR_ALIASING (the byte ranges of in and out
+ * overlap), PIXSUM_ERR_UNSUPPORTED (a padded context: n-dimensional tables
+ * are inclusive), PIXSUM_ERR_TOO_LARGE. On error `out` is left untouched. */
+PIXSUM_API int pixsum_integral_nd(pixsum_ctx *ctx, const pixsum_nd_array *in,
+                                  const pixsum_nd_array *out, int channel_axis);
 
 /* ===================================================================== */
 /* 7. Box queries                                                        */
@@ -577,6 +640,99 @@ PIXSUM_API int pixsum_hist_cumulative(const pixsum_hist_info *info, const uint64
 PIXSUM_API int pixsum_hist_relative(const pixsum_hist_info *info, const uint64_t *counts,
                                     unsigned flags, double *out);
 
+/* --- Histograms over given edges, weighted histograms ------------------- */
+
+/* Flag of pixsum_hist_edges_spec and pixsum_otsu_image(): the last bin also
+ * holds samples equal to its upper edge (NumPy's closed last bin). */
+#define PIXSUM_HIST_CLOSED_LAST 4u
+
+/* Flag of pixsum_hist_uniform_edges(), pixsum_hist_centers() and
+ * pixsum_otsu_image(): edges and centres rounded to f32 (each edge computed
+ * in double, then rounded; a centre (e[i] + e[i + 1]) / 2 in f32 arithmetic),
+ * as NumPy computes them for float32 data. pixsum_otsu_image() applies it to
+ * f32 images only. */
+#define PIXSUM_HIST_F32_EDGES 8u
+
+/* Bins given by their edges, NumPy's `bins=<array>`. Zero-initialise and set
+ * edges and n_edges. */
+typedef struct pixsum_hist_edges_spec {
+    /* n_edges = bins + 1 edges e[0..bins], non-decreasing (equal neighbours
+     * make an empty bin), no NaN (-inf and +inf are allowed). */
+    const double *edges;
+    size_t n_edges;          /* 2 .. PIXSUM_HIST_MAX_BINS + 1 */
+    unsigned flags;          /* 0 or PIXSUM_HIST_CLOSED_LAST */
+    const pixsum_view *mask; /* as pixsum_hist_spec's mask; NULL = all */
+    /* pixsum_histogram_weighted() only: a view of the image's width, height
+     * and depth with 1 channel (one weight per pixel, for every channel) or
+     * the image's channels (one per sample); any type of pixsum_histogram()
+     * plus u32. NULL: every sample weighs 1. */
+    const pixsum_view *weights;
+} pixsum_hist_edges_spec;
+
+/* Histogram of every channel of `in` over the bins of edges e[0..B]
+ * (B = n_edges - 1), samples compared exactly as doubles:
+ *   NaN                                  -> info nan[c]
+ *   v < e[0] (incl. -inf)                -> info below[c]
+ *   v >= e[B] (v > e[B] with CLOSED_LAST)-> info above[c]
+ *   otherwise the bin i with e[i] <= v < e[i + 1] (v = e[B] with
+ *   CLOSED_LAST: bin B - 1).
+ * With the library's own edges (pixsum_hist_edge()) and no flag, the counts
+ * equal pixsum_histogram()'s bit for bit; with CLOSED_LAST they equal
+ * np.histogram(v, bins=edges). Each sample is found by binary search over the
+ * edges (8- and 16-bit images: once per raw value); rows are spread over the
+ * context's threads. counts: channels x B u64 values, layout of
+ * pixsum_histogram(); info (may be NULL) gets bins B, lo = e[0], hi = e[B]
+ * and the totals. spec->weights must be NULL here. Returns PIXSUM_OK,
+ * PIXSUM_ERR_NULL, the image and mask codes of pixsum_hist_resolve(),
+ * PIXSUM_ERR_INVALID_ARG (fewer than 2 or more than PIXSUM_HIST_MAX_BINS + 1
+ * edges, a NaN edge, decreasing edges, unknown flags, weights given),
+ * PIXSUM_ERR_BAD_SHAPE (counts_len < channels x B), PIXSUM_ERR_ALIASING,
+ * PIXSUM_ERR_NO_MEMORY. On error `counts` is left untouched. */
+PIXSUM_API int pixsum_histogram_edges(pixsum_ctx *ctx, const pixsum_view *in,
+                                      const pixsum_hist_edges_spec *spec, uint64_t *counts,
+                                      size_t counts_len, pixsum_hist_info *info);
+
+/* Weighted histogram (NumPy's `weights=`): as pixsum_histogram_edges(), but
+ * bin i of channel c receives the sum, in double precision, of the weights of
+ * its samples (spec->weights; NULL = 1 each) in `sums`. info's counts are
+ * sample counts, not weights. The sums are added row band by row band in a
+ * fixed order that depends on the image's shape and the bins only, so the
+ * result does not depend on the threads. A NaN weight makes its bin NaN.
+ * Returns the codes of pixsum_histogram_edges() (weights allowed), plus the
+ * view codes for the weights, PIXSUM_ERR_BAD_TYPE (weights of an unsupported
+ * type) and PIXSUM_ERR_BAD_SHAPE (weights of another shape or channels). */
+PIXSUM_API int pixsum_histogram_weighted(pixsum_ctx *ctx, const pixsum_view *in,
+                                         const pixsum_hist_edges_spec *spec, double *sums,
+                                         size_t sums_len, pixsum_hist_info *info);
+
+/* NumPy's density: out[c][i] = x[c][i] / (e[i + 1] - e[i]) / total_c, with
+ * x the counts (or, counts NULL, the weighted sums), total_c the sum of
+ * channel c's x (exact for counts) and the operations in that order, IEEE
+ * rules (a zero total or a zero-width bin gives NaN or inf, as in NumPy).
+ * The integral over the range is 1. edges: info->bins + 1 values, or NULL for
+ * the uniform edges of info (pixsum_hist_edge()). Returns PIXSUM_OK,
+ * PIXSUM_ERR_NULL (info, out, or both counts and sums NULL) or
+ * PIXSUM_ERR_INVALID_ARG (bad info). */
+PIXSUM_API int pixsum_hist_density(const pixsum_hist_info *info, const double *edges,
+                                   const uint64_t *counts, const double *sums, double *out);
+
+/* Bin centres: centers[i] = (e[i] + e[i + 1]) / 2 (halves added where the
+ * sum overflows), i < info->bins, as scikit-image reports them; with flags
+ * PIXSUM_HIST_F32_EDGES the edges are rounded to f32 and the centre computed
+ * in f32 (NumPy's float32 arithmetic), else 0. edges: NULL for the uniform
+ * edges of info. Returns PIXSUM_OK, PIXSUM_ERR_NULL or PIXSUM_ERR_INVALID_ARG
+ * (info->bins 0 or above PIXSUM_HIST_MAX_BINS, unknown flags). */
+PIXSUM_API int pixsum_hist_centers(const pixsum_hist_info *info, const double *edges,
+                                   unsigned flags, double *centers);
+
+/* The bins + 1 uniform edges of (bins, lo, hi), pixsum_hist_edge(), into
+ * edges; with flags PIXSUM_HIST_F32_EDGES each rounded to f32 (NumPy's edges
+ * of float32 data, to pass to pixsum_histogram_edges()). Returns PIXSUM_OK,
+ * PIXSUM_ERR_NULL or PIXSUM_ERR_INVALID_ARG (not a valid histogram range, see
+ * pixsum_hist_edge(); unknown flags). */
+PIXSUM_API int pixsum_hist_uniform_edges(size_t bins, double lo, double hi, unsigned flags,
+                                         double *edges);
+
 /* --- Joint histograms ------------------------------------------------- */
 
 /* Largest table pixsum_histogram_joint() accepts: bins_a x bins_b cells. */
@@ -642,6 +798,51 @@ PIXSUM_API int pixsum_joint_stats_compute(const uint64_t *counts, size_t bins_a,
 PIXSUM_API int pixsum_equalize(pixsum_ctx *ctx, const pixsum_view *in,
                                const pixsum_view *out, const pixsum_view *mask);
 
+/* Histogram equalisation with a bin count, of integer and float images (2-D
+ * or 3-D, 1-4 channels, each channel on its own, every pixel mapped, the
+ * histogram from the pixels the mask selects; out == in allowed when they
+ * have the same type, other overlaps are not):
+ *  - in u8/u16, out of in's type: `bins` (0 = L) equal bins over [0, L); v
+ *    in bin b becomes round((cdf[b] - cdf_min) * (L - 1) / (n - cdf_min))
+ *    (cdf over the bins, exact integers, halves up). bins = L (or 0) is
+ *    pixsum_equalize(). A channel whose samples share one bin is copied.
+ *  - in u8/u16, out f32/f64 (scikit-image's equalize_hist of an integer
+ *    image): v becomes F(max(v, m)), F(x) the fraction of the selected
+ *    samples <= x and m the smallest selected sample; bins must be 0 or L.
+ *  - in f32/f64, out f32/f64 (scikit-image's equalize_hist): `bins` (0 =
+ *    256) equal bins over [min, max] of the channel's finite selected
+ *    samples, the last bin closed ([min - 0.5, max + 0.5] when min == max,
+ *    as NumPy), the cumulative histogram divided by its total, c[i], and the
+ *    bin centres x[i] = (e[i] + e[i + 1]) / 2; a sample v becomes c[0] for
+ *    v <= x[0], c[bins - 1] for v >= x[bins - 1], else
+ *    c[j] + (c[j + 1] - c[j]) / (x[j + 1] - x[j]) * (v - x[j]) with
+ *    x[j] <= v < x[j + 1] (v = x[j]: c[j]), each operation rounded in double,
+ *    then once to out's type. NaN stays NaN, -inf gives c[0] and +inf 1
+ *    (infinities are not counted). For f32 images the edges and centres are
+ *    NumPy's float32 ones (PIXSUM_HIST_F32_EDGES) and the c[i] are rounded
+ *    to f32, as scikit-image does, so that the result equals equalize_hist's.
+ * Returns PIXSUM_OK, PIXSUM_ERR_NULL, the view codes, PIXSUM_ERR_BAD_TYPE (a
+ * type pair not listed), PIXSUM_ERR_BAD_SHAPE (out or mask of another
+ * shape), PIXSUM_ERR_INVALID_ARG (bins above PIXSUM_HIST_MAX_BINS, bins other
+ * than 0 or L for integer-to-float, no finite selected sample in a channel of
+ * a float image or none selected for integer-to-float), PIXSUM_ERR_ALIASING,
+ * PIXSUM_ERR_NO_MEMORY. */
+PIXSUM_API int pixsum_equalize_bins(pixsum_ctx *ctx, const pixsum_view *in,
+                                    const pixsum_view *out, const pixsum_view *mask,
+                                    size_t bins);
+
+/* Histogram equalisation by a given histogram: as pixsum_equalize(), but the
+ * mapping comes from `counts` (u64, channels x L: L = 256 for u8, 65536 for
+ * u16, channel c's counts at c * L) instead of the image's own histogram; for
+ * an image processed in pieces (chunks, tiles, bands), each piece mapped with
+ * the histogram of the whole image gives the whole image's equalisation bit for
+ * bit. Returns as pixsum_equalize(), and PIXSUM_ERR_NULL (counts NULL),
+ * PIXSUM_ERR_BAD_SHAPE (ncounts is not channels x L), PIXSUM_ERR_OVERFLOW (a
+ * channel's counts add up past 2^64). */
+PIXSUM_API int pixsum_equalize_counts(pixsum_ctx *ctx, const pixsum_view *in,
+                                      const pixsum_view *out, const uint64_t *counts,
+                                      size_t ncounts);
+
 /* Otsu's threshold of one histogram of `bins` counts: the bin t maximising the
  * between-class variance w0 * w1 * (mu0 - mu1)^2 of the classes bins 0..t and
  * t+1..bins-1 (bin indices as the class values; the smallest such t on ties).
@@ -654,11 +855,42 @@ PIXSUM_API int pixsum_otsu(const uint64_t *counts, size_t bins, size_t *t);
 /* Otsu's threshold of channel 0 of an image: histogram per `spec` (NULL =
  * defaults), then pixsum_otsu(). *threshold receives the value at the upper
  * edge of bin t, pixsum_hist_edge(bins, lo, hi, t + 1): the lower class is
- * v < *threshold. `bin` (may be NULL) receives t. Returns the codes of
- * pixsum_histogram() and pixsum_otsu(). */
+ * v < *threshold. `bin` (may be NULL) receives t. A constant image gives its
+ * value (see pixsum_otsu_image()). Returns the codes of pixsum_otsu_image(). */
 PIXSUM_API int pixsum_otsu_threshold(pixsum_ctx *ctx, const pixsum_view *in,
                                      const pixsum_hist_spec *spec, double *threshold,
                                      size_t *bin);
+
+/* What pixsum_otsu_image() found. */
+typedef struct pixsum_otsu_result {
+    /* pixsum's convention: the upper edge of bin t; the lower class is
+     * v < threshold, the foreground v >= threshold. */
+    double threshold;
+    /* scikit-image's convention: the centre of bin t, (e[t] + e[t + 1]) / 2;
+     * its foreground is v > center. */
+    double center;
+    double lower;          /* e[t], the lower edge of bin t */
+    size_t bin;            /* t; SIZE_MAX for a constant image outside the range */
+    int constant;          /* 1: every selected sample equals one value v */
+    pixsum_hist_info info; /* the histogram that was searched */
+} pixsum_otsu_result;
+
+/* Otsu's threshold of channel 0 of an image, as pixsum_otsu_threshold(), with
+ * flags 0, PIXSUM_HIST_CLOSED_LAST (the last bin closed as NumPy's) and/or
+ * PIXSUM_HIST_F32_EDGES (f32 images: edges and centre in f32): with the range
+ * [min, max], 256 bins and both flags, the histogram of
+ * skimage.filters.threshold_otsu for float images, whose result is then
+ * res->center. A constant image (every selected sample of channel 0 equal
+ * to one finite value v) is not refused, as in scikit-image: threshold,
+ * center and lower are v, bin is v's bin (SIZE_MAX outside the range) and
+ * constant is 1; with pixsum's rule (v >= threshold) every pixel is then in
+ * the upper class, with scikit-image's (v > center) none is. Returns
+ * PIXSUM_OK, the codes of pixsum_histogram(), PIXSUM_ERR_INVALID_ARG
+ * (unknown flags; fewer than two non-empty bins in an image that is not
+ * constant, or no finite sample selected). */
+PIXSUM_API int pixsum_otsu_image(pixsum_ctx *ctx, const pixsum_view *in,
+                                 const pixsum_hist_spec *spec, unsigned flags,
+                                 pixsum_otsu_result *res);
 
 /* --- Integral histograms (Porikli 2005) -------------------------------- */
 
@@ -837,6 +1069,103 @@ PIXSUM_API pixsum_type pixsum_box_filter_type(pixsum_type in,
  * of box.omp, which may leave the other bands written). */
 PIXSUM_API int pixsum_box_filter(pixsum_ctx *ctx, const pixsum_view *in,
                                  const pixsum_box_filter_spec *spec, const pixsum_view *out);
+
+/* ===================================================================== */
+/* 10. Local thresholds and local normalisation                          */
+/* ===================================================================== */
+
+/* Per-pixel functions of the mean m and standard deviation s (population:
+ * divided by the pixel count) of the window around each pixel, computed on
+ * the streamed box filter of section 9: the window sums and sums of squares
+ * of each output row are turned into the result as the row is produced; no
+ * integral table, no full-size mean or variance image. The window placement
+ * (anchor), the borders and their constant value, the output size (smaller
+ * with PIXSUM_BORDER_VALID, where pixel (x, y) is compared with input sample
+ * (x + kw/2, y + kh/2)), the accepted input types (u8 u16 i16 i32 u32 f32
+ * f64) and the accumulation are those of pixsum_box_filter() with stat
+ * PIXSUM_BOX_VAR: integer inputs get m and s from exact integer sums (the
+ * variance numerator n*sum(x^2) - sum(x)^2 is exact and never negative),
+ * except i32/u32 windows whose sums of squares can pass 64 bits, which like
+ * float inputs use the f64 sums of pixsum_box_filter()'s bound.
+ *
+ * Error bound (exact sums): m is the correctly rounded quotient, s is
+ * within 2 ulps of the exact standard deviation, and the f64 threshold or
+ * normalised value within 2^-48 * (|m| + |k| s (1 + |m| / r) + |offset|)
+ * of the exact one (normalisation: 2^-48 (|x| + |m|) / (s + eps) relative);
+ * f32 outputs add one rounding to float (2^-24 relative). f64 sums add
+ * their error (pixsum_box_filter()'s bound) to m and s. */
+
+/* The threshold of each window (values pinned). Sign convention: Niblack's
+ * T = m + k s, so Niblack's usual k = -0.2 darkens; scikit-image's
+ * threshold_niblack(image, k=kappa) computes m - kappa s, which is k = -kappa
+ * here. Sauvola's T = m (1 + k (s / r - 1)) is scikit-image's. */
+typedef enum pixsum_threshold_method {
+    PIXSUM_THRESHOLD_MEAN    = 0, /* T = m - offset */
+    PIXSUM_THRESHOLD_NIBLACK = 1, /* T = m + k s */
+    PIXSUM_THRESHOLD_SAUVOLA = 2  /* T = m (1 + k (s / r - 1)) */
+} pixsum_threshold_method;
+
+/* Parameters of pixsum_threshold_local(). Zero-initialise, then set kw, kh,
+ * the method and its parameters. */
+typedef struct pixsum_threshold_spec {
+    size_t kw, kh;                  /* window, >= 1 (anchor of section 9) */
+    pixsum_border border;           /* default (0): reflect101 */
+    double border_value;            /* PIXSUM_BORDER_CONSTANT's value, as the box filter's */
+    pixsum_threshold_method method; /* default (0): mean */
+    double k;                       /* Niblack and Sauvola (finite) */
+    double r;                       /* Sauvola's range of s; 0: half the input type's
+                                       range (127.5 u8, 32767.5 u16 and i16,
+                                       2147483647.5 u32 and i32, 1 for f32 f64,
+                                       as scikit-image) */
+    double offset;                  /* mean method (finite) */
+    uint8_t foreground;             /* mask value where x > T (else 0); 0 means 255 */
+} pixsum_threshold_spec;
+
+/* Sauvola's default r for input type t (see above), or 0 for an unsupported
+ * type. */
+PIXSUM_API double pixsum_threshold_default_r(pixsum_type t);
+
+/* Local threshold of the one-channel 2-D image `in`: writes the threshold map
+ * T (f32 or f64) into `map` and/or the mask (u8: spec->foreground where
+ * x > T, computed in double, else 0) into `mask`; either may be NULL, not
+ * both. Both have the box filter's output shape (pixsum_box_filter_shape())
+ * and one channel; any row strides. The mask is x > T of the f64 threshold,
+ * so a sample within the error bound of T may fall either way.
+ * Images of 2-4 channels are refused (PIXSUM_ERR_BAD_SHAPE): threshold one
+ * channel (a view of one channel needs a packed row; convert to gray first).
+ * The method is the context's box filter method (box.stream, box.omp, auto).
+ * Returns PIXSUM_OK, or: PIXSUM_ERR_NULL (in, spec, or both outputs),
+ * the codes of pixsum_view_check(), PIXSUM_ERR_BAD_SHAPE (depth > 1, more
+ * than one channel, outputs of the wrong size or channels, VALID window
+ * larger than the image), PIXSUM_ERR_INVALID_ARG (zero window side, unknown
+ * method or border, k / offset / border value not finite, r negative or not
+ * finite), PIXSUM_ERR_BAD_TYPE (input type, map not f32/f64, mask not u8),
+ * PIXSUM_ERR_TOO_LARGE (window side over 2^20), PIXSUM_ERR_ALIASING (an
+ * output overlaps the input or the other output), PIXSUM_ERR_UNSUPPORTED (the
+ * context's method is not a box filter method), PIXSUM_ERR_NO_MEMORY. On
+ * error the outputs are left untouched (PIXSUM_ERR_NO_MEMORY from one band
+ * of box.omp may leave the other bands written). */
+PIXSUM_API int pixsum_threshold_local(pixsum_ctx *ctx, const pixsum_view *in,
+                                      const pixsum_threshold_spec *spec,
+                                      const pixsum_view *map, const pixsum_view *mask);
+
+/* Parameters of pixsum_normalize_local(). Zero-initialise, then set kw, kh. */
+typedef struct pixsum_normalize_spec {
+    size_t kw, kh;        /* window, >= 1 */
+    pixsum_border border; /* default (0): reflect101 */
+    double border_value;  /* PIXSUM_BORDER_CONSTANT's value */
+    double eps;           /* added to s; >= 0 and finite */
+} pixsum_normalize_spec;
+
+/* Local normalisation: out = (x - m) / (s + eps) per sample and channel
+ * (1-4 channels, each its own windows), 0 where s + eps is 0 (a flat window
+ * with eps = 0). `out` is f32 or f64 with the box filter's output shape and
+ * in's channels; any row strides. Returns the codes of
+ * pixsum_threshold_local() (PIXSUM_ERR_INVALID_ARG for an eps that is
+ * negative or not finite; no channel restriction). */
+PIXSUM_API int pixsum_normalize_local(pixsum_ctx *ctx, const pixsum_view *in,
+                                      const pixsum_normalize_spec *spec,
+                                      const pixsum_view *out);
 
 #ifdef __cplusplus
 }

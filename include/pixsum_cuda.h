@@ -255,6 +255,35 @@ PIXSUM_API int pixsum_cuda_box_filter(pixsum_ctx *ctx, const pixsum_view *in,
                                       const pixsum_box_filter_spec *spec,
                                       const pixsum_view *out, void *stream);
 
+/* --- Local thresholds and normalisation ---------------------------------- */
+
+/* pixsum_threshold_local() and pixsum_normalize_local() of a 2-D device
+ * image on the GPU: the same specs, shapes, types and validation (the CPU's
+ * own checks run first, with its status codes), the same rule (src/
+ * local_rule.h) and the same error bound; integer inputs sum exactly in
+ * 64-bit integers, so their means equal the CPU's and their standard
+ * deviations differ by at most the last bits (the variance numerator is
+ * converted to double with at most two roundings); float inputs are summed in
+ * f64 of samples shifted by the first sample of each channel. The mask is
+ * x > T of the f64 threshold, as on the CPU. Streamed: per block of 128
+ * output columns and 64 output rows, running column sums in shared memory;
+ * no table, no full-size intermediate, no scratch. One kernel on `stream`
+ * (NULL: the context's stream) on the context's device, no synchronisation.
+ * Returns PIXSUM_OK, the codes of the CPU functions, or
+ * PIXSUM_ERR_UNSUPPORTED (kw above 1024; u32/i32 windows whose sums of
+ * squares can exceed 64 bits, which the CPU computes), PIXSUM_ERR_TOO_LARGE
+ * (more than 2^31 - 1 blocks of rows or columns), PIXSUM_ERR_INVALID_ARG (memory the GPU
+ * cannot reach), PIXSUM_ERR_UNAVAILABLE (no device, or a library built
+ * without CUDA: there these validate, then return PIXSUM_ERR_UNAVAILABLE),
+ * PIXSUM_ERR_CUDA. */
+PIXSUM_API int pixsum_cuda_threshold_local(pixsum_ctx *ctx, const pixsum_view *in,
+                                           const pixsum_threshold_spec *spec,
+                                           const pixsum_view *map, const pixsum_view *mask,
+                                           void *stream);
+PIXSUM_API int pixsum_cuda_normalize_local(pixsum_ctx *ctx, const pixsum_view *in,
+                                           const pixsum_normalize_spec *spec,
+                                           const pixsum_view *out, void *stream);
+
 /* Number of CUDA devices usable by this process (0 when none). Without a
  * device the functions above return PIXSUM_ERR_UNAVAILABLE. These functions
  * exist only in a library built with CUDA (PIXSUM_HAVE_CUDA). */

@@ -11,7 +11,7 @@
 #
 # usage: scripts/gpu-check.sh [steps]   steps: any of build test sanitize bench gl
 #                                       failtest leakcheck clibench histtest histbench python
-#                                       torch mpi boxbench boxtest profile cpu (boxtest: the
+#                                       torch mpi pip boxbench boxtest profile cpu (boxtest: the
 #                                       box filter test alone, built on its own; profile:
 #                                       ncu; cpu: the CPU kernels on the host's CPU; none of
 #                                       these three in the default) (default: all, in the
@@ -31,7 +31,7 @@ OUT=${OUT:-$PWD/build/gpu-out}
 JOBS=${JOBS:-$(nproc)}
 ARCH=${CUDA_ARCH:-90}
 BUILD=build-gpu
-STEPS=${*:-build test failtest leakcheck sanitize bench boxbench clibench histtest histbench gl python torch mpi}
+STEPS=${*:-build test failtest leakcheck sanitize bench boxbench clibench histtest histbench gl python pip torch mpi}
 mkdir -p "$OUT"
 CUDA_HOME=${CUDA_HOME:-$(dirname "$(dirname "$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)")")}
 export PATH="$CUDA_HOME/bin:$PATH"
@@ -461,6 +461,8 @@ if has gl; then
 fi
 
 if has python; then step "python package: CuPy/PyTorch arrays"; bench/python/gpu_check.sh "$OUT" || status=1; fi
+# pip install with the CUDA backend, then the whole Python suite against it
+if has pip; then step "pip install . (CUDA backend) + python tests"; scripts/gpu-pip-check.sh "$OUT" || status=1; fi
 
 if has torch; then
     # torch.cumsum twice next to cuda.lookback (libpixsum through ctypes) and

@@ -187,31 +187,23 @@ static int check_border_value(pixsum_type t, double v, uint64_t *bits)
     return PIXSUM_OK;
 }
 
-int psi_box_filter_prepare(const pixsum_view *in, const pixsum_box_filter_spec *spec,
-                           const pixsum_view *out, psi_box_plan *plan_out)
+int psi_box_input_plan(const pixsum_view *in, const pixsum_box_filter_spec *spec,
+                       size_t *ow, size_t *oh, psi_box_plan *plan_out)
 {
-    if (!in || !out || !spec)
-        return psi_fail(PIXSUM_ERR_NULL, "in, spec or out is NULL");
+    if (!in || !spec)
+        return psi_fail(PIXSUM_ERR_NULL, "in or spec is NULL");
     int st = check_spec(spec);
     if (st != PIXSUM_OK)
         return st;
     if ((st = pixsum_view_check(in)) != PIXSUM_OK)
         return psi_fail(st, "input: %s", pixsum_last_error());
-    if ((st = pixsum_view_check(out)) != PIXSUM_OK)
-        return psi_fail(st, "output: %s", pixsum_last_error());
-    if (in->depth != 1 || out->depth != 1)
+    if (in->depth != 1)
         return psi_fail(PIXSUM_ERR_BAD_SHAPE, "the box filter takes 2-D images (depth 1)");
     if (!box_input_type(in->type))
         return psi_fail(PIXSUM_ERR_BAD_TYPE, "box filters take u8 u16 i16 i32 u32 f32 f64 "
                         "images, not %s", pixsum_type_name(in->type));
-    size_t ow, oh;
-    if ((st = pixsum_box_filter_shape(spec, in->width, in->height, &ow, &oh)) != PIXSUM_OK)
+    if ((st = pixsum_box_filter_shape(spec, in->width, in->height, ow, oh)) != PIXSUM_OK)
         return st;
-    if (out->width != ow || out->height != oh || out->channels != in->channels)
-        return psi_fail(PIXSUM_ERR_BAD_SHAPE, "output is %zux%zu with %zu channels; the %s "
-                        "box filter of this image needs %zux%zu with %zu", out->width,
-                        out->height, out->channels, border_names[spec->border], ow, oh,
-                        in->channels);
     psi_box_plan plan;
     memset(&plan, 0, sizeof plan);
     plan.spec = *spec;
@@ -236,15 +228,49 @@ int psi_box_filter_prepare(const pixsum_view *in, const pixsum_box_filter_spec *
     } else {
         plan.acc = PSI_BOX_ACC_F64;
     }
+    *plan_out = plan;
+    return PIXSUM_OK;
+}
+
+int psi_box_filter_prepare(const pixsum_view *in, const pixsum_box_filter_spec *spec,
+                           const pixsum_view *out, psi_box_plan *plan_out)
+{
+    if (!in || !out || !spec)
+        return psi_fail(PIXSUM_ERR_NULL, "in, spec or out is NULL");
+    int st = check_spec(spec);
+    if (st != PIXSUM_OK)
+        return st;
+    if ((st = pixsum_view_check(in)) != PIXSUM_OK)
+        return psi_fail(st, "input: %s", pixsum_last_error());
+    if ((st = pixsum_view_check(out)) != PIXSUM_OK)
+        return psi_fail(st, "output: %s", pixsum_last_error());
+    if (in->depth != 1 || out->depth != 1)
+        return psi_fail(PIXSUM_ERR_BAD_SHAPE, "the box filter takes 2-D images (depth 1)");
+    size_t ow, oh;
+    psi_box_plan plan;
+    if ((st = psi_box_input_plan(in, spec, &ow, &oh, &plan)) != PIXSUM_OK)
+        return st;
+    if (out->width != ow || out->height != oh || out->channels != in->channels)
+        return psi_fail(PIXSUM_ERR_BAD_SHAPE, "output is %zux%zu with %zu channels; the %s "
+                        "box filter of this image needs %zux%zu with %zu", out->width,
+                        out->height, out->channels, border_names[spec->border], ow, oh,
+                        in->channels);
+    u128 worst = psi_type_is_int(in->type)
+                     ? (u128)plan.n * psi_type_max_magnitude(in->type) : 0;
     if ((st = check_out_type(in->type, out->type, spec->stat, worst)) != PIXSUM_OK)
         return st;
-    uintptr_t alo, ahi, blo, bhi;
-    psi_view_extent(in, &alo, &ahi);
-    psi_view_extent(out, &blo, &bhi);
-    if (alo < bhi && blo < ahi)
+    if (psi_views_overlap(in, out))
         return psi_fail(PIXSUM_ERR_ALIASING, "the output overlaps the input");
     *plan_out = plan;
     return PIXSUM_OK;
+}
+
+bool psi_views_overlap(const pixsum_view *a, const pixsum_view *b)
+{
+    uintptr_t alo, ahi, blo, bhi;
+    psi_view_extent(a, &alo, &ahi);
+    psi_view_extent(b, &blo, &bhi);
+    return alo < bhi && blo < ahi;
 }
 
 int pixsum_box_filter(pixsum_ctx *ctx, const pixsum_view *in,

@@ -19,4 +19,16 @@
 int psi_box_filter_prepare(const pixsum_view *in, const pixsum_box_filter_spec *spec,
                            const pixsum_view *out, psi_box_plan *plan);
 
+/* The input half of psi_box_filter_prepare(): checks in and spec (NULLs,
+ * spec, the input view, depth, type, VALID window, border value) and fills
+ * *ow x *oh (the output size) and *plan (accumulator from spec->stat: set
+ * PIXSUM_BOX_VAR for sums of squares; no output type is checked). Returns
+ * PIXSUM_OK or the codes of pixsum_box_filter() with the detail text set.
+ * The local operations (src/local_op.c) start from it. */
+int psi_box_input_plan(const pixsum_view *in, const pixsum_box_filter_spec *spec,
+                       size_t *ow, size_t *oh, psi_box_plan *plan);
+
+/* Whether the memory of two (checked) views overlaps. */
+bool psi_views_overlap(const pixsum_view *a, const pixsum_view *b);
+
 #endif /* PIXSUM_BOX_FILTER_H */

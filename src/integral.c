@@ -244,6 +244,228 @@ int pixsum_integral_carry(pixsum_ctx *ctx, const pixsum_view *in, const pixsum_v
     return integral_common(ctx, in, out, out_sq, carry, carry_sq);
 }
 
+/* ---- tiles of a grid: a carry row above and a carry column on the left ---- */
+
+/* Table bytes per block of rows of pixsum_integral_carry_tile(): small enough
+ * that a block is still in the cache when its column carries are added. */
+#define TILE_BLOCK_BYTES ((size_t)256 << 10)
+
+/* Validates a carry column of a tile: in->height rows of one pixel, the
+ * input's channels, the table's type, not overlapping a table or the input. */
+static int check_carry_column(const pixsum_view *in, const pixsum_view *table,
+                              const pixsum_view *col, const pixsum_view *other,
+                              const char *what)
+{
+    int st = pixsum_view_check(col);
+    if (st != PIXSUM_OK)
+        return psi_fail(st, "%s: %s", what, pixsum_last_error());
+    if (col->type != table->type)
+        return psi_fail(PIXSUM_ERR_BAD_TYPE, "%s is %s, its table %s", what,
+                        pixsum_type_name(col->type), pixsum_type_name(table->type));
+    if (col->width != 1 || col->height != in->height || col->depth != 1 ||
+        col->channels != in->channels)
+        return psi_fail(PIXSUM_ERR_BAD_SHAPE,
+                        "%s is %zux%zux%zu with %zu channels, expected one column of %zu "
+                        "pixels with %zu channels",
+                        what, col->width, col->height, col->depth, col->channels, in->height,
+                        in->channels);
+    const pixsum_view *tables[2] = {table, other};
+    for (int i = 0; i < 2; i++) {
+        if (!tables[i] || pixsum_view_check(tables[i]) != PIXSUM_OK)
+            continue; /* reported by psi_integral_check_table() */
+        if (views_overlap(col, tables[i]))
+            return psi_fail(PIXSUM_ERR_ALIASING, "%s overlaps the %s", what,
+                            tables[i] == table ? "table it continues" : "other table");
+    }
+    return check_no_overlap(col, in, what);
+}
+
+/* Magnitude of one integer table sample (0 for floats). */
+static uint64_t sample_magnitude(pixsum_type t, const void *row, size_t i)
+{
+    switch (t) {
+    case PIXSUM_U32: return ((const uint32_t *)row)[i];
+    case PIXSUM_U64: return ((const uint64_t *)row)[i];
+    case PIXSUM_I64: {
+        int64_t v = ((const int64_t *)row)[i];
+        return v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+    }
+    default: return 0;
+    }
+}
+
+static uint64_t add_saturating(uint64_t a, uint64_t b)
+{
+    return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+/* The largest magnitude the carries can add to an entry of an integer table:
+ * per channel, the carry row's largest magnitude plus the sum of the carry
+ * column's magnitudes (saturated at UINT64_MAX), the largest over channels. */
+static uint64_t tile_carry_magnitude(const pixsum_view *row, const pixsum_view *col,
+                                     size_t channels)
+{
+    uint64_t most = 0;
+    for (size_t c = 0; c < channels; c++) {
+        uint64_t row_most = 0, col_sum = 0;
+        if (row) {
+            const void *r = psi_row(row, 0, 0);
+            for (size_t x = 0; x < row->width; x++) {
+                uint64_t m = sample_magnitude(row->type, r, x * channels + c);
+                row_most = m > row_most ? m : row_most;
+            }
+        }
+        if (col)
+            for (size_t y = 0; y < col->height; y++)
+                col_sum = add_saturating(col_sum,
+                                         sample_magnitude(col->type, psi_row(col, y, 0), c));
+        uint64_t total = add_saturating(row_most, col_sum);
+        most = total > most ? total : most;
+    }
+    return most;
+}
+
+/* Adds to each row y of `block` (rows y0.. of the tile) the running sum of
+ * the carry column from the block's first row to y: the part of the rows'
+ * left sums that the block's carry row (the row above the block) lacks.
+ * Integer tables add modulo their width, as the kernels do in wrap mode. */
+static void add_column_carries(const pixsum_view *block, const pixsum_view *col, size_t y0)
+{
+    size_t ch = block->channels, n = block->width;
+    uint64_t acc_i[4] = {0, 0, 0, 0};
+    double acc_f[4] = {0, 0, 0, 0};
+    for (size_t y = 0; y < block->height; y++) {
+        const void *cv = psi_row(col, y0 + y, 0);
+        void *row = psi_row(block, y, 0);
+        switch (block->type) {
+        case PIXSUM_U32:
+            for (size_t c = 0; c < ch; c++)
+                acc_i[c] += ((const uint32_t *)cv)[c];
+            for (size_t x = 0; x < n; x++)
+                for (size_t c = 0; c < ch; c++)
+                    ((uint32_t *)row)[x * ch + c] += (uint32_t)acc_i[c];
+            break;
+        case PIXSUM_U64:
+        case PIXSUM_I64: /* i64 added as its unsigned twin: defined wrap-around */
+            for (size_t c = 0; c < ch; c++)
+                acc_i[c] += ((const uint64_t *)cv)[c];
+            for (size_t x = 0; x < n; x++)
+                for (size_t c = 0; c < ch; c++)
+                    ((uint64_t *)row)[x * ch + c] += acc_i[c];
+            break;
+        case PIXSUM_F32:
+            for (size_t c = 0; c < ch; c++)
+                acc_f[c] += (double)((const float *)cv)[c];
+            for (size_t x = 0; x < n; x++)
+                for (size_t c = 0; c < ch; c++) {
+                    float *p = (float *)row + x * ch + c;
+                    *p = (float)((double)*p + acc_f[c]);
+                }
+            break;
+        default: /* PIXSUM_F64 */
+            for (size_t c = 0; c < ch; c++)
+                acc_f[c] += ((const double *)cv)[c];
+            for (size_t x = 0; x < n; x++)
+                for (size_t c = 0; c < ch; c++)
+                    ((double *)row)[x * ch + c] += acc_f[c];
+            break;
+        }
+    }
+}
+
+int pixsum_integral_carry_tile(pixsum_ctx *ctx, const pixsum_view *in, const pixsum_view *out,
+                               const pixsum_view *carry_row, const pixsum_view *carry_col,
+                               const pixsum_view *out_sq, const pixsum_view *carry_row_sq,
+                               const pixsum_view *carry_col_sq)
+{
+    psi_clear_error();
+    if (!in)
+        return psi_fail(PIXSUM_ERR_NULL, "input view is NULL");
+    if (!out && !out_sq)
+        return psi_fail(PIXSUM_ERR_NULL, "neither a table nor a squared table was given");
+    if (!out && (carry_row || carry_col))
+        return psi_fail(PIXSUM_ERR_NULL, "a carry was given without its table");
+    if (!out_sq && (carry_row_sq || carry_col_sq))
+        return psi_fail(PIXSUM_ERR_NULL, "a squared carry was given without its table");
+    const pixsum_ctx *c = ctx_or_default(ctx);
+    int st = pixsum_view_check(in);
+    if (st != PIXSUM_OK)
+        return psi_fail(st, "input: %s", pixsum_last_error());
+    if (c->padded)
+        return psi_fail(PIXSUM_ERR_UNSUPPORTED, "tiles continue inclusive tables; the context "
+                        "asks for padded ones");
+    if (in->depth != 1)
+        return psi_fail(PIXSUM_ERR_BAD_SHAPE, "tiles are 2-D; the input has %zu slices",
+                        in->depth);
+    if (carry_row && (st = check_carry(in, out, carry_row, out_sq, "carry row")) != PIXSUM_OK)
+        return st;
+    if (carry_row_sq && (st = check_carry(in, out_sq, carry_row_sq, out,
+                                          "squared carry row")) != PIXSUM_OK)
+        return st;
+    if (carry_col && (st = check_carry_column(in, out, carry_col, out_sq, "carry column")) !=
+                         PIXSUM_OK)
+        return st;
+    if (carry_col_sq && (st = check_carry_column(in, out_sq, carry_col_sq, out,
+                                                 "squared carry column")) != PIXSUM_OK)
+        return st;
+    /* the whole tile's rule, before anything is written: the carries' largest
+     * contribution plus the tile's own worst case */
+    uint64_t above = 0, above_sq = 0;
+    if (!c->wrap) {
+        above = tile_carry_magnitude(carry_row, carry_col, in->channels);
+        above_sq = tile_carry_magnitude(carry_row_sq, carry_col_sq, in->channels);
+    }
+    if (out && (st = psi_integral_check_table(in, out, in->width, in->height, 1, 0, c->wrap,
+                                              above, false, "output")) != PIXSUM_OK)
+        return st;
+    if (out_sq && (st = psi_integral_check_table(in, out_sq, in->width, in->height, 1, 1,
+                                                 c->wrap, above_sq, false,
+                                                 "squared output")) != PIXSUM_OK)
+        return st;
+    if (out && out_sq && (st = check_no_overlap(out, out_sq, "squared output")) != PIXSUM_OK)
+        return psi_fail(st, "the output and the squared output overlap");
+    if (!carry_col && !carry_col_sq)
+        return integral_common(ctx, in, out, out_sq, carry_row, carry_row_sq);
+
+    /* Blocks of rows: each block's table continues the row above it (the
+     * tile's carry row, then the previous block's last row, which already
+     * holds the column carries up to there), then gets the running sum of the
+     * column carries over its own rows added while it is in the cache. */
+    size_t row_bytes = (out ? psi_row_samples(out) * pixsum_type_size(out->type) : 0) +
+                       (out_sq ? psi_row_samples(out_sq) * pixsum_type_size(out_sq->type) : 0);
+    size_t budget = TILE_BLOCK_BYTES * (size_t)psi_ctx_threads(c);
+    size_t step = budget / row_bytes > 0 ? budget / row_bytes : 1;
+    for (size_t y0 = 0; y0 < in->height; y0 += step) {
+        size_t h = in->height - y0 < step ? in->height - y0 : step;
+        pixsum_view bin, bp, bs, cp, cs;
+        const pixsum_view *above_p = carry_row, *above_s = carry_row_sq;
+        pixsum_view_roi(in, 0, y0, in->width, h, &bin);
+        if (out) {
+            pixsum_view_roi(out, 0, y0, in->width, h, &bp);
+            if (y0) {
+                pixsum_view_roi(out, 0, y0 - 1, in->width, 1, &cp);
+                above_p = &cp;
+            }
+        }
+        if (out_sq) {
+            pixsum_view_roi(out_sq, 0, y0, in->width, h, &bs);
+            if (y0) {
+                pixsum_view_roi(out_sq, 0, y0 - 1, in->width, 1, &cs);
+                above_s = &cs;
+            }
+        }
+        st = integral_common(ctx, &bin, out ? &bp : NULL, out_sq ? &bs : NULL, above_p,
+                             above_s);
+        if (st != PIXSUM_OK)
+            return st;
+        if (carry_col)
+            add_column_carries(&bp, carry_col, y0);
+        if (carry_col_sq)
+            add_column_carries(&bs, carry_col_sq, y0);
+    }
+    return PIXSUM_OK;
+}
+
 /* Slice z of a batch's input or table as a 2-D view. */
 static pixsum_view batch_slice(const pixsum_view *v, size_t z)
 {

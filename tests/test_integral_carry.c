@@ -12,6 +12,11 @@
  * missing or misshaped carries, padded contexts, 3-D inputs, methods without
  * PIXSUM_OP_CARRY, carries overlapping a table, and overflow counted from the
  * carry's own values, each leaving the table untouched.
+ * pixsum_integral_carry_tile(): an image cut into a random grid of tiles,
+ * each tile's table computed with carries taken from the definition's table
+ * (the sums above and left of it) into its place in one table, must equal the
+ * definition's table (random pairs, shapes, channels, methods, NULL zero
+ * carries, tiles of several row blocks); and its refusals.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -338,6 +343,262 @@ static void test_refusals(void **state)
     tu_image_free(&carry);
 }
 
+/* ---- pixsum_integral_carry_tile(): tiles of a grid ---------------------- */
+
+/* Stores an exact sum (reduced modulo the integer type's width, as wrap mode
+ * does) or a long double into sample c of pixel (x, y) of a table view. */
+static void store_sum(const pixsum_view *v, size_t x, size_t y, size_t c, tu_i128 iv,
+                      long double fv, int exact)
+{
+    void *p = tu_elem(v, x, y, 0, c);
+    switch (v->type) {
+    case PIXSUM_U32: *(uint32_t *)p = (uint32_t)(tu_u128)iv; break;
+    case PIXSUM_U64: *(uint64_t *)p = (uint64_t)(tu_u128)iv; break;
+    case PIXSUM_I64: *(uint64_t *)p = (uint64_t)(tu_u128)iv; break;
+    case PIXSUM_F32: *(float *)p = (float)(exact ? (long double)iv : fv); break;
+    default: *(double *)p = (double)(exact ? (long double)iv : fv); break;
+    }
+}
+
+/* Entry (x, y, c) of a 2-D reference table, 0 outside it (x or y = -1). */
+static void ref_at(const tu_ref *ref, ptrdiff_t x, ptrdiff_t y, size_t c, tu_i128 *iv,
+                   long double *fv)
+{
+    *iv = 0, *fv = 0;
+    if (x < 0 || y < 0)
+        return;
+    size_t i = ((size_t)y * ref->width + (size_t)x) * ref->channels + c;
+    *iv = ref->iv[i];
+    *fv = ref->fv[i];
+}
+
+/* The carries of the tile at (x0, y0) of size tw x th from the reference
+ * table of the whole image: row(x) = T(x0 + x, y0 - 1), the sums above the
+ * tile; col(y) = T(x0 - 1, y0 + y) - T(x0 - 1, y0 + y - 1), the sum of row
+ * y0 + y left of the tile. */
+static void tile_carries(const tu_ref *ref, size_t x0, size_t y0, size_t tw, size_t th,
+                         const pixsum_view *row, const pixsum_view *col)
+{
+    for (size_t c = 0; c < ref->channels; c++) {
+        tu_i128 iv, iv2;
+        long double fv, fv2;
+        for (size_t x = 0; x < tw; x++) {
+            ref_at(ref, (ptrdiff_t)(x0 + x), (ptrdiff_t)y0 - 1, c, &iv, &fv);
+            store_sum(row, x, 0, c, iv, fv, ref->exact);
+        }
+        for (size_t y = 0; y < th; y++) {
+            ref_at(ref, (ptrdiff_t)x0 - 1, (ptrdiff_t)(y0 + y), c, &iv, &fv);
+            ref_at(ref, (ptrdiff_t)x0 - 1, (ptrdiff_t)(y0 + y) - 1, c, &iv2, &fv2);
+            store_sum(col, 0, y, c, iv - iv2, fv - fv2, ref->exact);
+        }
+    }
+}
+
+/* Random cuts of n into pieces (1 to 4 of them, sometimes one piece). */
+static size_t random_cuts(tu_rng *r, size_t n, size_t *cuts)
+{
+    size_t k = 1;
+    cuts[0] = 0;
+    size_t pieces = 1 + tu_below(r, 4);
+    for (size_t i = 1; i < pieces; i++) {
+        size_t at = tu_between(r, 1, n > 1 ? n - 1 : 1);
+        if (n > 1 && at > cuts[k - 1])
+            cuts[k++] = at;
+    }
+    /* sorted insertion above keeps only increasing cuts */
+    cuts[k] = n;
+    return k;
+}
+
+static void run_tile_case(const ccase *c, tu_rng *r, int big)
+{
+    tu_layout lay = tu_random_layout(r);
+    lay.slice_pad = 0;
+    tu_image in;
+    assert_int_equal(tu_image_alloc(&in, c->in, c->w, c->h, 1, c->ch, &lay), 0);
+    tu_fill_random(r, &in.view, tu_below(r, 4) ? TU_FILL_MIXED : TU_FILL_MAX);
+    tu_ref ref_p, ref_s;
+    memset(&ref_p, 0, sizeof ref_p);
+    memset(&ref_s, 0, sizeof ref_s);
+    if (c->out)
+        assert_int_equal((big ? tu_ref_integral_fast : tu_ref_integral)(&ref_p, &in.view, 0),
+                         0);
+    if (c->out_sq)
+        assert_int_equal((big ? tu_ref_integral_fast : tu_ref_integral)(&ref_s, &in.view, 1),
+                         0);
+    tu_image tp, ts;
+    if (c->out)
+        assert_int_equal(tu_image_alloc(&tp, c->out, c->w, c->h, 1, c->ch, NULL), 0);
+    if (c->out_sq)
+        assert_int_equal(tu_image_alloc(&ts, c->out_sq, c->w, c->h, 1, c->ch, NULL), 0);
+    size_t ps = c->out ? pixsum_type_size(c->out) : 8, ss = c->out_sq ? pixsum_type_size(c->out_sq) : 8;
+    size_t most = (c->w > c->h ? c->w : c->h) * c->ch;
+    unsigned char *crow = malloc(most * ps), *ccol = malloc(most * ps);
+    unsigned char *crow_s = malloc(most * ss), *ccol_s = malloc(most * ss);
+    assert_true(crow && ccol && crow_s && ccol_s);
+    size_t ycuts[8], xcuts[8];
+    size_t ny = random_cuts(r, c->h, ycuts), nx = random_cuts(r, c->w, xcuts);
+    pixsum_ctx *ctx = make_ctx(c->method, c->threads);
+    char what[200];
+    snprintf(what, sizeof what, "tiles %zux%zu of %s -> %s%s%s %zux%zu ch%zu method %s "
+             "threads %d seed %llu", nx, ny, pixsum_type_name(c->in),
+             c->out ? pixsum_type_name(c->out) : "-", c->out_sq ? " sq " : "",
+             c->out_sq ? pixsum_type_name(c->out_sq) : "", c->w, c->h, c->ch,
+             tu_method_name(c->method), c->threads, (unsigned long long)tu_seed());
+    for (size_t i = 0; i < ny; i++)
+        for (size_t j = 0; j < nx; j++) {
+            size_t x0 = xcuts[j], y0 = ycuts[i];
+            size_t tw = xcuts[j + 1] - x0, th = ycuts[i + 1] - y0;
+            pixsum_view tile, op, os;
+            assert_int_equal(pixsum_view_roi(&in.view, x0, y0, tw, th, &tile), PIXSUM_OK);
+            pixsum_view rp = pixsum_view_2d(crow, c->out ? c->out : PIXSUM_U64, tw, 1, c->ch, 0);
+            pixsum_view cp = pixsum_view_2d(ccol, c->out ? c->out : PIXSUM_U64, 1, th, c->ch, 0);
+            pixsum_view rs = pixsum_view_2d(crow_s, c->out_sq ? c->out_sq : PIXSUM_U64, tw, 1,
+                                            c->ch, 0);
+            pixsum_view cs = pixsum_view_2d(ccol_s, c->out_sq ? c->out_sq : PIXSUM_U64, 1, th,
+                                            c->ch, 0);
+            if (c->out) {
+                assert_int_equal(pixsum_view_roi(&tp.view, x0, y0, tw, th, &op), PIXSUM_OK);
+                tile_carries(&ref_p, x0, y0, tw, th, &rp, &cp);
+            }
+            if (c->out_sq) {
+                assert_int_equal(pixsum_view_roi(&ts.view, x0, y0, tw, th, &os), PIXSUM_OK);
+                tile_carries(&ref_s, x0, y0, tw, th, &rs, &cs);
+            }
+            /* zero carries are given as NULL now and then */
+            int null_row = y0 == 0 && tu_below(r, 2), null_col = x0 == 0 && tu_below(r, 2);
+            int st = pixsum_integral_carry_tile(
+                ctx, &tile, c->out ? &op : NULL, c->out && !null_row ? &rp : NULL,
+                c->out && !null_col ? &cp : NULL, c->out_sq ? &os : NULL,
+                c->out_sq && !null_row ? &rs : NULL, c->out_sq && !null_col ? &cs : NULL);
+            if (st != PIXSUM_OK)
+                fail_msg("%s: tile (%zu, %zu): %s", what, x0, y0, pixsum_last_error());
+        }
+    if (c->out && tu_check_table(&tp.view, 0, &ref_p, 1, what) != 0)
+        fail_msg("%s: the tiled table differs from the definition", what);
+    if (c->out_sq && tu_check_table(&ts.view, 0, &ref_s, 1, what) != 0)
+        fail_msg("%s: the tiled squared table differs from the definition", what);
+    pixsum_ctx_free(ctx);
+    free(crow);
+    free(ccol);
+    free(crow_s);
+    free(ccol_s);
+    if (c->out) {
+        tu_image_free(&tp);
+        tu_ref_free(&ref_p);
+    }
+    if (c->out_sq) {
+        tu_image_free(&ts);
+        tu_ref_free(&ref_s);
+    }
+    tu_image_free(&in);
+}
+
+static void test_tiles_equal_definition(void **state)
+{
+    (void)state;
+    tu_rng *r = tu_global_rng();
+    int ids[64];
+    size_t nm = tu_methods_for(PIXSUM_OP_CARRY, ids, 64);
+    pixsum_type pin[64], pout[64], sin_[64], sout[64];
+    size_t np = tu_supported_pairs(0, pin, pout, 64), ns = tu_supported_pairs(1, sin_, sout, 64);
+    for (int i = 0; i < 160; i++) {
+        ccase c;
+        memset(&c, 0, sizeof c);
+        int kind = (int)tu_below(r, 3); /* plain, squared only, both */
+        if (kind == 0) {
+            size_t k = tu_below(r, np);
+            c.in = pin[k], c.out = pout[k];
+        } else {
+            size_t k = tu_below(r, ns);
+            c.in = sin_[k], c.out_sq = sout[k];
+            if (kind == 2)
+                for (size_t j = 0; j < np && !c.out; j++)
+                    if (pin[(j + k) % np] == c.in)
+                        c.out = pout[(j + k) % np];
+        }
+        int big = tu_below(r, 10) == 0;
+        switch (tu_below(r, 5)) {
+        case 0: c.w = 1, c.h = tu_dim(r, 40); break;
+        case 1: c.w = tu_dim(r, 40), c.h = 1; break;
+        default: c.w = tu_dim(r, 30), c.h = tu_dim(r, 30); break;
+        }
+        if (big) /* tiles of several blocks of rows (the column carries per block) */
+            c.w = 300 + tu_below(r, 400), c.h = 60 + tu_below(r, 60);
+        c.ch = 1 + tu_below(r, 4);
+        c.method = ids[tu_below(r, nm)];
+        c.threads = 1 + (int)tu_below(r, 3);
+        if (!tu_method_must_support(c.method)) {
+            /* a method may refuse some pairs; keep to the ones it takes */
+            pixsum_type t = c.out ? c.out : c.out_sq;
+            if (!pixsum_method_supports(c.method, PIXSUM_OP_CARRY, c.in, t))
+                continue;
+        }
+        run_tile_case(&c, r, big);
+    }
+}
+
+static void test_tile_refusals(void **state)
+{
+    (void)state;
+    const size_t w = 9, h = 5;
+    tu_image in, out, row, col, vol;
+    assert_int_equal(tu_image_alloc(&in, PIXSUM_U8, w, h, 1, 1, NULL), 0);
+    tu_fill_random(tu_global_rng(), &in.view, TU_FILL_MAX);
+    assert_int_equal(tu_image_alloc(&out, PIXSUM_U32, w, h, 1, 1, NULL), 0);
+    assert_int_equal(tu_image_alloc(&row, PIXSUM_U32, w, 1, 1, 1, NULL), 0);
+    assert_int_equal(tu_image_alloc(&col, PIXSUM_U32, 1, h, 1, 1, NULL), 0);
+    assert_int_equal(tu_image_alloc(&vol, PIXSUM_U8, w, h, 2, 1, NULL), 0);
+    tu_image_snapshot(&out);
+    pixsum_ctx *ctx = pixsum_ctx_new();
+    for (size_t y = 0; y < h; y++)
+        tu_set_i(&col.view, 0, y, 0, 0, 1000);
+    for (size_t x = 0; x < w; x++)
+        tu_set_i(&row.view, x, 0, 0, 0, 7);
+
+    expect_refusal(pixsum_integral_carry_tile(ctx, NULL, &out.view, NULL, NULL, NULL, NULL,
+                                              NULL), PIXSUM_ERR_NULL, &out, "no input");
+    expect_refusal(pixsum_integral_carry_tile(ctx, &in.view, NULL, NULL, NULL, NULL, NULL,
+                                              NULL), PIXSUM_ERR_NULL, &out, "no table");
+    expect_refusal(pixsum_integral_carry_tile(ctx, &in.view, NULL, NULL, &col.view, &out.view,
+                                              NULL, NULL),
+                   PIXSUM_ERR_NULL, &out, "column carry without its table");
+    pixsum_view v = col.view;
+    v.height = h - 1;
+    expect_refusal(pixsum_integral_carry_tile(ctx, &in.view, &out.view, NULL, &v, NULL, NULL,
+                                              NULL), PIXSUM_ERR_BAD_SHAPE, &out, "short column");
+    v = pixsum_view_2d(col.view.data, PIXSUM_U8, 1, h, 1, 0);
+    expect_refusal(pixsum_integral_carry_tile(ctx, &in.view, &out.view, NULL, &v, NULL, NULL,
+                                              NULL), PIXSUM_ERR_BAD_TYPE, &out, "column type");
+    v = pixsum_view_2d(out.view.data, PIXSUM_U32, 1, h, 1, out.view.row_stride);
+    expect_refusal(pixsum_integral_carry_tile(ctx, &in.view, &out.view, NULL, &v, NULL, NULL,
+                                              NULL), PIXSUM_ERR_ALIASING, &out, "column in table");
+    assert_int_equal(pixsum_ctx_set(ctx, PIXSUM_PARAM_PADDED, 1), PIXSUM_OK);
+    expect_refusal(pixsum_integral_carry_tile(ctx, &in.view, &out.view, NULL, &col.view, NULL,
+                                              NULL, NULL), PIXSUM_ERR_UNSUPPORTED, &out, "padded");
+    assert_int_equal(pixsum_ctx_set(ctx, PIXSUM_PARAM_PADDED, 0), PIXSUM_OK);
+    expect_refusal(pixsum_integral_carry_tile(ctx, &vol.view, &out.view, NULL, &col.view, NULL,
+                                              NULL, NULL), PIXSUM_ERR_BAD_SHAPE, &out, "3-D input");
+    /* overflow counted from the carries: the column adds up to 5000 + the row's
+     * 7 below 2^32 - 45 * 255 (fits), then a column summing past the limit */
+    assert_int_equal(pixsum_integral_carry_tile(ctx, &in.view, &out.view, &row.view, &col.view,
+                                                NULL, NULL, NULL), PIXSUM_OK);
+    tu_image_snapshot(&out);
+    tu_set_i(&col.view, 0, 2, 0, 0, (int64_t)UINT32_MAX - 5000);
+    expect_refusal(pixsum_integral_carry_tile(ctx, &in.view, &out.view, &row.view, &col.view,
+                                              NULL, NULL, NULL),
+                   PIXSUM_ERR_OVERFLOW, &out, "column carries past u32");
+    assert_int_equal(pixsum_ctx_set(ctx, PIXSUM_PARAM_WRAP, 1), PIXSUM_OK);
+    assert_int_equal(pixsum_integral_carry_tile(ctx, &in.view, &out.view, &row.view, &col.view,
+                                                NULL, NULL, NULL), PIXSUM_OK);
+    pixsum_ctx_free(ctx);
+    tu_image_free(&in);
+    tu_image_free(&out);
+    tu_image_free(&row);
+    tu_image_free(&col);
+    tu_image_free(&vol);
+}
+
 int main(void)
 {
     /* tables above 64 KB take the non-temporal path (read once, at the first call) */
@@ -347,6 +608,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_bands_equal_whole),
         cmocka_unit_test(test_refusals),
+        cmocka_unit_test(test_tiles_equal_definition),
+        cmocka_unit_test(test_tile_refusals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

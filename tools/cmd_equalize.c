@@ -1,6 +1,9 @@
 /*
  * cmd_equalize.c - `pixsum equalize`: histogram equalisation of an 8- or
- * 16-bit image file (each channel on its own), written in the output's format.
+ * 16-bit image file, or of a float (f32/f64) one as scikit-image's
+ * equalize_hist (each channel on its own), written in the output's format.
+ * Parses the options and calls pixsum_equalize_bins(); the mapping lives in
+ * the library.
  */
 #include "cli_util.h"
 #include "commands.h"
@@ -14,11 +17,16 @@ static const char *const CMD = "equalize";
 static void equalize_usage(FILE *f)
 {
     fprintf(f,
-            "usage: pixsum equalize IN -o OUT [--mask FILE] [--method NAME] [--threads N]\n"
-            "                       [--device N]\n"
+            "usage: pixsum equalize IN -o OUT [--bins N] [--mask FILE] [--method NAME]\n"
+            "                       [--threads N] [--device N]\n"
             "\n"
-            "Histogram equalisation of a u8 or u16 image, each channel on its own:\n"
-            "v -> round((cdf(v) - cdf_min) * (L - 1) / (n - cdf_min)), L = 256 or 65536.\n"
+            "Histogram equalisation, each channel on its own, the result in IN's type.\n"
+            "u8, u16 images: N bins over [0, L) (default L = 256 or 65536), v in bin b ->\n"
+            "round((cdf(b) - cdf_min) * (L - 1) / (n - cdf_min)).\n"
+            "f32, f64 images (e.g. .npy), scikit-image's equalize_hist: N bins (default\n"
+            "256) over [min, max] of the finite samples, the cumulative histogram\n"
+            "divided by its total, interpolated at the bin centres: values in [0, 1].\n"
+            "  --bins N      number of bins (see above)\n"
             "  --mask FILE   build the histogram from pixels where this 8-bit 1-channel\n"
             "                image is != 0 (every pixel is still mapped)\n"
             "  --method NAME histogram method (see 'pixsum methods --op hist')\n"
@@ -28,6 +36,7 @@ static void equalize_usage(FILE *f)
 int cmd_equalize(int argc, char **argv)
 {
     const char *in_path = NULL, *out_path = NULL, *mask_path = NULL;
+    size_t bins = 0;
     pxio_options in_opt = {0}; /* --page N */
     cli_common common;
     /* the output keeps the input's type: no --type */
@@ -47,6 +56,12 @@ int cmd_equalize(int argc, char **argv)
             if (m < 0)
                 return CLI_EXIT_USAGE;
             out_path = v;
+        } else if ((m = cli_match(CMD, argc, argv, &i, "--bins", &v)) != 0) {
+            if (m < 0)
+                return CLI_EXIT_USAGE;
+            if (cli_parse_size(v, &bins) != 0 || bins == 0 || bins > PIXSUM_HIST_MAX_BINS)
+                return cli_usage_error(CMD, "--bins takes a count from 1 to %zu, not '%s'",
+                                       PIXSUM_HIST_MAX_BINS, v);
         } else if ((m = cli_match(CMD, argc, argv, &i, "--mask", &v)) != 0) {
             if (m < 0)
                 return CLI_EXIT_USAGE;
@@ -78,8 +93,10 @@ int cmd_equalize(int argc, char **argv)
         return cli_error(CMD, "%s", err);
     }
     cli_note_pages(CMD, in_path, &img.info, &in_opt);
-    if (img.info.type != PIXSUM_U8 && img.info.type != PIXSUM_U16) {
-        rc = cli_error(CMD, "%s: equalisation takes u8 or u16 images, this one is %s%s%s%s",
+    if (img.info.type != PIXSUM_U8 && img.info.type != PIXSUM_U16 &&
+        img.info.type != PIXSUM_F32 && img.info.type != PIXSUM_F64) {
+        rc = cli_error(CMD, "%s: equalisation takes u8, u16, f32 or f64 images, this one is "
+                       "%s%s%s%s",
                        in_path, pixsum_type_name(img.info.type), img.info.sample[0] ? " (" : "",
                        img.info.sample, img.info.sample[0] ? ")" : "");
         goto done;
@@ -95,7 +112,8 @@ int cmd_equalize(int argc, char **argv)
             goto done;
         }
     }
-    int st = pixsum_equalize(ctx, &img.view, &img.view, mask_path ? &mask.view : NULL);
+    int st = pixsum_equalize_bins(ctx, &img.view, &img.view, mask_path ? &mask.view : NULL,
+                                  bins);
     if (st != PIXSUM_OK) {
         rc = cli_lib_error(CMD, in_path, st);
         goto done;

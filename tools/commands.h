@@ -15,6 +15,8 @@ typedef int (*pixsum_command_fn)(int argc, char **argv);
 #define PIXSUM_COMMANDS(X)                                                             \
     X(integral, "integral image (SAT) of an image file (.npy .pgm .ppm .pfm .png .jpg .tif)") \
     X(box, "box sum / mean / variance filter over a window")                           \
+    X(threshold, "local threshold (mean, Niblack, Sauvola): a map or a mask")           \
+    X(normalize, "local normalisation (x - mean) / (std + eps) over a window")          \
     X(hist, "histogram of an image (CSV or JSON)")                                     \
     X(equalize, "histogram equalisation of an 8- or 16-bit image")                     \
     X(methods, "list the registered methods and what they support")                    \

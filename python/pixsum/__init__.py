@@ -7,14 +7,18 @@ A zero-copy NumPy interface to the pixsum C library:
     >>> pixsum.integral(img)[-1, -1] == img.sum()
     True
 
-Functions: integral, integral_sq, integral_tilted, integral3d, box_sum, box_mean,
-box_var, box_filter, histogram, histogram2d, equalize, otsu, threshold_otsu,
+Functions: integral, integral_sq, integral_tilted, integral3d, integral_nd, box_sum,
+box_mean,
+box_var, box_filter, threshold_local, normalize_local, histogram, histogram2d,
+equalize, otsu, threshold_otsu,
 methods, integral_dtype, version, cuda_device_count; the class
 IntegralHistogram (histograms of any box in O(bins)). Each has a docstring
 (help(pixsum.integral)).
 
-Arrays are read and written in place: any row or slice stride (crops, flips,
-every other row) works without a copy, and out= arrays are filled in place.
+Any NumPy array of a supported dtype goes in: any row or slice stride (crops,
+flips, every other row) is read in place, other layouts, big-endian arrays
+and bool/int8/float16/int64/uint64 through one packed copy (copy=False
+refuses them instead); out= arrays are filled in place.
 A stack of images is one call: integral(x, batch=True) and integral_sq(x,
 batch=True) read (N, H, W), (N, H, W, C) and, with channel_axis=1, PyTorch's
 (N, C, H, W) as N independent images.
@@ -25,18 +29,24 @@ library) on the caller's stream, without a host copy, and come back as GPU
 arrays of the same kind.
 
 Errors raise subclasses of pixsum.Error, one per C status code, carrying the
-library's detail text in .detail (and .status).
+library's detail text in .detail (and .status). pixsum.OverflowError and
+pixsum.IOError derive from the builtins of those names; "from pixsum import *"
+leaves the builtins alone and exports them as PixsumOverflowError and
+PixsumIOError.
 """
 
 from ._errors import (Error, NullError, InvalidArgumentError, BadShapeError,
                       BadStrideError, BadTypeError, OverflowError, AliasingError,
                       UnknownMethodError, UnsupportedError, NoMemoryError,
                       UnavailableError, OutOfRangeError, TooLargeError, CudaError,
-                      GLError, MPIError, IOError, InternalError)
+                      GLError, MPIError, IOError, InternalError, PixsumOverflowError,
+                      PixsumIOError)
 from . import _core
-from ._core import (integral, integral_sq, integral_tilted, integral3d, box_sum,
+from ._core import (integral, integral_sq, integral_tilted, integral3d, integral_nd, box_sum,
                     box_mean, box_var, box_filter, methods, version, integral_dtype,
                     cuda_device_count)
+from ._core import integral_tile  # a tile of a grid: pixsum.dask's chunks
+from ._core import threshold_local, normalize_local  # streamed on the box filter
 
 try:  # the histogram functions need section 8 of the C library
     from ._core import histogram, histogram2d, equalize, otsu, threshold_otsu
@@ -48,12 +58,17 @@ __version__ = _core.__version__
 HAVE_CUDA = bool(_core.HAVE_CUDA)
 
 __all__ = [
-    "integral", "integral_sq", "integral_tilted", "integral3d", "box_sum", "box_mean",
-    "box_var", "box_filter", "histogram", "histogram2d", "equalize", "otsu",
-    "threshold_otsu", "IntegralHistogram", "methods",
+    "integral", "integral_sq", "integral_tilted", "integral3d", "integral_nd", "box_sum",
+    "box_mean",
+    "box_var", "box_filter", "integral_tile", "histogram", "histogram2d", "equalize", "otsu",
+    "threshold_otsu", "threshold_local", "normalize_local", "IntegralHistogram", "methods",
     "integral_dtype", "version", "cuda_device_count", "HAVE_CUDA",
     "Error", "NullError", "InvalidArgumentError", "BadShapeError", "BadStrideError",
-    "BadTypeError", "OverflowError", "AliasingError", "UnknownMethodError",
+    "BadTypeError", "AliasingError", "UnknownMethodError",
     "UnsupportedError", "NoMemoryError", "UnavailableError", "OutOfRangeError",
-    "TooLargeError", "CudaError", "GLError", "MPIError", "IOError", "InternalError",
+    "TooLargeError", "CudaError", "GLError", "MPIError", "InternalError",
+    # pixsum.OverflowError and pixsum.IOError (subclasses of the builtins) are
+    # not in __all__, so that "from pixsum import *" keeps the builtins; these
+    # aliases name the same classes.
+    "PixsumOverflowError", "PixsumIOError",
 ]

@@ -129,4 +129,15 @@ BY_STATUS = (Error, NullError, InvalidArgumentError, BadShapeError, BadStrideErr
              UnsupportedError, NoMemoryError, UnavailableError, OutOfRangeError,
              TooLargeError, CudaError, GLError, MPIError, IOError, InternalError)
 
-__all__ = [cls.__name__ for cls in BY_STATUS] + ["BY_STATUS"]
+#: Names of the classes that would hide a builtin after ``from pixsum import *``
+#: (``OverflowError``, ``IOError``): they stay attributes of the package
+#: (``pixsum.OverflowError``) but are left out of ``__all__``; the aliases
+#: below are exported instead. Each still derives from the builtin it names.
+SHADOWING = tuple(cls.__name__ for cls in BY_STATUS if hasattr(builtins, cls.__name__))
+
+#: Non-shadowing names of those classes, exported by ``import *``.
+PixsumOverflowError = OverflowError
+PixsumIOError = IOError
+
+__all__ = ([cls.__name__ for cls in BY_STATUS if cls.__name__ not in SHADOWING] +
+           ["PixsumOverflowError", "PixsumIOError", "BY_STATUS"])

@@ -4,7 +4,8 @@ does not run itself.
 integral(), integral_sq() and integral3d() of CuPy arrays and PyTorch tensors
 never come here (python/src/gpu.c runs them). The others arrive through
 `dispatch()` and go to the module of their operation:
-  - box_sum, box_mean, box_var, box_filter -> pixsum/_gpu_box.py;
+  - box_sum, box_mean, box_var, box_filter, threshold_local, normalize_local
+    -> pixsum/_gpu_box.py;
   - histogram, histogram2d, equalize, threshold_otsu -> pixsum/_gpu_hist.py;
   - the integrals of other producers (DLPack-only objects, Numba and the
     like) and integral_tilted -> pixsum/_gpu_base.py.
@@ -15,7 +16,8 @@ and pixsum/_gpu_ops.py (array arithmetic); none of them imports this one.
 from . import _core, _gpu_base, _gpu_box, _gpu_hist
 from ._errors import UnavailableError, UnsupportedError
 
-_BOX_FUNCTIONS = ("box_sum", "box_mean", "box_var", "box_filter")
+_BOX_FUNCTIONS = ("box_sum", "box_mean", "box_var", "box_filter", "threshold_local",
+                  "normalize_local")
 _HIST_FUNCTIONS = ("histogram", "histogram2d", "equalize", "threshold_otsu")
 _ALL_GPU_FUNCTIONS = _gpu_base.INTEGRAL_FUNCTIONS + _BOX_FUNCTIONS + _HIST_FUNCTIONS
 

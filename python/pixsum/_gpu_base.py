@@ -46,7 +46,10 @@ _TYPE_NAMES = {
 
 
 def _integral_args(image, *, dtype=None, sq_dtype=None, method="auto", threads=0, wrap=False,
-                   padded=False, out=None, out_sq=None, batch=False, channel_axis=None):
+                   padded=False, out=None, out_sq=None, batch=False, channel_axis=None,
+                   copy=True):
+    # copy: these producers' arrays are read in place or refused (BadStrideError)
+    del copy
     if batch or channel_axis is not None:
         raise UnsupportedError("batch=True and channel_axis take CuPy arrays and PyTorch "
                                f"tensors; read this {type(image).__name__} with "
@@ -57,7 +60,9 @@ def _integral_args(image, *, dtype=None, sq_dtype=None, method="auto", threads=0
 _TORCH_DTYPES = {}  # torch dtype -> NumPy dtype, filled on first sight
 
 
-def _tilted_args(image, *, dtype=None, method="auto", threads=0, wrap=False, out=None):
+def _tilted_args(image, *, dtype=None, method="auto", threads=0, wrap=False, out=None,
+                 copy=True):
+    del copy  # read in place or refused, as above
     return image, dtype, None, method, threads, wrap, True, out, None
 
 

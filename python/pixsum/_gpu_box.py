@@ -37,16 +37,21 @@ _SQRT_INT64_MAX = 3037000499  # floor(sqrt(2^63 - 1))
 _INT64_MAX = (1 << 63) - 1
 
 
-def _box_args(table, boxes, *, padded=False):
+# copy=: box queries gather corners at any strides (nothing to copy); GPU
+# box filters read their image in place or refuse it (BadStrideError).
+def _box_args(table, boxes, *, padded=False, copy=True):
+    del copy
     return table, None, boxes, padded
 
 
-def _var_args(table, sq_table, boxes, *, padded=False):
+def _var_args(table, sq_table, boxes, *, padded=False, copy=True):
+    del copy
     return table, sq_table, boxes, padded
 
 
 def _filter_args(image, size, *, normalize=True, mode="same", dtype=None, method="auto",
-                 threads=0, out=None, border=None, stat=None, cval=0.0):
+                 threads=0, out=None, border=None, stat=None, cval=0.0, copy=True):
+    del copy
     return image, size, normalize, mode, dtype, method, out, border, stat, cval
 
 
@@ -54,6 +59,8 @@ def dispatch(name, args, kwargs):
     """Runs pixsum.<name> for GPU arrays; called by pixsum._gpu.dispatch()."""
     if name == "box_filter":
         return box_filter(*_filter_args(*args, **kwargs))
+    if name in ("threshold_local", "normalize_local"):
+        return local_op(name, *args, **kwargs)
     if name == "box_var":
         table, sq, boxes, padded = _var_args(*args, **kwargs)
     else:
@@ -407,6 +414,57 @@ def box_filter(image, size, normalize, mode, dtype, method, out, border=None, st
                 ops.copy_into(out, res)
             return out
     return back(res) if back is not None else res
+
+
+def local_op(name, image, window, method="mean", k=0.2, r=None, offset=0.0,
+             border="reflect101", output="map", dtype=None, out=None, cval=0.0,
+             foreground=255, threads=0, eps=1e-6):
+    """threshold_local / normalize_local of a GPU image: the library's
+    pixsum_cuda_threshold_local / pixsum_cuda_normalize_local (the keywords
+    are checked in C, _core._cuda_local, as the CPU binding checks them);
+    outputs allocated with the input's array library."""
+    del threads
+    normalize = name == "normalize_local"
+    if normalize and not isinstance(method, str):  # normalize_local(image, window, eps)
+        eps, method = float(method), "mean"
+    img, g, back = _gpu_array(image, "image", name)
+    ops = ops_for(g)
+    _check_layout(g, 2, "image")
+    if output not in ("map", "mask", "both"):
+        raise InvalidArgumentError(f"output must be 'map', 'mask' or 'both', got {output!r}")
+    if output == "both" and out is not None:
+        raise InvalidArgumentError("out= takes one array: not with output='both'")
+    kh, kw = (window, window) if isinstance(window, int) else tuple(window)
+    h, w = g.shape[0], g.shape[1]
+    if border == "valid":
+        h, w = h - kh + 1, w - kw + 1
+        if h < 1 or w < 1:
+            raise BadShapeError(f"a {kw}x{kh} window does not fit a {g.shape[1]}x"
+                                f"{g.shape[0]} image (border valid)")
+    shape = (h, w) + (tuple(g.shape[2:]) if normalize else ())
+    mtype = np.dtype(dtype) if dtype is not None else np.dtype(
+        np.float32 if g.dtype == np.float32 else np.float64)
+    with _gpu._device_scope(ops.lib, g.device):
+        res_map = res_mask = None
+        if normalize or output != "mask":
+            res_map = out if out is not None else ops.empty(shape, mtype)
+        if not normalize and output != "map":
+            res_mask = out if out is not None and output == "mask" else ops.empty(shape, np.uint8)
+        rm = _gpu._Gpu(res_map, "out") if res_map is not None else None
+        rk = _gpu._Gpu(res_mask, "out") if res_mask is not None else None
+        first = rm if rm is not None else rk
+        _core._cuda_local(g.desc(), rm.desc() if rm else None, rk.desc() if rk else None,
+                          window, normalize=normalize, method=method, k=float(k), r=r,
+                          offset=float(offset), border=border, cval=float(cval),
+                          foreground=int(foreground), eps=float(eps), stream=first.stream,
+                          device=g.device)
+    res = (res_map, res_mask) if output == "both" and not normalize else (
+        res_map if res_map is not None else res_mask)
+    if out is not None:
+        return out
+    if back is None:
+        return res
+    return tuple(back(x) for x in res) if isinstance(res, tuple) else back(res)
 
 
 def _c_contiguous(g):

@@ -1,7 +1,8 @@
 /*
  * binding.h - what the source files of the pixsum._core extension share:
- * error raising (C status -> pixsum.Error subclass), NumPy array <-> pixsum_view
- * conversion without copies, per-call contexts and the recognition of GPU
+ * error raising (C status -> pixsum.Error subclass), input arrays -> arrays the
+ * library reads (in place where a view can describe them, else one packed
+ * copy), NumPy array <-> pixsum_view, per-call contexts and the recognition of GPU
  * arrays (all in common.c), and the histogram (hist.c, ihist.c) and GPU
  * (gpu.c) entry points that module.c puts in the module table. Dependencies
  * run one way: common.c needs no other file of the extension; gpu.c needs
@@ -82,9 +83,50 @@ int psb_npy_of_type(pixsum_type t);
  * Returns 1, or 0 with pixsum.BadTypeError (or NumPy's TypeError) set. */
 int psb_dtype_arg(PyObject *obj, pixsum_type *type);
 
-/* New reference to `obj` as an ndarray without copying its memory (an
- * ndarray is returned as is; buffer exporters become views; plain sequences
- * are converted). NULL with an exception set on failure. */
+/* Flags of psb_input_array(). */
+enum {
+    PSB_IN_NO_COPY = 1u,   /* copy=False: refuse what needs a copy (BadStrideError for
+                              a layout, BadTypeError for a dtype; the message names
+                              copy=False) */
+    PSB_IN_TABLE = 2u,     /* an integral table: dtypes kept (64-bit included), only
+                              the byte order and the layout are adapted */
+    PSB_IN_F64_WIDE = 4u,  /* int64/uint64 values beyond 32 bits become float64
+                              instead of raising pixsum.OverflowError */
+    PSB_IN_VOLUME = 8u,    /* a 3-D array is (D, H, W): no channel axis */
+    PSB_IN_MERGE01 = 16u   /* a 4-D array's axes 0 and 1 must merge (N, C, H, W) */
+};
+
+/* The one place where an input argument becomes an array the library reads.
+ * New reference to `obj` as an ndarray (sequences and buffer exporters
+ * converted or viewed; a GPU array refused: UnsupportedError) that pixsum
+ * views describe in place:
+ *   - dtypes: bool is viewed as uint8 (no copy); int8 -> int16 and
+ *     float16 -> float32 (exact); int64/uint64 -> int32 when every value fits,
+ *     else uint32 when every value fits, else float64 with PSB_IN_F64_WIDE,
+ *     else pixsum.OverflowError; big-endian -> native. Other dtypes:
+ *     BadTypeError. With PSB_IN_TABLE only the byte order changes.
+ *   - layout: an array whose pixels are not packed along a row (a.T,
+ *     a[:, ::2], rgb[..., 0], a[:, ::-1]), broadcast, overlapping or unaligned
+ *     becomes one packed C-order copy; row and slice strides (crops,
+ *     a[::2], flips of rows) are read in place.
+ * A conversion or layout copy happens once per call, into a temporary that
+ * the returned reference owns. With PSB_IN_NO_COPY nothing is copied (bool
+ * is still viewed as uint8). NULL with an exception set on failure. */
+PyArrayObject *psb_input_array(PyObject *obj, const char *what, unsigned flags);
+
+/* 1 if memory of `nd` axes (dims, byte strides, item size `es`) is what
+ * psb_input_array() reads in place (PSB_IN_VOLUME and PSB_IN_MERGE01 of
+ * `flags` apply; alignment is the caller's to check), 0 if it would copy it.
+ * Used for GPU arrays too, whose copies their own library makes. */
+int psb_layout_in_place(int nd, const npy_intp *dims, const npy_intp *strides, npy_intp es,
+                        unsigned flags);
+
+/* For `what` "image", "a", "b" or "mask" (the image arguments of every
+ * function): psb_input_array(obj, what, 0), copies allowed. For any other
+ * argument (tables, carry rows, weights): `obj` as an ndarray without
+ * copying its memory or changing its dtype (an ndarray as is; buffer
+ * exporters viewed; plain sequences converted). New reference, or NULL with
+ * an exception set. New code should call psb_input_array() with its flags. */
 PyArrayObject *psb_as_array(PyObject *obj, const char *what);
 
 /* Describes array `a` as a view with `spatial` (2 or 3) spatial axes and an
@@ -185,6 +227,19 @@ extern const char psb_histogram_doc[], psb_histogram2d_doc[], psb_equalize_doc[]
     psb_joint_stats_doc[], psb_hist_resolve_doc[], psb_hist_edges_doc[], psb_otsu_doc[],
     psb_threshold_otsu_doc[], psb_ihist_new_doc[], psb_ihist_query_doc[];
 
+/* ---- local thresholds and normalisation (threshold.c) ------------------ */
+PyObject *psb_py_threshold_local(PyObject *self, PyObject *args, PyObject *kwargs);
+PyObject *psb_py_normalize_local(PyObject *self, PyObject *args, PyObject *kwargs);
+PyObject *psb_py_cuda_local(PyObject *self, PyObject *args, PyObject *kwargs);
+extern const char psb_threshold_local_doc[], psb_normalize_local_doc[], psb_cuda_local_doc[];
+#define PSB_THRESHOLD_METHODS                                                           \
+    {"threshold_local", (PyCFunction)(void (*)(void))psb_py_threshold_local,            \
+     METH_VARARGS | METH_KEYWORDS, psb_threshold_local_doc},                            \
+    {"normalize_local", (PyCFunction)(void (*)(void))psb_py_normalize_local,            \
+     METH_VARARGS | METH_KEYWORDS, psb_normalize_local_doc},                            \
+    {"_cuda_local", (PyCFunction)(void (*)(void))psb_py_cuda_local,                     \
+     METH_VARARGS | METH_KEYWORDS, psb_cuda_local_doc},
+
 #ifdef PSB_HAVE_HIST
 #define PSB_HIST_METHODS                                                                \
     {"histogram", (PyCFunction)(void (*)(void))psb_py_histogram,                        \
@@ -237,6 +292,8 @@ typedef struct psb_integral_args {
     int channels_first;    /* with batch: (N, C, H, W) read as N*C images */
     PyObject *dtype, *sq_dtype, *out, *out_sq; /* borrowed; NULL or None: not given */
     psb_opts opts;         /* method, wrap, padded (threads unused on the GPU) */
+    int no_copy;           /* copy=False: a layout the view cannot describe is refused
+                              instead of copied (with the array's own library) */
 } psb_integral_args;
 
 /* The integral of a GPU array `image` of kind `kind` (psb_array_kind_of()):
@@ -292,5 +349,29 @@ extern const char psb_cuda_histogram_doc[], psb_cuda_hist_post_doc[],
      METH_VARARGS | METH_KEYWORDS, psb_cuda_histogram2d_doc},                           \
     {"_cuda_equalize", (PyCFunction)(void (*)(void))psb_py_cuda_equalize,               \
      METH_VARARGS | METH_KEYWORDS, psb_cuda_equalize_doc},                              \
+
+/* ---- tiles of a grid (carry.c) ---------------------------------------- */
+
+/* integral_tile(): pixsum_integral_carry_tile() on NumPy arrays;
+ * _equalize_counts(): pixsum_equalize_counts() on NumPy arrays; _hist_finish():
+ * pixsum_hist_cumulative() / pixsum_hist_relative() of given counts. */
+PyObject *psb_py_integral_tile(PyObject *self, PyObject *args, PyObject *kwargs);
+PyObject *psb_py_equalize_counts(PyObject *self, PyObject *args, PyObject *kwargs);
+PyObject *psb_py_hist_finish(PyObject *self, PyObject *args, PyObject *kwargs);
+extern const char psb_integral_tile_doc[], psb_equalize_counts_doc[], psb_hist_finish_doc[];
+
+#ifdef PSB_HAVE_HIST
+#define PSB_CARRY_HIST_METHODS                                                      \
+    {"_equalize_counts", (PyCFunction)(void (*)(void))psb_py_equalize_counts,           \
+     METH_VARARGS | METH_KEYWORDS, psb_equalize_counts_doc},                            \
+    {"_hist_finish", (PyCFunction)(void (*)(void))psb_py_hist_finish,                   \
+     METH_VARARGS | METH_KEYWORDS, psb_hist_finish_doc},
+#else
+#define PSB_CARRY_HIST_METHODS
+#endif
+#define PSB_CARRY_METHODS                                                               \
+    {"integral_tile", (PyCFunction)(void (*)(void))psb_py_integral_tile,               \
+     METH_VARARGS | METH_KEYWORDS, psb_integral_tile_doc},                              \
+    PSB_CARRY_HIST_METHODS
 
 #endif /* PIXSUM_BINDING_H */

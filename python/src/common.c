@@ -1,8 +1,10 @@
 /*
  * common.c - the helpers every source file of pixsum._core shares (declared
  * in binding.h): C status -> pixsum.Error subclass, NumPy dtype <-> pixsum
- * type, NumPy arrays and raw memory descriptions -> pixsum_view without
- * copies, output arrays, per-call contexts, and the recognition of GPU
+ * type, input arrays -> arrays the library reads (psb_input_array(): dtype
+ * conversions, byte order, and one packed copy of what a view cannot
+ * describe), NumPy arrays and raw memory descriptions -> pixsum_view, output
+ * arrays, per-call contexts, and the recognition of GPU
  * arrays (which library made an argument). It depends on no other file of
  * the extension: module.c, hist.c, ihist.c and gpu.c build on it.
  */
@@ -205,7 +207,10 @@ int psb_dtype_arg(PyObject *obj, pixsum_type *type)
 /* Arrays and views                                                         */
 /* ------------------------------------------------------------------------ */
 
-PyArrayObject *psb_as_array(PyObject *obj, const char *what)
+/* `obj` as an ndarray without copying its memory (an ndarray is returned as
+ * is; buffer exporters become views; plain sequences are converted). New
+ * reference, or NULL with an exception set. */
+static PyArrayObject *as_array_raw(PyObject *obj, const char *what)
 {
     if (PyArray_Check(obj)) {
         Py_INCREF(obj);
@@ -226,6 +231,209 @@ PyArrayObject *psb_as_array(PyObject *obj, const char *what)
                         Py_TYPE(obj)->tp_name);
     }
     return (PyArrayObject *)a;
+}
+
+/* What an input of dtype `d` is read as: the pixsum type of the packed
+ * temporary (or of the array itself when no conversion is needed), or
+ * PIXSUM_TYPE_NONE for a dtype pixsum cannot read. *narrow is set for int64
+ * and uint64 images, whose values are checked before they are narrowed. */
+static pixsum_type input_type(PyArray_Descr *d, unsigned flags, int *narrow)
+{
+    long size = (long)PyDataType_ELSIZE(d);
+    *narrow = 0;
+    if (d->kind == 'b' && size == 1)
+        return PIXSUM_U8; /* 0/1 bytes: read as uint8 */
+    if (flags & PSB_IN_TABLE)
+        return psb_type_of_kind(d->kind, size);
+    if (d->kind == 'i' && size == 1)
+        return PIXSUM_I16; /* int8 -> int16, exact */
+    if (d->kind == 'f' && size == 2)
+        return PIXSUM_F32; /* float16 -> float32, exact */
+    if ((d->kind == 'i' || d->kind == 'u') && size == 8) {
+        *narrow = 1;
+        return d->kind == 'i' ? PIXSUM_I64 : PIXSUM_U64;
+    }
+    return psb_type_of_kind(d->kind, size);
+}
+
+/* 1 if the pixsum views of every function can describe `a` in place: aligned
+ * memory, the last axis packed, pixels of up to 4 channels packed (the
+ * second-last axis of a 3-D or larger array whose last axis has <= 4
+ * entries, unless PSB_IN_VOLUME says a 3-D array has no channel axis), and
+ * every outer axis stepping over the whole extent of the axes inside it (so
+ * rows and slices never overlap; negative steps are fine). With
+ * PSB_IN_MERGE01, axes 0 and 1 of a 4-D array must also merge into one
+ * (channels-first stacks). */
+static int readable_in_place(PyArrayObject *a, unsigned flags)
+{
+    if (PyArray_SIZE(a) == 0 || PyArray_NDIM(a) == 0)
+        return 1; /* the view's own checks name the shape */
+    return PyArray_ISALIGNED(a) &&
+           psb_layout_in_place(PyArray_NDIM(a), PyArray_DIMS(a), PyArray_STRIDES(a),
+                               (npy_intp)PyArray_ITEMSIZE(a), flags);
+}
+
+int psb_layout_in_place(int nd, const npy_intp *dims, const npy_intp *st, npy_intp es,
+                        unsigned flags)
+{
+    for (int k = 0; k < nd; k++)
+        if (dims[k] == 0)
+            return 1; /* empty: the view's own checks name the shape */
+    if (nd == 0)
+        return 1;
+    int i = nd - 1;
+    if (dims[i] > 1 && st[i] != es)
+        return 0;
+    npy_intp span = dims[i] * es; /* bytes covered by the axes inside axis i */
+    int channel_axis = nd >= 4 || (nd == 3 && !(flags & PSB_IN_VOLUME));
+    if (--i >= 0 && channel_axis && dims[nd - 1] <= 4) {
+        if (dims[i] > 1 && st[i] != span)
+            return 0;
+        span *= dims[i];
+        i--;
+    }
+    for (; i >= 0; i--) {
+        if (dims[i] <= 1)
+            continue;
+        npy_intp step = st[i] < 0 ? -st[i] : st[i];
+        if (step < span || step % es != 0)
+            return 0;
+        span += (dims[i] - 1) * step;
+    }
+    if ((flags & PSB_IN_MERGE01) && nd == 4 && dims[0] > 1 && dims[1] > 1 &&
+        st[0] != dims[1] * st[1])
+        return 0;
+    return 1;
+}
+
+/* Reads the range of an int64/uint64 array (any layout) into *lo and *hi
+ * (as signed for int64; for uint64 *lo is 0 and *hi is clamped to
+ * INT64_MAX when larger, which is enough to decide). Returns 1, or 0 with an
+ * exception set. */
+static int int64_range(PyArrayObject *a, int is_signed, long long *lo, long long *hi)
+{
+    PyArrayObject *c = (PyArrayObject *)PyArray_FromAny(
+        (PyObject *)a, PyArray_DescrFromType(is_signed ? NPY_INT64 : NPY_UINT64), 0, 0,
+        NPY_ARRAY_CARRAY_RO, NULL);
+    if (!c)
+        return 0;
+    npy_intp n = PyArray_SIZE(c);
+    long long mn = 0, mx = 0;
+    Py_BEGIN_ALLOW_THREADS
+    if (is_signed) {
+        const int64_t *v = PyArray_DATA(c);
+        mn = mx = n ? v[0] : 0;
+        for (npy_intp k = 1; k < n; k++) {
+            mn = v[k] < mn ? v[k] : mn;
+            mx = v[k] > mx ? v[k] : mx;
+        }
+    } else {
+        const uint64_t *v = PyArray_DATA(c);
+        uint64_t umx = 0;
+        for (npy_intp k = 0; k < n; k++)
+            umx = v[k] > umx ? v[k] : umx;
+        mx = umx > (uint64_t)INT64_MAX ? INT64_MAX : (long long)umx;
+    }
+    Py_END_ALLOW_THREADS
+    Py_DECREF(c);
+    *lo = mn;
+    *hi = mx;
+    return 1;
+}
+
+/* A new C-contiguous native array of pixsum type `t` holding `a`'s values
+ * (NumPy's cast: exact for every conversion this file asks for). */
+static PyArrayObject *packed_copy(PyArrayObject *a, pixsum_type t)
+{
+    PyArrayObject *dst = (PyArrayObject *)PyArray_Empty(
+        PyArray_NDIM(a), PyArray_DIMS(a), PyArray_DescrFromType(psb_npy_of_type(t)), 0);
+    if (dst && PyArray_CopyInto(dst, a) < 0)
+        Py_CLEAR(dst);
+    return dst;
+}
+
+PyArrayObject *psb_input_array(PyObject *obj, const char *what, unsigned flags)
+{
+    PyArrayObject *a = as_array_raw(obj, what);
+    if (!a)
+        return NULL;
+    PyArray_Descr *d = PyArray_DESCR(a);
+    int narrow, no_copy = (flags & PSB_IN_NO_COPY) != 0;
+    pixsum_type t = input_type(d, flags, &narrow);
+    if (t == PIXSUM_TYPE_NONE) {
+        psb_fail_dtype(what, d, (flags & PSB_IN_TABLE)
+            ? "tables are uint32, uint64, int64, float32 or float64 (any byte order)"
+            : "pixsum reads bool, int8, uint8, int16, uint16, int32, uint32, int64, uint64 "
+              "(values within 32 bits), float16, float32 and float64, in any byte order");
+        Py_DECREF(a);
+        return NULL;
+    }
+    int native = PyArray_ISNBO(d->byteorder);
+    int same_type = d->kind == 'b' || (native && psb_type_of_descr(d) == t && !narrow);
+    int in_place = readable_in_place(a, flags);
+    if (same_type && in_place) {
+        if (d->kind != 'b')
+            return a;
+        /* bool is one byte of 0 or 1: the same memory read as uint8 */
+        PyObject *u8 = PyArray_View(a, PyArray_DescrFromType(NPY_UINT8), NULL);
+        Py_DECREF(a);
+        return (PyArrayObject *)u8;
+    }
+    if (no_copy) {
+        char text[160];
+        psb_descr_text(d, text, sizeof text);
+        if (!same_type)
+            psb_fail(PIXSUM_ERR_BAD_TYPE, "%s has dtype %s, which pixsum reads through a "
+                     "converted copy (as %s), and copy=False forbids copies; drop copy=False "
+                     "or pass a native %s array", what, text,
+                     narrow ? "int32/uint32" : psb_dtype_name(t),
+                     narrow ? "int32/uint32" : psb_dtype_name(t));
+        else
+            psb_fail(PIXSUM_ERR_BAD_STRIDE, "%s: its memory layout (not packed along a row, "
+                     "overlapping, broadcast or unaligned) cannot be read in place, and "
+                     "copy=False forbids the packed copy; drop copy=False or pass "
+                     "numpy.ascontiguousarray(%s)", what, what);
+        Py_DECREF(a);
+        return NULL;
+    }
+    if (narrow) {
+        long long lo, hi;
+        if (!int64_range(a, d->kind == 'i', &lo, &hi)) {
+            Py_DECREF(a);
+            return NULL;
+        }
+        if (lo >= INT32_MIN && hi <= INT32_MAX)
+            t = PIXSUM_I32;
+        else if (lo >= 0 && hi <= (long long)UINT32_MAX)
+            t = PIXSUM_U32;
+        else if (flags & PSB_IN_F64_WIDE)
+            t = PIXSUM_F64;
+        else {
+            char text[160];
+            psb_descr_text(d, text, sizeof text);
+            psb_fail(PIXSUM_ERR_OVERFLOW, "%s has dtype %s with values from %lld to %lld%s, "
+                     "beyond int32 and uint32 (the widest integer images pixsum reads); "
+                     "convert it (e.g. %s.astype(numpy.float64)) or, for an integral table, "
+                     "pass dtype=numpy.float64", what, text, lo, hi,
+                     d->kind == 'u' && hi == INT64_MAX ? " or more" : "", what);
+            Py_DECREF(a);
+            return NULL;
+        }
+    }
+    PyArrayObject *copy = packed_copy(a, t);
+    Py_DECREF(a);
+    return copy;
+}
+
+PyArrayObject *psb_as_array(PyObject *obj, const char *what)
+{
+    /* the arguments that are images get the image rule; others (tables,
+     * carries, weights) keep their dtype and memory, as their callers expect */
+    static const char *const images[] = {"image", "a", "b", "mask"};
+    for (size_t i = 0; i < sizeof images / sizeof images[0]; i++)
+        if (strcmp(what, images[i]) == 0)
+            return psb_input_array(obj, what, 0);
+    return as_array_raw(obj, what);
 }
 
 void psb_shape_text(int nd, const npy_intp *dims, char *buf, size_t size)
@@ -440,7 +648,7 @@ pixsum_ctx *psb_make_ctx(const psb_opts *o)
  * with an exception set. */
 pixsum_box *psb_parse_boxes(PyObject *obj, size_t *n, int *spatial, int *single)
 {
-    PyArrayObject *raw = psb_as_array(obj, "boxes");
+    PyArrayObject *raw = as_array_raw(obj, "boxes");
     if (!raw)
         return NULL;
     char kind = PyArray_DESCR(raw)->kind;

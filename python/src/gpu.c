@@ -990,6 +990,7 @@ PyObject *psb_gpu_integral(PyObject *image, psb_array_kind kind, const psb_integ
     memset(&gq, 0, sizeof gq);
     PyObject *res = NULL, *res_sq = NULL, *result = NULL;
     pixsum_view vin, vout, vsq;
+    PyObject *packed = NULL; /* the image's contiguous copy, when one is made */
     int r = read_gpu(image, kind, "image", &in);
     if (r == READ_ELSEWHERE) {
         gpu_array_clear(&in);
@@ -997,6 +998,24 @@ PyObject *psb_gpu_integral(PyObject *image, psb_array_kind kind, const psb_integ
     }
     if (r != READ_OK)
         goto done;
+    unsigned flags = (a->batch || a->spatial == 3 ? PSB_IN_VOLUME : 0u) |
+                     (a->channels_first ? PSB_IN_MERGE01 : 0u);
+    if (!a->no_copy &&
+        !psb_layout_in_place(in.nd, in.dims, in.strides,
+                             (npy_intp)pixsum_type_size(in.type), flags)) {
+        /* a layout the view cannot describe (a transposed or channel view,
+         * a broadcast): one contiguous copy with the array's own library, on
+         * its current stream */
+        packed = kind == PSB_GPU_TORCH ? PyObject_CallMethod(image, "contiguous", NULL)
+                                       : PyObject_CallMethod(image, "copy", "s", "C");
+        gpu_array_clear(&in);
+        if (!packed || (r = read_gpu(packed, kind, "image", &in)) != READ_OK) {
+            if (packed && !PyErr_Occurred())
+                psb_fail(PIXSUM_ERR_INTERNAL, "%s: the image's contiguous copy could not "
+                         "be read", a->name);
+            goto done;
+        }
+    }
     if (!a->batch) {
         if (a->spatial == 2 && !psb_check_unbatched(a->name, in.nd, in.dims))
             goto done;
@@ -1075,6 +1094,7 @@ PyObject *psb_gpu_integral(PyObject *image, psb_array_kind kind, const psb_integ
     }
     result = a->squared ? PyTuple_Pack(2, res, res_sq) : (Py_INCREF(res), res);
 done:
+    Py_XDECREF(packed);
     Py_XDECREF(res);
     Py_XDECREF(res_sq);
     gpu_array_clear(&in);

@@ -1,6 +1,8 @@
 /*
- * hist.c - the histogram functions of pixsum._core: histogram(), histogram2d()
- * and equalize(), over section 8 of include/pixsum.h.
+ * hist.c - the histogram functions of pixsum._core: histogram() (NumPy's
+ * edges, closed last bin, weights, density and scikit-image's bin centres
+ * included), histogram2d(), equalize() (integer and float images) and Otsu,
+ * over section 8 of include/pixsum.h.
  *
  * Images are read in place (any row/slice stride, as in module.c); counts are
  * uint64 and never wrap. Bins are half-open [lo, hi) with the library's one
@@ -196,7 +198,9 @@ static PyObject *u64_list(const uint64_t *v, size_t n)
 const char psb_histogram_doc[] =
 "histogram(image, *, bins=None, range=None, mask=None, relative=False,\n"
 "          cumulative=False, of_all_samples=False, channels=True, method='auto',\n"
-"          threads=0, out=None, info=False, batch=False, range_per_image=False)\n"
+"          threads=0, out=None, info=False, batch=False, range_per_image=False,\n"
+"          closed_last=False, weights=None, density=False, return_centers=False,\n"
+"          f32_edges=False)\n"
 "--\n\n"
 "Histogram of every channel of an image, counted in one pass, read in place.\n\n"
 "image: (N,), (H, W), (H, W, C) or (D, H, W, C) (with channels=False a 3-D\n"
@@ -218,6 +222,22 @@ const char psb_histogram_doc[] =
 "out: an existing array for the counts (uint64, or float64 when relative).\n"
 "info: also return a dict with bins, lo, hi, edges, pixels and per-channel\n"
 "  in_range, below, above and nan counts.\n\n"
+"NumPy's options (one image, host arrays; pixsum_histogram_edges/_weighted):\n"
+"bins: also a 1-D array of B + 1 non-decreasing edges (NumPy's bins=array;\n"
+"  range must then be None): bin i holds e[i] <= v < e[i + 1], found by\n"
+"  binary search; NaN, v < e[0] and v >= e[B] are in no bin. -inf/+inf edges\n"
+"  are allowed.\n"
+"closed_last: the last bin also holds v == its upper edge, as np.histogram's\n"
+"  (with range=(min, max) this is NumPy's and scikit-image's float binning).\n"
+"weights: an array of the image's shape (or of its spatial shape, for every\n"
+"  channel): each bin gets the float64 sum of its samples' weights.\n"
+"density: NumPy's density, counts (or weight sums) / bin width / their total.\n"
+"return_centers: also return the bin centres (e[i] + e[i + 1]) / 2 as\n"
+"  skimage.exposure.histogram does: (hist, centers[, info]).\n"
+"f32_edges: for a float32 image and bins given as a count, NumPy's float32\n"
+"  edges (each rounded to float32) and centres (computed in float32). With\n"
+"  closed_last and range=(min, max), np.histogram's counts bit for bit.\n"
+"With weights or density the result is float64.\n\n"
 "batch: read axis 0 as N independent images, (N, H, W) or (N, H, W, C), and\n"
 "  return N histograms, (N, bins) or (N, C, bins), in one call\n"
 "  (pixsum_histogram_batch(), images spread over the threads). They share one\n"
@@ -398,122 +418,323 @@ done:
     return result;
 }
 
-PyObject *psb_py_histogram(PyObject *self, PyObject *args, PyObject *kwargs)
+/* True when histogram()'s bins is an array of edges rather than a count. */
+static int bins_are_edges(PyObject *obj)
 {
-    (void)self;
-    static char *kwlist[] = {"image", "bins", "range", "mask", "relative", "cumulative",
-                             "of_all_samples", "channels", "method", "threads", "out",
-                             "info", "batch", "range_per_image", NULL};
-    PyObject *image, *bins_obj = NULL, *range_obj = NULL, *mask_obj = NULL, *out = NULL;
-    int relative = 0, cumulative = 0, all_samples = 0, channels = 1, want_info = 0;
-    int batch = 0, per_image = 0;
-    psb_opts o = {NULL, 0, 0, 0};
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$OOOppppznOppp:histogram", kwlist,
-                                     &image, &bins_obj, &range_obj, &mask_obj, &relative,
-                                     &cumulative, &all_samples, &channels, &o.method,
-                                     &o.threads, &out, &want_info, &batch, &per_image))
-        return NULL;
-    pixsum_hist_spec spec;
-    if (!psb_parse_hist_spec(bins_obj, range_obj, &spec))
-        return NULL;
-    if (per_image && !batch)
+    if (!obj || obj == Py_None)
+        return 0;
+    if (PyArray_Check(obj)) /* arrays have __index__; a 0-d one is a count */
+        return PyArray_NDIM((PyArrayObject *)obj) != 0;
+    return !PyIndex_Check(obj) && PySequence_Check(obj);
+}
+
+/* histogram()'s bins as edges: a new contiguous float64 1-D array, or NULL
+ * with an exception set. The library checks their order and count. */
+static PyArrayObject *parse_edges(PyObject *obj)
+{
+    if (PyUnicode_Check(obj) || PyBytes_Check(obj))
+        return psb_fail(PIXSUM_ERR_INVALID_ARG, "bins must be an int, None or a 1-D array of "
+                        "edges; NumPy's bin estimators ('auto', ...) are not supported");
+    PyArrayObject *e = (PyArrayObject *)PyArray_FROMANY(
+        obj, NPY_FLOAT64, 0, 0, NPY_ARRAY_IN_ARRAY | NPY_ARRAY_FORCECAST);
+    if (!e) {
+        PyErr_Clear();
         return psb_fail(PIXSUM_ERR_INVALID_ARG,
-                        "histogram: range_per_image is read with batch=True only");
-    if (psb_is_gpu_array(image)) {
-        if (batch)
-            return psb_fail(PIXSUM_ERR_UNSUPPORTED,
-                            "histogram(batch=True) of a GPU array is not available yet: "
-                            "count each image, or the stack's host copy");
-        return psb_gpu_dispatch("histogram", args, kwargs);
+                        "bins must be an int, None or a 1-D array of numbers (the edges)");
     }
-    PyArrayObject *in = psb_as_array(image, "image");
-    if (!in)
+    if (PyArray_NDIM(e) != 1 || PyArray_DIM(e, 0) < 2) {
+        int nd = PyArray_NDIM(e);
+        npy_intp n = nd == 1 ? PyArray_DIM(e, 0) : 0;
+        Py_DECREF(e);
+        return psb_fail(PIXSUM_ERR_INVALID_ARG, "bins as edges must be a 1-D array of at least "
+                        "2 edges, got %s%zd", nd == 1 ? "" : "an array of dimension ",
+                        nd == 1 ? (Py_ssize_t)n : (Py_ssize_t)nd);
+    }
+    return e;
+}
+
+/* The info dict of one histogram, with `edges` (a new reference, stolen). */
+static PyObject *single_info(const pixsum_hist_info *info, PyObject *edges)
+{
+    size_t c = info->channels;
+    if (!edges)
         return NULL;
-    if (batch) {
-        if (!channels) {
-            Py_DECREF(in);
-            return psb_fail(PIXSUM_ERR_INVALID_ARG,
-                            "histogram: batch=True reads (N, H, W) or (N, H, W, C); "
-                            "channels=False does not apply");
-        }
-        PyObject *r = histogram_batch(in, &spec, mask_obj, relative, cumulative, all_samples,
-                                      per_image, &o, out, want_info);
-        Py_DECREF(in);
-        return r;
-    }
-    PyArrayObject *mask = NULL, *res = NULL;
+    return Py_BuildValue("{s:n,s:n,s:d,s:d,s:N,s:K,s:N,s:N,s:N,s:N}", "bins",
+                         (Py_ssize_t)info->bins, "channels", (Py_ssize_t)c, "lo", info->lo,
+                         "hi", info->hi, "edges", edges, "pixels",
+                         (unsigned long long)info->pixels, "in_range",
+                         u64_list(info->in_range, c), "below", u64_list(info->below, c),
+                         "above", u64_list(info->above, c), "nan", u64_list(info->nan, c));
+}
+
+/* f32_edges= of histogram() and threshold_otsu(): a truth value, read as
+ * PIXSUM_HIST_F32_EDGES. Returns 1, or 0 with an exception set. */
+static int parse_f32_edges(PyObject *obj, unsigned *flags)
+{
+    int t = obj ? PyObject_IsTrue(obj) : 0;
+    if (t < 0)
+        return 0;
+    *flags = t ? PIXSUM_HIST_F32_EDGES : 0u;
+    return 1;
+}
+
+/* What histogram() was asked for, beyond bins and range. */
+typedef struct hist_request {
+    PyArrayObject *edges; /* bins as edges, or NULL */
+    PyObject *mask, *weights, *out;
+    int relative, cumulative, all_samples, channels, want_info;
+    int closed_last, density, centers;
+    unsigned f32_edges; /* PIXSUM_HIST_F32_* flags */
+} hist_request;
+
+/* histogram() of one host image: the uniform bins of the library's fast
+ * path, or (edges, closed_last, weights) bins decided by their edges
+ * (pixsum_histogram_edges / _weighted); then relative, cumulative or
+ * density, the centres and the info. */
+static PyObject *histogram_one(PyArrayObject *in, pixsum_hist_spec *spec,
+                               const hist_request *rq, const psb_opts *o)
+{
+    PyArrayObject *mask = NULL, *weights = NULL, *res = NULL, *edges = NULL;
     pixsum_ctx *ctx = NULL;
     uint64_t *counts = NULL;
-    PyObject *result = NULL;
-    pixsum_view vin, vmask;
-    if (!psb_hist_view(in, channels, 0, "image", &vin) ||
-        !psb_mask_view(mask_obj, &vin, &mask, &vmask))
+    double *sums = NULL;
+    PyObject *result = NULL, *centers = NULL;
+    pixsum_view vin, vmask, vweights;
+    const int f32 = rq->f32_edges && !rq->edges && PyArray_TYPE(in) == NPY_FLOAT32;
+    const unsigned f32_flag = f32 ? rq->f32_edges : 0u;
+    const int by_edges = rq->edges || rq->closed_last || f32 ||
+                         (rq->weights && rq->weights != Py_None);
+    const int weighted = rq->weights && rq->weights != Py_None;
+    if (rq->density && (rq->relative || rq->cumulative))
+        return psb_fail(PIXSUM_ERR_INVALID_ARG,
+                        "histogram: density=True is neither relative nor cumulative");
+    if (weighted && (rq->relative || rq->cumulative))
+        return psb_fail(PIXSUM_ERR_INVALID_ARG, "histogram: relative and cumulative divide or "
+                        "add counts; with weights= use density=True or the sums");
+    if (!psb_hist_view(in, rq->channels, 0, "image", &vin) ||
+        !psb_mask_view(rq->mask, &vin, &mask, &vmask))
         goto done;
     if (mask)
-        spec.mask = &vmask;
+        spec->mask = &vmask;
+    if (weighted) {
+        if (!(weights = psb_as_array(rq->weights, "weights")) ||
+            !psb_hist_view(weights, rq->channels, 0, "weights", &vweights))
+            goto done;
+    }
     pixsum_hist_info info;
     memset(&info, 0, sizeof info);
-    int st;
-    Py_BEGIN_ALLOW_THREADS
-    st = pixsum_hist_resolve(&vin, &spec, &info);
-    Py_END_ALLOW_THREADS
-    if (st != PIXSUM_OK) {
-        psb_fail_library(st, "histogram");
-        goto done;
+    int st = PIXSUM_OK;
+    if (rq->edges) {
+        edges = rq->edges;
+        Py_INCREF(edges);
+        info.bins = (size_t)PyArray_DIM(edges, 0) - 1;
+        info.channels = vin.channels;
+    } else {
+        Py_BEGIN_ALLOW_THREADS
+        st = pixsum_hist_resolve(&vin, spec, &info);
+        Py_END_ALLOW_THREADS
+        if (st != PIXSUM_OK) {
+            psb_fail_library(st, "histogram");
+            goto done;
+        }
+        if (by_edges) {
+            npy_intp ne = (npy_intp)info.bins + 1;
+            if (!(edges = (PyArrayObject *)PyArray_SimpleNew(1, &ne, NPY_FLOAT64)))
+                goto done;
+            st = pixsum_hist_uniform_edges(info.bins, info.lo, info.hi, f32_flag,
+                                           PyArray_DATA(edges));
+            if (st != PIXSUM_OK) {
+                psb_fail_library(st, "histogram");
+                goto done;
+            }
+        }
+        /* pin the resolved range: the data is not scanned again */
+        spec->bins = info.bins;
+        spec->lo = info.lo;
+        spec->hi = info.hi;
     }
-    int has_channels = PyArray_NDIM(in) == 4 || (PyArray_NDIM(in) == 3 && channels);
+    int has_channels = PyArray_NDIM(in) == 4 || (PyArray_NDIM(in) == 3 && rq->channels);
     npy_intp shape[2];
     int nd = 0;
     if (has_channels)
         shape[nd++] = (npy_intp)info.channels;
     shape[nd++] = (npy_intp)info.bins;
-    if (!(res = counts_output(out, nd, shape, relative)))
+    const int float_out = rq->relative || rq->density || weighted;
+    if (!(res = counts_output(rq->out, nd, shape, float_out)))
         goto done;
-    if (!(ctx = psb_make_ctx(&o)))
+    if (!(ctx = psb_make_ctx(o)))
         goto done;
     size_t n = info.channels * info.bins;
-    /* plain counts go straight into the result; relative ones need the
-     * counts first */
-    if (relative && !(counts = PyMem_RawMalloc(n * sizeof *counts))) {
+    if ((!weighted && float_out && !(counts = PyMem_RawMalloc(n * sizeof *counts))) ||
+        (weighted && rq->density && !(sums = PyMem_RawMalloc(n * sizeof *sums)))) {
         PyErr_NoMemory();
         goto done;
     }
-    uint64_t *dst = relative ? counts : (uint64_t *)PyArray_DATA(res);
+    uint64_t *dst = counts ? counts : (uint64_t *)PyArray_DATA(res);
+    double *wdst = sums ? sums : (double *)PyArray_DATA(res);
+    const double *e = edges ? (const double *)PyArray_DATA(edges) : NULL;
+    pixsum_hist_edges_spec es;
+    memset(&es, 0, sizeof es);
+    es.edges = e;
+    es.n_edges = info.bins + 1;
+    es.flags = rq->closed_last ? PIXSUM_HIST_CLOSED_LAST : 0u;
+    es.mask = spec->mask;
+    es.weights = weighted ? &vweights : NULL;
+    if (rq->centers) {
+        npy_intp nb = (npy_intp)info.bins;
+        if (!(centers = PyArray_SimpleNew(1, &nb, NPY_FLOAT64)))
+            goto done;
+    }
     Py_BEGIN_ALLOW_THREADS
-    st = pixsum_histogram(ctx, &vin, &spec, dst, n, &info);
-    if (st == PIXSUM_OK && relative)
+    if (weighted)
+        st = pixsum_histogram_weighted(ctx, &vin, &es, wdst, n, &info);
+    else if (by_edges)
+        st = pixsum_histogram_edges(ctx, &vin, &es, dst, n, &info);
+    else
+        st = pixsum_histogram(ctx, &vin, spec, dst, n, &info);
+    if (st == PIXSUM_OK && rq->density)
+        st = pixsum_hist_density(&info, e, weighted ? NULL : dst, weighted ? wdst : NULL,
+                                 PyArray_DATA(res));
+    else if (st == PIXSUM_OK && rq->relative)
         st = pixsum_hist_relative(&info, counts,
-                                  (cumulative ? PIXSUM_HIST_CUMULATIVE : 0u) |
-                                      (all_samples ? PIXSUM_HIST_OF_ALL_SAMPLES : 0u),
+                                  (rq->cumulative ? PIXSUM_HIST_CUMULATIVE : 0u) |
+                                      (rq->all_samples ? PIXSUM_HIST_OF_ALL_SAMPLES : 0u),
                                   PyArray_DATA(res));
-    else if (st == PIXSUM_OK && cumulative)
+    else if (st == PIXSUM_OK && rq->cumulative)
         st = pixsum_hist_cumulative(&info, dst, dst);
+    if (st == PIXSUM_OK && centers)
+        st = pixsum_hist_centers(&info, e, f32_flag & PIXSUM_HIST_F32_EDGES,
+                                 PyArray_DATA((PyArrayObject *)centers));
     Py_END_ALLOW_THREADS
     if (st != PIXSUM_OK) {
         psb_fail_library(st, "histogram");
         goto done;
     }
-    if (want_info) {
-        size_t c = info.channels;
-        PyObject *d = Py_BuildValue(
-            "{s:n,s:n,s:d,s:d,s:N,s:K,s:N,s:N,s:N,s:N}", "bins", (Py_ssize_t)info.bins,
-            "channels", (Py_ssize_t)c, "lo", info.lo, "hi", info.hi, "edges",
-            psb_edges_array(info.bins, info.lo, info.hi), "pixels",
-            (unsigned long long)info.pixels, "in_range", u64_list(info.in_range, c), "below",
-            u64_list(info.below, c), "above", u64_list(info.above, c), "nan",
-            u64_list(info.nan, c));
-        if (d)
-            result = Py_BuildValue("(ON)", (PyObject *)res, d);
-    } else {
+    PyObject *d = NULL;
+    if (rq->want_info) {
+        PyObject *eobj = edges ? (PyObject *)edges : psb_edges_array(info.bins, info.lo, info.hi);
+        if (edges)
+            Py_INCREF(eobj);
+        if (!(d = single_info(&info, eobj)))
+            goto done;
+    }
+    if (centers && d)
+        result = Py_BuildValue("(OON)", (PyObject *)res, centers, d);
+    else if (centers)
+        result = Py_BuildValue("(OO)", (PyObject *)res, centers);
+    else if (d)
+        result = Py_BuildValue("(ON)", (PyObject *)res, d);
+    else {
         result = (PyObject *)res;
         Py_INCREF(result);
     }
 done:
     pixsum_ctx_free(ctx);
     PyMem_RawFree(counts);
+    PyMem_RawFree(sums);
+    Py_XDECREF(centers);
     Py_XDECREF(res);
+    Py_XDECREF(edges);
+    Py_XDECREF(weights);
     Py_XDECREF(mask);
+    return result;
+}
+
+/* kwargs without the keys the GPU path does not read, when they hold their
+ * defaults (a new reference; NULL stays NULL). */
+static PyObject *kwargs_for_gpu(PyObject *kwargs, const char *const *drop)
+{
+    if (!kwargs)
+        return NULL;
+    PyObject *k = PyDict_Copy(kwargs);
+    for (int i = 0; k && drop[i]; i++)
+        if (PyDict_GetItemString(k, drop[i]) && PyDict_DelItemString(k, drop[i]) != 0)
+            Py_CLEAR(k);
+    return k;
+}
+
+PyObject *psb_py_histogram(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    (void)self;
+    static char *kwlist[] = {"image", "bins", "range", "mask", "relative", "cumulative",
+                             "of_all_samples", "channels", "method", "threads", "out",
+                             "info", "batch", "range_per_image", "closed_last", "weights",
+                             "density", "return_centers", "f32_edges", NULL};
+    static const char *const host_only[] = {"closed_last", "weights", "density",
+                                            "return_centers", "f32_edges", NULL};
+    PyObject *image, *bins_obj = NULL, *range_obj = NULL, *f32_obj = NULL;
+    hist_request rq;
+    memset(&rq, 0, sizeof rq);
+    rq.channels = 1;
+    int batch = 0, per_image = 0;
+    psb_opts o = {NULL, 0, 0, 0};
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$OOOppppznOppppOppO:histogram", kwlist,
+                                     &image, &bins_obj, &range_obj, &rq.mask, &rq.relative,
+                                     &rq.cumulative, &rq.all_samples, &rq.channels, &o.method,
+                                     &o.threads, &rq.out, &rq.want_info, &batch, &per_image,
+                                     &rq.closed_last, &rq.weights, &rq.density, &rq.centers,
+                                     &f32_obj))
+        return NULL;
+    if (!parse_f32_edges(f32_obj, &rq.f32_edges))
+        return NULL;
+    pixsum_hist_spec spec;
+    memset(&spec, 0, sizeof spec);
+    if (bins_are_edges(bins_obj)) {
+        if (range_obj && range_obj != Py_None)
+            return psb_fail(PIXSUM_ERR_INVALID_ARG,
+                            "histogram: range is not read when bins are edges; leave it None");
+        if (!(rq.edges = parse_edges(bins_obj)))
+            return NULL;
+    } else if (!psb_parse_hist_spec(bins_obj, range_obj, &spec)) {
+        return NULL;
+    }
+    const int weighted = rq.weights && rq.weights != Py_None;
+    const int extended = rq.edges || rq.closed_last || weighted || rq.density || rq.centers ||
+                         rq.f32_edges;
+    PyObject *result = NULL;
+    if (per_image && !batch) {
+        psb_fail(PIXSUM_ERR_INVALID_ARG, "histogram: range_per_image is read with batch=True only");
+        goto done;
+    }
+    if (batch && extended) {
+        psb_fail(PIXSUM_ERR_INVALID_ARG, "histogram: bins as edges, closed_last, weights, "
+                 "density and return_centers are for one image, not batch=True");
+        goto done;
+    }
+    if (psb_is_gpu_array(image)) {
+        if (batch)
+            psb_fail(PIXSUM_ERR_UNSUPPORTED,
+                     "histogram(batch=True) of a GPU array is not available yet: "
+                     "count each image, or the stack's host copy");
+        else if (extended)
+            psb_fail(PIXSUM_ERR_UNSUPPORTED,
+                     "histogram of a GPU array: bins as edges, closed_last, weights, density "
+                     "and return_centers are not available on the GPU yet; pass the host copy");
+        else {
+            PyObject *k = kwargs_for_gpu(kwargs, host_only);
+            if (!kwargs || k)
+                result = psb_gpu_dispatch("histogram", args, k);
+            Py_XDECREF(k);
+        }
+        goto done;
+    }
+    PyArrayObject *in = psb_as_array(image, "image");
+    if (!in)
+        goto done;
+    if (batch) {
+        if (!rq.channels)
+            psb_fail(PIXSUM_ERR_INVALID_ARG,
+                     "histogram: batch=True reads (N, H, W) or (N, H, W, C); "
+                     "channels=False does not apply");
+        else
+            result = histogram_batch(in, &spec, rq.mask, rq.relative, rq.cumulative,
+                                     rq.all_samples, per_image, &o, rq.out, rq.want_info);
+    } else {
+        result = histogram_one(in, &spec, &rq, &o);
+    }
     Py_DECREF(in);
+done:
+    Py_XDECREF(rq.edges);
     return result;
 }
 
@@ -664,35 +885,64 @@ done:
 }
 
 const char psb_equalize_doc[] =
-"equalize(image, *, mask=None, channels=True, method='auto', threads=0, out=None)\n"
+"equalize(image, *, mask=None, channels=True, method='auto', threads=0, out=None,\n"
+"         nbins=None, dtype=None)\n"
 "--\n\n"
-"Histogram equalisation of a uint8 or uint16 image, each channel on its own.\n\n"
-"With L levels (256 or 65536), cdf the cumulative histogram of the pixels the\n"
-"mask selects (all by default), n = cdf[-1] and cdf_min its first non-zero\n"
-"value, a value v becomes round((cdf[v] - cdf_min) * (L - 1) / (n - cdf_min))\n"
-"(exact integer arithmetic, halves rounded up). Every pixel is mapped; a\n"
-"channel holding one value only is left unchanged.\n\n"
+"Histogram equalisation, each channel on its own (pixsum_equalize_bins()).\n\n"
+"uint8 / uint16 images, result of the same dtype (the default): with L levels\n"
+"(256 or 65536), nbins equal bins over [0, L) (default L), cdf the cumulative\n"
+"histogram of the pixels the mask selects (all by default), n = cdf[-1] and\n"
+"cdf_min its first non-zero value, a value v in bin b becomes\n"
+"round((cdf[b] - cdf_min) * (L - 1) / (n - cdf_min)) (exact integer\n"
+"arithmetic, halves rounded up). A channel whose samples share one bin is\n"
+"left unchanged.\n"
+"float32 / float64 images (skimage.exposure.equalize_hist): nbins (default\n"
+"256) bins over [min, max] of the channel's finite selected samples (last bin\n"
+"closed), the cumulative histogram normalised to end at 1, interpolated at\n"
+"the bin centres (np.interp) at every sample; the result is in [0, 1] and of\n"
+"the image's dtype (or dtype=). NaN stays NaN; +-inf are not counted and give\n"
+"the ends. Raises InvalidArgumentError when a channel has no finite sample.\n"
+"dtype='float32' or 'float64' for a uint8/uint16 image: scikit-image's\n"
+"  result for integer images, the fraction of the selected samples <= v\n"
+"  (nbins must be None or L).\n"
+"Every pixel is mapped, including those the mask leaves out.\n\n"
 "image: (H, W), (H, W, C), (D, H, W, C), or (D, H, W) with channels=False;\n"
 "  read in place.\n"
-"out: an existing array of the same shape and dtype; out=image equalises in\n"
-"  place.\n"
+"out: an existing array of the same shape and of the result's dtype;\n"
+"  out=image equalises in place.\n"
 "Returns the equalised image (a new array unless out is given).\n\n"
-"GPU arrays: histogram and cumulative histogram on the device, the same exact\n"
-"integer mapping computed with the array library, applied by a gather; the\n"
-"result is identical to the CPU's, on the caller's stream, no synchronisation.";
+"GPU arrays (uint8, uint16, no nbins or dtype): histogram and cumulative\n"
+"histogram on the device, the same exact integer mapping computed with the\n"
+"array library, applied by a gather; the result is identical to the CPU's, on\n"
+"the caller's stream, no synchronisation.";
 
 PyObject *psb_py_equalize(PyObject *self, PyObject *args, PyObject *kwargs)
 {
     (void)self;
-    static char *kwlist[] = {"image", "mask", "channels", "method", "threads", "out", NULL};
-    PyObject *image, *mask_obj = NULL, *out = NULL;
+    static char *kwlist[] = {"image", "mask", "channels", "method", "threads", "out",
+                             "nbins", "dtype", NULL};
+    static const char *const host_only[] = {"nbins", "dtype", NULL};
+    PyObject *image, *mask_obj = NULL, *out = NULL, *nbins_obj = NULL, *dtype_obj = NULL;
     int channels = 1;
     psb_opts o = {NULL, 0, 0, 0};
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$OpznO:equalize", kwlist, &image,
-                                     &mask_obj, &channels, &o.method, &o.threads, &out))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$OpznOOO:equalize", kwlist, &image,
+                                     &mask_obj, &channels, &o.method, &o.threads, &out,
+                                     &nbins_obj, &dtype_obj))
         return NULL;
-    if (psb_is_gpu_array(image))
-        return psb_gpu_dispatch("equalize", args, kwargs);
+    size_t nbins = 0;
+    pixsum_type ot = PIXSUM_TYPE_NONE;
+    if (!parse_bins(nbins_obj, &nbins, "nbins") || !psb_dtype_arg(dtype_obj, &ot))
+        return NULL;
+    if (psb_is_gpu_array(image)) {
+        if (nbins || ot != PIXSUM_TYPE_NONE)
+            return psb_fail(PIXSUM_ERR_UNSUPPORTED, "equalize of a GPU array: nbins and dtype "
+                            "are not available on the GPU yet; pass the host copy");
+        PyObject *k = kwargs_for_gpu(kwargs, host_only), *r = NULL;
+        if (!kwargs || k)
+            r = psb_gpu_dispatch("equalize", args, k);
+        Py_XDECREF(k);
+        return r;
+    }
     PyArrayObject *in = psb_as_array(image, "image");
     if (!in)
         return NULL;
@@ -703,12 +953,14 @@ PyObject *psb_py_equalize(PyObject *self, PyObject *args, PyObject *kwargs)
     if (!psb_hist_view(in, channels, 0, "image", &vin) ||
         !psb_mask_view(mask_obj, &vin, &mask, &vmask))
         goto done;
-    if (vin.type != PIXSUM_U8 && vin.type != PIXSUM_U16) {
-        psb_fail(PIXSUM_ERR_BAD_TYPE, "equalize: image must be uint8 or uint16, not %s",
-                 psb_dtype_name(vin.type));
+    if (vin.type != PIXSUM_U8 && vin.type != PIXSUM_U16 && vin.type != PIXSUM_F32 &&
+        vin.type != PIXSUM_F64) {
+        psb_fail(PIXSUM_ERR_BAD_TYPE, "equalize: image must be uint8, uint16, float32 or "
+                 "float64, not %s", psb_dtype_name(vin.type));
         goto done;
     }
-    pixsum_type ot = vin.type;
+    if (ot == PIXSUM_TYPE_NONE && (!out || out == Py_None))
+        ot = vin.type;
     if (!(res = psb_output(out, PyArray_NDIM(in), PyArray_DIMS(in), &ot, "out")) ||
         !psb_hist_view(res, channels, 1, "out", &vout))
         goto done;
@@ -716,7 +968,7 @@ PyObject *psb_py_equalize(PyObject *self, PyObject *args, PyObject *kwargs)
         goto done;
     int st;
     Py_BEGIN_ALLOW_THREADS
-    st = pixsum_equalize(ctx, &vin, &vout, mask ? &vmask : NULL);
+    st = pixsum_equalize_bins(ctx, &vin, &vout, mask ? &vmask : NULL, nbins);
     Py_END_ALLOW_THREADS
     if (st != PIXSUM_OK) {
         psb_fail_library(st, "equalize");
@@ -793,39 +1045,71 @@ PyObject *psb_py_otsu(PyObject *self, PyObject *args)
 
 const char psb_threshold_otsu_doc[] =
 "threshold_otsu(image, *, bins=None, range=None, mask=None, method='auto', threads=0,\n"
-"               info=False)\n"
+"               info=False, closed_last=False, value='upper', f32_edges=False)\n"
 "--\n\n"
 "Otsu's threshold of a one-channel image: histogram() with these bins, range\n"
-"and mask, then otsu() of the counts. Returns the upper edge e of the lower\n"
-"class's last bin t, info['edges'][t + 1]: the lower class is\n"
-"image < e, the foreground image >= e.\n\n"
+"and mask, then otsu() of the counts (pixsum_otsu_image()). Returns the upper\n"
+"edge e of the lower class's last bin t, info['edges'][t + 1]: the lower class\n"
+"is image < e, the foreground image >= e.\n\n"
 "image: (N,), (H, W) or (D, H, W) (a 3-D array is a volume).\n"
 "For uint8 images with the default 256 bins e = t + 1, and e - 1 is the value\n"
 "cv2.threshold(..., THRESH_OTSU) and skimage.filters.threshold_otsu return\n"
 "(they keep image > e - 1), up to their tie rules.\n"
+"value: 'upper' (default, pixsum's convention above), 'center' (the centre of\n"
+"  bin t, (e[t] + e[t + 1]) / 2: scikit-image's convention, foreground\n"
+"  image > value) or 'lower' (e[t]).\n"
+"closed_last: the last bin also holds its upper edge (NumPy's binning). With\n"
+"  bins=256, range=(image.min(), image.max()), closed_last=True and\n"
+"  value='center' a float64 image gets skimage.filters.threshold_otsu's value\n"
+"  (a float32 image with f32_edges=True too: NumPy's float32 edges and\n"
+"  centre; see histogram()).\n"
 "info: also return a dict with the bin t and the bins and range used.\n"
-"Raises InvalidArgumentError when fewer than two bins are non-empty (no\n"
-"threshold exists, e.g. a constant image).\n\n"
+"A constant image (every selected sample one value v) returns v, as\n"
+"scikit-image does (with pixsum's rule every pixel is then foreground, with\n"
+"scikit-image's none is); info['bin'] is then v's bin, or -1 outside the\n"
+"range. Raises InvalidArgumentError when fewer than two bins are non-empty\n"
+"in an image that is not constant (no threshold exists).\n\n"
 "GPU arrays: the histogram is counted on the device; its counts are copied to\n"
-"the host for the search (a synchronisation).";
+"the host for the search (a synchronisation). closed_last and value are for\n"
+"host arrays.";
 
 PyObject *psb_py_threshold_otsu(PyObject *self, PyObject *args, PyObject *kwargs)
 {
     (void)self;
     static char *kwlist[] = {"image", "bins", "range", "mask", "method", "threads", "info",
-                             NULL};
+                             "closed_last", "value", "f32_edges", NULL};
+    static const char *const host_only[] = {"closed_last", "value", "f32_edges", NULL};
     PyObject *image, *bins_obj = NULL, *range_obj = NULL, *mask_obj = NULL;
-    int want_info = 0;
+    int want_info = 0, closed_last = 0;
+    unsigned f32_edges = 0;
+    PyObject *f32_obj = NULL;
+    const char *value = "upper";
     psb_opts o = {NULL, 0, 0, 0};
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$OOOznp:threshold_otsu", kwlist, &image,
-                                     &bins_obj, &range_obj, &mask_obj, &o.method, &o.threads,
-                                     &want_info))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$OOOznppsO:threshold_otsu", kwlist,
+                                     &image, &bins_obj, &range_obj, &mask_obj, &o.method,
+                                     &o.threads, &want_info, &closed_last, &value, &f32_obj))
         return NULL;
+    if (!parse_f32_edges(f32_obj, &f32_edges))
+        return NULL;
+    int which = !strcmp(value, "upper") ? 0 : !strcmp(value, "center") ? 1
+              : !strcmp(value, "lower") ? 2 : -1;
+    if (which < 0)
+        return psb_fail(PIXSUM_ERR_INVALID_ARG, "threshold_otsu: value must be 'upper', "
+                        "'center' or 'lower', not '%s'", value);
     pixsum_hist_spec spec;
     if (!psb_parse_hist_spec(bins_obj, range_obj, &spec))
         return NULL;
-    if (psb_is_gpu_array(image))
-        return psb_gpu_dispatch("threshold_otsu", args, kwargs);
+    if (psb_is_gpu_array(image)) {
+        if (closed_last || which != 0 || f32_edges)
+            return psb_fail(PIXSUM_ERR_UNSUPPORTED, "threshold_otsu of a GPU array: "
+                            "closed_last, value and f32_edges are not available on the GPU "
+                            "yet; pass the host copy");
+        PyObject *k = kwargs_for_gpu(kwargs, host_only), *r = NULL;
+        if (!kwargs || k)
+            r = psb_gpu_dispatch("threshold_otsu", args, k);
+        Py_XDECREF(k);
+        return r;
+    }
     PyArrayObject *in = psb_as_array(image, "image");
     if (!in)
         return NULL;
@@ -840,31 +1124,25 @@ PyObject *psb_py_threshold_otsu(PyObject *self, PyObject *args, PyObject *kwargs
         spec.mask = &vmask;
     if (!(ctx = psb_make_ctx(&o)))
         goto done;
-    pixsum_hist_info info;
-    memset(&info, 0, sizeof info);
-    double threshold = 0;
-    size_t t = 0;
+    pixsum_otsu_result res;
+    memset(&res, 0, sizeof res);
     int st;
     Py_BEGIN_ALLOW_THREADS
-    /* resolve first so that info reports the range the threshold used; the
-     * resolved range is then passed on, so data is not scanned twice */
-    st = pixsum_hist_resolve(&vin, &spec, &info);
-    if (st == PIXSUM_OK) {
-        spec.bins = info.bins;
-        spec.lo = info.lo;
-        spec.hi = info.hi;
-        st = pixsum_otsu_threshold(ctx, &vin, &spec, &threshold, &t);
-    }
+    st = pixsum_otsu_image(ctx, &vin, &spec,
+                           (closed_last ? PIXSUM_HIST_CLOSED_LAST : 0u) | f32_edges,
+                           &res);
     Py_END_ALLOW_THREADS
     if (st != PIXSUM_OK) {
         psb_fail_library(st, "threshold_otsu");
         goto done;
     }
+    double v = which == 0 ? res.threshold : which == 1 ? res.center : res.lower;
+    Py_ssize_t bin = res.bin == SIZE_MAX ? -1 : (Py_ssize_t)res.bin;
     if (want_info)
-        result = Py_BuildValue("(d{s:n,s:n,s:d,s:d})", threshold, "bin", (Py_ssize_t)t, "bins",
-                               (Py_ssize_t)info.bins, "lo", info.lo, "hi", info.hi);
+        result = Py_BuildValue("(d{s:n,s:n,s:d,s:d})", v, "bin", bin, "bins",
+                               (Py_ssize_t)res.info.bins, "lo", res.info.lo, "hi", res.info.hi);
     else
-        result = PyFloat_FromDouble(threshold);
+        result = PyFloat_FromDouble(v);
 done:
     pixsum_ctx_free(ctx);
     Py_XDECREF(mask);

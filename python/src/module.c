@@ -2,12 +2,13 @@
  * module.c - pixsum._core, the CPython extension behind `import pixsum`.
  *
  * A thin C layer over the public C API (include/pixsum.h):
- *   - NumPy arrays are described to the library as pixsum_view structs that
- *     point at the arrays' own memory: any row and slice stride (crops, flips,
- *     every other row) is read in place, and `out=` arrays are written in
- *     place. Nothing is copied behind the caller's back; layouts the library
- *     cannot read in place (pixels not packed along a row, e.g. a transposed
- *     array) are refused with pixsum.BadStrideError instead of copied.
+ *   - Inputs go through psb_input_array() (common.c): arrays the library can
+ *     describe as pixsum_view structs (any row and slice stride: crops, flips,
+ *     every other row) are read in place; other layouts (a transposed array,
+ *     a channel view) and dtypes the library has no type for (bool, int8,
+ *     float16, int64, big-endian) are copied once into a packed temporary,
+ *     unless copy=False, which refuses them. `out=` arrays are written in
+ *     place.
  *   - The GIL is released around every call into the library.
  *   - Each call builds its own pixsum_ctx (method, threads, wrap, padded), so
  *     calls from several Python threads never share a context.
@@ -59,7 +60,7 @@ static void zero_slice0(const pixsum_view *t)
 static int carry_view_of(PyObject *obj, PyArrayObject *image, const char *what,
                          PyArrayObject **keep, pixsum_view *v)
 {
-    PyArrayObject *given = psb_as_array(obj, what);
+    PyArrayObject *given = psb_input_array(obj, what, PSB_IN_TABLE);
     if (!given)
         return 0;
     PyArrayObject *a = PyArray_GETCONTIGUOUS(given);
@@ -102,29 +103,194 @@ static void *fail_not_integral_input(const char *name, pixsum_type t)
                     psb_dtype_name(t));
 }
 
-/* Reads batch= and channel_axis= into a: channel_axis None or -1 (the last
- * axis: interleaved channels) or 1 (channels-first, with batch). Returns 1, or
- * 0 with an exception set. */
+/* No channel_axis for one image: channels interleaved on the last axis. */
+#define IMAGE_AXIS_LAST 2
+
+/* Reads batch= and channel_axis= into a: with batch, channel_axis None or -1
+ * (the last axis: interleaved channels) or 1 (channels-first). Without
+ * batch, channel_axis names the channel axis of a 3-D image: 0, 1 or 2 (or
+ * -3..-1), into *image_axis (IMAGE_AXIS_LAST when None). Returns 1, or 0
+ * with an exception set. */
 static int batch_args(const char *name, int batch, PyObject *channel_axis,
-                      psb_integral_args *a)
+                      psb_integral_args *a, int *image_axis)
 {
     a->batch = batch;
     a->channels_first = 0;
+    *image_axis = IMAGE_AXIS_LAST;
     if (!channel_axis || channel_axis == Py_None)
         return 1;
     Py_ssize_t axis = PyLong_Check(channel_axis) ? PyLong_AsSsize_t(channel_axis) : 0;
+    if (!batch) {
+        if (!PyLong_Check(channel_axis) || axis < -3 || axis > 2) {
+            PyErr_Clear();
+            psb_fail(PIXSUM_ERR_INVALID_ARG, "%s: channel_axis of one image must be None or "
+                     "an axis of its 3-D shape (0, 1, 2 or -3..-1)", name);
+            return 0;
+        }
+        *image_axis = (int)(axis < 0 ? axis + 3 : axis);
+        return 1;
+    }
     if (!PyLong_Check(channel_axis) || (axis != -1 && axis != 1)) {
         PyErr_Clear();
-        psb_fail(PIXSUM_ERR_INVALID_ARG, "%s: channel_axis must be None or -1 (interleaved "
-                 "channels on the last axis) or 1 (channels-first (N, C, H, W) stacks)", name);
-        return 0;
-    }
-    if (!batch) {
-        psb_fail(PIXSUM_ERR_INVALID_ARG, "%s: channel_axis is read with batch=True only",
-                 name);
+        psb_fail(PIXSUM_ERR_INVALID_ARG, "%s: with batch=True, channel_axis must be None or "
+                 "-1 (interleaved channels on the last axis) or 1 (channels-first "
+                 "(N, C, H, W) stacks)", name);
         return 0;
     }
     a->channels_first = axis == 1;
+    return 1;
+}
+
+/* ------------------------------------------------------------------------ */
+/* What a table knows about its layout                                      */
+/* ------------------------------------------------------------------------ */
+
+/* Tables made by integral(), integral_sq() and integral3d() (the arrays
+ * returned, out= included), remembered by address with a weak reference and
+ * whether they are padded, so that the box functions read them with the
+ * layout they were made with (padded=None) and refuse a padded= that
+ * contradicts it. An entry leaves when its table is freed (the weak
+ * reference's callback). Views and copies of a table are not remembered:
+ * the box functions check what the values can tell (see table_layout()). */
+static PyObject *table_layouts; /* dict: address -> (weakref, padded) */
+
+/* The weak reference's callback: forgets the table at address `key`. */
+static PyObject *forget_table(PyObject *key, PyObject *ref)
+{
+    (void)ref;
+    if (table_layouts && PyDict_DelItem(table_layouts, key) < 0)
+        PyErr_Clear();
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef forget_table_def = {"_forget_table", forget_table, METH_O, NULL};
+
+/* Remembers that `table` was made padded or not. Never fails (a table that
+ * cannot be remembered is checked by its values instead). */
+static void remember_table(PyObject *table, int padded)
+{
+    if (!table_layouts && !(table_layouts = PyDict_New())) {
+        PyErr_Clear();
+        return;
+    }
+    PyObject *key = PyLong_FromVoidPtr(table);
+    PyObject *callback = key ? PyCFunction_New(&forget_table_def, key) : NULL;
+    PyObject *ref = callback ? PyWeakref_NewRef(table, callback) : NULL;
+    PyObject *entry = ref ? Py_BuildValue("(Oi)", ref, padded ? 1 : 0) : NULL;
+    if (!entry || PyDict_SetItem(table_layouts, key, entry) < 0)
+        PyErr_Clear();
+    Py_XDECREF(entry);
+    Py_XDECREF(ref);
+    Py_XDECREF(callback);
+    Py_XDECREF(key);
+}
+
+/* 1 (padded) or 0 (inclusive) for a remembered table, -1 for any other. */
+static int remembered_layout(PyObject *table)
+{
+    PyObject *key = table_layouts ? PyLong_FromVoidPtr(table) : NULL;
+    PyObject *entry = key ? PyDict_GetItemWithError(table_layouts, key) : NULL;
+    Py_XDECREF(key);
+    if (!entry) {
+        PyErr_Clear();
+        return -1;
+    }
+    PyObject *ref = PyTuple_GET_ITEM(entry, 0);
+    if (PyWeakref_GetObject(ref) != table)
+        return -1;
+    return (int)PyLong_AsLong(PyTuple_GET_ITEM(entry, 1));
+}
+
+/* 1 if the table value at `p` (of type t) is zero. */
+static int value_is_zero(const char *p, pixsum_type t)
+{
+    switch (t) {
+    case PIXSUM_U32: return *(const uint32_t *)(const void *)p == 0;
+    case PIXSUM_I32: return *(const int32_t *)(const void *)p == 0;
+    case PIXSUM_U64: return *(const uint64_t *)(const void *)p == 0;
+    case PIXSUM_I64: return *(const int64_t *)(const void *)p == 0;
+    case PIXSUM_F32: return *(const float *)(const void *)p == 0.0f;
+    case PIXSUM_F64: return *(const double *)(const void *)p == 0.0;
+    default: {
+        size_t es = pixsum_type_size(t);
+        for (size_t i = 0; i < es; i++)
+            if (p[i])
+                return 0;
+        return 1;
+    }
+    }
+}
+
+/* 1 if view `t` could be a padded table: at least 2 entries on each
+ * spatial axis and zeros on its first row and column of slice 0 and on
+ * entry (z, 0, 0) of every slice (every channel). */
+static int zero_border(const pixsum_view *t)
+{
+    if (t->width < 2 || t->height < 2)
+        return 0;
+    size_t es = pixsum_type_size(t->type), px = t->channels * es;
+    const char *base = (const char *)t->data;
+    for (size_t i = 0; i < t->width * t->channels; i++)
+        if (!value_is_zero(base + i * es, t->type))
+            return 0;
+    for (size_t y = 0; y < t->height; y++)
+        for (size_t c = 0; c < t->channels; c++)
+            if (!value_is_zero(base + (ptrdiff_t)y * t->row_stride + c * es, t->type))
+                return 0;
+    for (size_t z = 0; z < t->depth; z++)
+        for (size_t c = 0; c < px / es; c++)
+            if (!value_is_zero(base + (ptrdiff_t)z * t->slice_stride + c * es, t->type))
+                return 0;
+    return 1;
+}
+
+/* Decides the layout in which a box function reads `table_obj` (viewed as
+ * `vt`): `padded_obj` None reads a remembered table as it was made and any
+ * other as inclusive, unless its first row and column are all zeros (the
+ * padded layout of cv2.integral and of padded=True, or an image with a
+ * zero first row and column): that is ambiguous and refused. An explicit
+ * padded= that contradicts a remembered table is refused, and padded=True
+ * for a table whose first row or column is not zero. Returns 1 with
+ * *padded set, or 0 with pixsum.InvalidArgumentError set. */
+static int table_layout(const char *name, PyObject *table_obj, const pixsum_view *vt,
+                        PyObject *padded_obj, int *padded)
+{
+    int known = remembered_layout(table_obj);
+    int given = -1;
+    if (padded_obj && padded_obj != Py_None) {
+        if ((given = PyObject_IsTrue(padded_obj)) < 0)
+            return 0;
+    }
+    if (vt->type != PIXSUM_U32 && vt->type != PIXSUM_U64 && vt->type != PIXSUM_I64 &&
+        vt->type != PIXSUM_F32 && vt->type != PIXSUM_F64) {
+        *padded = given == 1; /* no table type: the library's refusal says so */
+        return 1;
+    }
+    if (known >= 0) {
+        if (given >= 0 && given != known) {
+            psb_fail(PIXSUM_ERR_INVALID_ARG, "%s: this table was made with padded=%s, but "
+                     "padded=%s was passed; leave padded out (None) to read a table as it "
+                     "was made", name, known ? "True" : "False", given ? "True" : "False");
+            return 0;
+        }
+        *padded = known;
+        return 1;
+    }
+    int zeros = zero_border(vt);
+    if (given == 1 && !zeros) {
+        psb_fail(PIXSUM_ERR_INVALID_ARG, "%s: padded=True, but the table's first row or "
+                 "column is not zero, so it is not a padded table (padded tables, from "
+                 "padded=True or cv2.integral, have a zero first row and column)", name);
+        return 0;
+    }
+    if (given < 0 && zeros) {
+        psb_fail(PIXSUM_ERR_INVALID_ARG, "%s: the table's first row and column are zero, as "
+                 "in a padded table (padded=True, cv2.integral), so its layout is ambiguous; "
+                 "pass padded=True for a padded table or padded=False for an inclusive one",
+                 name);
+        return 0;
+    }
+    *padded = given == 1;
     return 1;
 }
 
@@ -154,35 +320,37 @@ static PyObject *integral_common(enum integral_kind kind, PyObject *args, PyObje
 {
     static char *kwlist[] = {"image", "dtype", "sq_dtype", "method", "threads", "wrap",
                              "padded", "out", "out_sq", "carry", "carry_sq", "batch",
-                             "channel_axis", NULL};
+                             "channel_axis", "copy", NULL};
     static char *kwlist_plain[] = {"image", "dtype", "method", "threads", "wrap", "padded",
-                                   "out", "carry", "batch", "channel_axis", NULL};
+                                   "out", "carry", "batch", "channel_axis", "copy", NULL};
     static char *kwlist_volume[] = {"image", "dtype", "method", "threads", "wrap", "padded",
-                                    "out", NULL};
-    static char *kwlist_tilted[] = {"image", "dtype", "method", "threads", "wrap", "out", NULL};
+                                    "out", "copy", NULL};
+    static char *kwlist_tilted[] = {"image", "dtype", "method", "threads", "wrap", "out",
+                                    "copy", NULL};
     const char *names[] = {"integral", "integral_sq", "integral_tilted", "integral3d"};
     const char *name = names[kind];
     PyObject *image = NULL, *dtype_obj = NULL, *sq_dtype_obj = NULL, *out = NULL,
              *out_sq = NULL, *carry = NULL, *carry_sq = NULL, *channel_axis = NULL;
     psb_opts o = {NULL, 0, 0, 0};
-    int ok, batch = 0;
+    int ok, batch = 0, copy = 1, image_axis;
     if (kind == KIND_SQ)
-        ok = PyArg_ParseTupleAndKeywords(args, kwargs, "O|$OOznppOOOOpO:integral_sq", kwlist,
+        ok = PyArg_ParseTupleAndKeywords(args, kwargs, "O|$OOznppOOOOpOp:integral_sq", kwlist,
                                          &image, &dtype_obj, &sq_dtype_obj, &o.method,
                                          &o.threads, &o.wrap, &o.padded, &out, &out_sq,
-                                         &carry, &carry_sq, &batch, &channel_axis);
+                                         &carry, &carry_sq, &batch, &channel_axis, &copy);
     else if (kind == KIND_TILTED)
-        ok = PyArg_ParseTupleAndKeywords(args, kwargs, "O|$OznpO:integral_tilted",
+        ok = PyArg_ParseTupleAndKeywords(args, kwargs, "O|$OznpOp:integral_tilted",
                                          kwlist_tilted, &image, &dtype_obj, &o.method,
-                                         &o.threads, &o.wrap, &out);
+                                         &o.threads, &o.wrap, &out, &copy);
     else if (kind == KIND_VOLUME)
-        ok = PyArg_ParseTupleAndKeywords(args, kwargs, "O|$OznppO:integral3d", kwlist_volume,
+        ok = PyArg_ParseTupleAndKeywords(args, kwargs, "O|$OznppOp:integral3d", kwlist_volume,
                                          &image, &dtype_obj, &o.method, &o.threads, &o.wrap,
-                                         &o.padded, &out);
+                                         &o.padded, &out, &copy);
     else
-        ok = PyArg_ParseTupleAndKeywords(args, kwargs, "O|$OznppOOpO:integral", kwlist_plain,
+        ok = PyArg_ParseTupleAndKeywords(args, kwargs, "O|$OznppOOpOp:integral", kwlist_plain,
                                          &image, &dtype_obj, &o.method, &o.threads, &o.wrap,
-                                         &o.padded, &out, &carry, &batch, &channel_axis);
+                                         &o.padded, &out, &carry, &batch, &channel_axis,
+                                         &copy);
     if (!ok)
         return NULL;
     if (carry == Py_None)
@@ -194,8 +362,8 @@ static PyObject *integral_common(enum integral_kind kind, PyObject *args, PyObje
     if (out_sq == Py_None)
         out_sq = NULL;
     psb_integral_args a = {name, kind == KIND_VOLUME ? 3 : 2, kind == KIND_SQ, 0, 0,
-                           dtype_obj, sq_dtype_obj, out, out_sq, o};
-    if (!batch_args(name, batch, channel_axis, &a))
+                           dtype_obj, sq_dtype_obj, out, out_sq, o, !copy};
+    if (!batch_args(name, batch, channel_axis, &a, &image_axis))
         return NULL;
     if (batch && (carry || carry_sq))
         return psb_fail(PIXSUM_ERR_UNSUPPORTED, "%s: carry rows continue the table of one "
@@ -205,6 +373,11 @@ static PyObject *integral_common(enum integral_kind kind, PyObject *args, PyObje
         if (carry || carry_sq)
             return psb_fail(PIXSUM_ERR_UNSUPPORTED, "%s: carry rows are taken on the CPU "
                             "only; copy the band to the host", name);
+        if (image_axis != IMAGE_AXIS_LAST)
+            return psb_fail(PIXSUM_ERR_UNSUPPORTED, "%s: channel_axis without batch=True "
+                            "is read for host arrays; move the channels last on the GPU "
+                            "(e.g. x.permute(1, 2, 0)) or, for (C, H, W), pass batch=True",
+                            name);
         if (kind == KIND_TILTED)
             return psb_gpu_dispatch(name, args, kwargs);
         return psb_gpu_integral(image, where, &a, args, kwargs);
@@ -217,9 +390,144 @@ static PyObject *integral_common(enum integral_kind kind, PyObject *args, PyObje
         o.padded = 1; /* the tilted table is always (H+1) x (W+1) */
     int spatial = a.spatial;
 
-    PyArrayObject *in = psb_as_array(image, "image");
-    if (!in)
+    /* channel_axis of one 3-D image: its channels become the images of a
+     * batch ((C, H, W), moved there as a view), and the tables are moved back
+     * to the image's axis order. */
+    PyArray_Dims perm = {NULL, 3};
+    npy_intp perm_axes[3] = {0, 1, 2};
+    PyObject *moved_out = NULL, *moved_out_sq = NULL;
+    int copy_back[2] = {0, 0}; /* out= / out_sq= filled from a fresh table */
+    int by_channel = image_axis != IMAGE_AXIS_LAST;
+    if (by_channel) {
+        PyArrayObject *raw = (PyArrayObject *)PyArray_FromAny(image, NULL, 0, 0, 0, NULL);
+        if (!raw)
+            return NULL;
+        if (PyArray_NDIM(raw) != 3) {
+            char shape[96];
+            psb_shape_text(PyArray_NDIM(raw), PyArray_DIMS(raw), shape, sizeof shape);
+            Py_DECREF(raw);
+            return psb_fail(PIXSUM_ERR_BAD_SHAPE, "%s: channel_axis without batch=True reads "
+                            "a 3-D image, got shape %s", name, shape);
+        }
+        /* axis 1 -> (C, H, W) swaps the first two axes; axis 0 is already there */
+        if (image_axis == 1) {
+            perm_axes[0] = 1;
+            perm_axes[1] = 0;
+        }
+        perm.ptr = perm_axes;
+        image = PyArray_Transpose(raw, &perm);
+        Py_DECREF(raw);
+        if (!image)
+            return NULL;
+        if (out && PyArray_Check(out) && PyArray_NDIM((PyArrayObject *)out) == 3 &&
+            !(out = moved_out = PyArray_Transpose((PyArrayObject *)out, &perm))) {
+            Py_DECREF(image);
+            return NULL;
+        }
+        if (out_sq && PyArray_Check(out_sq) && PyArray_NDIM((PyArrayObject *)out_sq) == 3 &&
+            !(out_sq = moved_out_sq = PyArray_Transpose((PyArrayObject *)out_sq, &perm))) {
+            Py_DECREF(image);
+            Py_XDECREF(moved_out);
+            return NULL;
+        }
+        if (carry || carry_sq) {
+            Py_DECREF(image);
+            Py_XDECREF(moved_out);
+            Py_XDECREF(moved_out_sq);
+            return psb_fail(PIXSUM_ERR_UNSUPPORTED, "%s: carry rows continue an image with "
+                            "interleaved channels; they are not taken with channel_axis", name);
+        }
+        /* an out= whose (C, H, W) order the library cannot write in place (e.g.
+         * (H, C, W) memory) gets a fresh table, copied into it afterwards */
+        PyObject *moved[2] = {moved_out, moved_out_sq};
+        pixsum_type *types[2] = {&type, &sq_type};
+        for (int i = 0; i < 2; i++) {
+            PyArrayObject *m = (PyArrayObject *)moved[i];
+            if (!m || (PyArray_ISALIGNED(m) &&
+                       psb_layout_in_place(3, PyArray_DIMS(m), PyArray_STRIDES(m),
+                                           (npy_intp)PyArray_ITEMSIZE(m), PSB_IN_VOLUME)))
+                continue;
+            copy_back[i] = 1;
+            if (*types[i] == PIXSUM_TYPE_NONE)
+                *types[i] = psb_type_of_descr(PyArray_DESCR(m));
+            if (i == 0)
+                out = NULL;
+            else
+                out_sq = NULL;
+        }
+        a.batch = batch = 1;
+        a.out = out;
+        a.out_sq = out_sq;
+    }
+    /* A transposed image or volume (Fortran order, a.T): its table is the
+     * transpose of the table of the array it transposes, which is read in
+     * place (no copy, and no transposing copy, the slowest kind); the table
+     * comes back as the transposed view. Only when out= (if any) can be
+     * written that way too. */
+    PyArray_Dims *back_perm = &perm;
+    int transposed = 0;
+    if (!by_channel && !batch && !carry && !carry_sq && kind != KIND_TILTED &&
+        PyArray_Check(image) && PyArray_NDIM((PyArrayObject *)image) == a.spatial &&
+        a.spatial >= 2) {
+        PyArrayObject *im = (PyArrayObject *)image;
+        npy_intp es = (npy_intp)PyArray_ITEMSIZE(im), rd[3], rs[3];
+        int n = PyArray_NDIM(im), swap = 1;
+        for (int k = 0; k < n; k++) {
+            rd[k] = PyArray_DIMS(im)[n - 1 - k];
+            rs[k] = PyArray_STRIDES(im)[n - 1 - k];
+        }
+        swap = !psb_layout_in_place(n, PyArray_DIMS(im), PyArray_STRIDES(im), es,
+                                    PSB_IN_VOLUME) &&
+               psb_layout_in_place(n, rd, rs, es, PSB_IN_VOLUME);
+        PyObject *outs[2] = {out, out_sq};
+        for (int i = 0; swap && i < 2; i++) {
+            PyArrayObject *o2 = (PyArrayObject *)outs[i];
+            if (!o2)
+                continue;
+            if (!PyArray_Check(outs[i]) || PyArray_NDIM(o2) != n) {
+                swap = 0; /* psb_output() names what is wrong */
+                continue;
+            }
+            npy_intp od[3], os[3];
+            for (int k = 0; k < n; k++) {
+                od[k] = PyArray_DIMS(o2)[n - 1 - k];
+                os[k] = PyArray_STRIDES(o2)[n - 1 - k];
+            }
+            swap = psb_layout_in_place(n, od, os, (npy_intp)PyArray_ITEMSIZE(o2),
+                                       PSB_IN_VOLUME);
+        }
+        if (swap) {
+            if (!(image = PyArray_Transpose(im, NULL)))
+                return NULL;
+            if (out && !(out = moved_out = PyArray_Transpose((PyArrayObject *)out, NULL))) {
+                Py_DECREF(image);
+                return NULL;
+            }
+            if (out_sq &&
+                !(out_sq = moved_out_sq = PyArray_Transpose((PyArrayObject *)out_sq, NULL))) {
+                Py_DECREF(image);
+                Py_XDECREF(moved_out);
+                return NULL;
+            }
+            transposed = 1;
+            back_perm = NULL; /* PyArray_Transpose(x, NULL) reverses the axes */
+        }
+    }
+    /* One adaptation of the input (common.c): a 3-D array of a batch or of
+     * integral3d has no channel axis; a float64 table takes int64 values
+     * beyond 32 bits as float64. */
+    unsigned flags = (copy ? 0u : PSB_IN_NO_COPY) |
+                     (kind == KIND_VOLUME || batch ? PSB_IN_VOLUME : 0u) |
+                     (a.channels_first ? PSB_IN_MERGE01 : 0u) |
+                     (type == PIXSUM_F64 ? PSB_IN_F64_WIDE : 0u);
+    PyArrayObject *in = psb_input_array(image, "image", flags);
+    if (by_channel || transposed)
+        Py_DECREF(image);
+    if (!in) {
+        Py_XDECREF(moved_out);
+        Py_XDECREF(moved_out_sq);
         return NULL;
+    }
     PyArrayObject *res = NULL, *res_sq = NULL, *keep_carry = NULL, *keep_carry_sq = NULL;
     pixsum_ctx *ctx = NULL;
     PyObject *result = NULL;
@@ -263,6 +571,19 @@ static PyObject *integral_common(enum integral_kind kind, PyObject *args, PyObje
         goto done;
     if (kind == KIND_SQ && !(res_sq = psb_output(out_sq, nd, shape, &sq_type, "out_sq")))
         goto done;
+    for (int i = 0; i < 2; i++) { /* out= filled afterwards: the same checks now */
+        PyArrayObject *m = (PyArrayObject *)(i ? moved_out_sq : moved_out);
+        pixsum_type want = i ? sq_type : type;
+        PyArrayObject *check = copy_back[i] ? psb_output((PyObject *)m, nd, shape, &want,
+                                                         i ? "out_sq" : "out") : NULL;
+        if (copy_back[i] && !check)
+            goto done;
+        Py_XDECREF(check);
+        if (copy_back[i] && !PyArray_ISWRITEABLE(m)) {
+            psb_fail(PIXSUM_ERR_INVALID_ARG, "%s is read-only", i ? "out_sq" : "out");
+            goto done;
+        }
+    }
     if (!call_view(res, &a, 1, "out", &vout) ||
         (res_sq && !call_view(res_sq, &a, 1, "out_sq", &vsq)))
         goto done;
@@ -295,6 +616,31 @@ static PyObject *integral_common(enum integral_kind kind, PyObject *args, PyObje
         psb_fail_library(st, name);
         goto done;
     }
+    if (by_channel || transposed) {
+        /* back to the image's axis order: out= itself, or a view of the table */
+        PyObject *given[2] = {moved_out ? PyArray_BASE((PyArrayObject *)moved_out) : NULL,
+                              moved_out_sq ? PyArray_BASE((PyArrayObject *)moved_out_sq)
+                                           : NULL};
+        PyArrayObject *made[2] = {res, res_sq};
+        PyObject *moved[2] = {moved_out, moved_out_sq};
+        for (int i = 0; i < (kind == KIND_SQ ? 2 : 1); i++) {
+            if (copy_back[i] && PyArray_CopyInto((PyArrayObject *)moved[i], made[i]) < 0)
+                goto done;
+            PyObject *back = given[i] ? (Py_INCREF(given[i]), given[i])
+                                      : PyArray_Transpose(made[i], back_perm);
+            if (!back)
+                goto done;
+            Py_DECREF(made[i]);
+            made[i] = (PyArrayObject *)back;
+        }
+        res = made[0];
+        res_sq = made[1];
+    }
+    if (!batch && kind != KIND_TILTED) { /* the tables returned know their layout */
+        remember_table((PyObject *)res, o.padded);
+        if (res_sq)
+            remember_table((PyObject *)res_sq, o.padded);
+    }
     if (kind == KIND_SQ)
         result = PyTuple_Pack(2, (PyObject *)res, (PyObject *)res_sq);
     else {
@@ -307,18 +653,26 @@ done:
     Py_XDECREF(res_sq);
     Py_XDECREF(keep_carry);
     Py_XDECREF(keep_carry_sq);
+    Py_XDECREF(moved_out);
+    Py_XDECREF(moved_out_sq);
     Py_DECREF(in);
     return result;
 }
 
 PyDoc_STRVAR(integral_doc,
 "integral(image, *, dtype=None, method='auto', threads=0, wrap=False, padded=False,\n"
-"         out=None, carry=None, batch=False, channel_axis=None)\n"
+"         out=None, carry=None, batch=False, channel_axis=None, copy=True)\n"
 "--\n\n"
 "Integral image (summed-area table) of a 2-D image.\n\n"
-"image: array of shape (H, W) or (H, W, C) with 1..4 interleaved channels, dtype\n"
-"  uint8, uint16, int16, int32, uint32, float32 or float64. Any row stride\n"
-"  (crops, flips, every other row) is read in place, without a copy.\n"
+"image: array (or sequence) of shape (H, W) or (H, W, C) with 1..4 interleaved\n"
+"  channels, dtype uint8, uint16, int16, int32, uint32, float32 or float64;\n"
+"  bool (read as uint8), int8 (as int16), float16 (as float32), int64/uint64\n"
+"  (as int32/uint32 when every value fits, else pixsum.OverflowError, or\n"
+"  float64 with dtype=float64), any byte order. Any row stride (crops, flips,\n"
+"  every other row) and transposed images (a.T, Fortran order: the table is\n"
+"  the transposed view of the table of their memory) are read in place;\n"
+"  other layouts (a[:, ::2], rgb[..., 0], broadcast) and the converted\n"
+"  dtypes go through one packed copy.\n"
 "dtype: element type of the table. None picks one that cannot overflow for this\n"
 "  image size: uint32 (small unsigned images), uint64, int64 (signed) or float64.\n"
 "  A narrower type that could overflow raises pixsum.OverflowError unless\n"
@@ -343,7 +697,11 @@ PyDoc_STRVAR(integral_doc,
 "  that can only be stacks are refused (BadShapeError names this keyword).\n"
 "channel_axis: with batch=True, None or -1 (channels interleaved on the last\n"
 "  axis) or 1: PyTorch's channels-first (N, C, H, W) read as N*C one-channel\n"
-"  images (the N and C axes must merge into one; BadStrideError otherwise).\n\n"
+"  images (copied once when the N and C axes do not merge into one). Without\n"
+"  batch, the channel axis of a 3-D image (0, 1 or 2, e.g. 0 for (C, H, W));\n"
+"  the tables come back in the image's axis order.\n"
+"copy: False refuses (BadStrideError / BadTypeError naming copy=False) any\n"
+"  image that would be copied, guaranteeing zero copies.\n\n"
 "Returns the table as a NumPy array. GPU arrays (__cuda_array_interface__ or\n"
 "__dlpack__) run on the CUDA backend and return a GPU array of the same kind.\n"
 "The GIL is released while the table is computed.\n"
@@ -358,7 +716,7 @@ static PyObject *py_integral(PyObject *self, PyObject *args, PyObject *kwargs)
 PyDoc_STRVAR(integral_sq_doc,
 "integral_sq(image, *, dtype=None, sq_dtype=None, method='auto', threads=0,\n"
 "            wrap=False, padded=False, out=None, out_sq=None, carry=None,\n"
-"            carry_sq=None, batch=False, channel_axis=None)\n"
+"            carry_sq=None, batch=False, channel_axis=None, copy=True)\n"
 "--\n\n"
 "Integral image and integral of squares of a 2-D image, in one pass.\n\n"
 "Arguments as integral(); sq_dtype is the type of the squared table (None: uint64\n"
@@ -376,7 +734,8 @@ static PyObject *py_integral_sq(PyObject *self, PyObject *args, PyObject *kwargs
 }
 
 PyDoc_STRVAR(integral_tilted_doc,
-"integral_tilted(image, *, dtype=None, method='auto', threads=0, wrap=False, out=None)\n"
+"integral_tilted(image, *, dtype=None, method='auto', threads=0, wrap=False, out=None,\n"
+"                copy=True)\n"
 "--\n\n"
 "OpenCV's 45-degree tilted integral of a 2-D image:\n"
 "  T[Y, X] = sum of image[y, x] over y < Y and |x - X + 1| <= Y - y - 1.\n\n"
@@ -392,7 +751,7 @@ static PyObject *py_integral_tilted(PyObject *self, PyObject *args, PyObject *kw
 
 PyDoc_STRVAR(integral3d_doc,
 "integral3d(volume, *, dtype=None, method='auto', threads=0, wrap=False,\n"
-"           padded=False, out=None)\n"
+"           padded=False, out=None, copy=True)\n"
 "--\n\n"
 "Integral volume of a 3-D array of shape (D, H, W) or (D, H, W, C):\n"
 "  T[z, y, x] = volume[:z+1, :y+1, :x+1].sum()  (per channel).\n\n"
@@ -406,6 +765,138 @@ static PyObject *py_integral3d(PyObject *self, PyObject *args, PyObject *kwargs)
 }
 
 /* ------------------------------------------------------------------------ */
+/* Integrals of any number of axes                                          */
+/* ------------------------------------------------------------------------ */
+
+PyDoc_STRVAR(integral_nd_doc,
+"integral_nd(image, *, channel_axis=None, dtype=None, wrap=False, out=None,\n"
+"            method='auto', threads=0, copy=True)\n"
+"--\n\n"
+"Integral of an array of any number of axes, scikit-image's integral_image():\n"
+"  T[i] = image[:i_0+1, :i_1+1, ..., :i_{n-1}+1].sum()  (every axis summed),\n"
+"or every axis but `channel_axis`, which is kept apart (one table per channel).\n\n"
+"image: 1 to 32 axes, any dtype of integral() (bool, int8, float16, int64 ...\n"
+"  as documented there). 2-D and 3-D arrays (with channels last: 3-D and 4-D)\n"
+"  run the 2-D / 3-D tables of integral() and integral3d(); other shapes the\n"
+"  library's pixsum_integral_nd() (one thread).\n"
+"channel_axis: None, or the axis that is not summed.\n"
+"dtype, wrap, out, method, threads, copy: as integral() (method and threads\n"
+"  for the 2-D / 3-D tables). The default dtype counts the elements summed\n"
+"  into one entry. Tables are inclusive (no padded layout).\n\n"
+"Returns the table, of the image's shape. Integer tables are exact.");
+
+static PyObject *py_integral_nd(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    (void)self;
+    static char *kwlist[] = {"image", "channel_axis", "dtype", "wrap", "out", "method",
+                             "threads", "copy", NULL};
+    PyObject *image, *axis_obj = NULL, *dtype_obj = NULL, *out = NULL;
+    psb_opts o = {NULL, 0, 0, 0};
+    int copy = 1;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$OOpOznp:integral_nd", kwlist, &image,
+                                     &axis_obj, &dtype_obj, &o.wrap, &out, &o.method,
+                                     &o.threads, &copy))
+        return NULL;
+    if (psb_is_gpu_array(image))
+        return psb_fail(PIXSUM_ERR_UNSUPPORTED, "integral_nd: GPU arrays are not taken yet; "
+                        "use integral() / integral3d() or copy the array to the host");
+    pixsum_type type;
+    if (!psb_dtype_arg(dtype_obj, &type))
+        return NULL;
+    long axis = -1;
+    if (axis_obj && axis_obj != Py_None) {
+        axis = PyLong_Check(axis_obj) ? PyLong_AsLong(axis_obj) : -999;
+        if (axis == -1 && PyErr_Occurred())
+            PyErr_Clear();
+        if (!PyLong_Check(axis_obj))
+            return psb_fail(PIXSUM_ERR_INVALID_ARG, "integral_nd: channel_axis must be None "
+                            "or an int");
+    }
+    int has_channel = axis_obj && axis_obj != Py_None;
+    unsigned flags = (copy ? 0u : PSB_IN_NO_COPY) | (type == PIXSUM_F64 ? PSB_IN_F64_WIDE : 0u);
+    /* a 3-D array without channels is a volume: no channel axis to pack */
+    if (!has_channel)
+        flags |= PSB_IN_VOLUME;
+    PyArrayObject *in = psb_input_array(image, "image", flags);
+    if (!in)
+        return NULL;
+    PyArrayObject *res = NULL;
+    PyObject *result = NULL;
+    pixsum_ctx *ctx = NULL;
+    int nd = PyArray_NDIM(in), st;
+    npy_intp *dims = PyArray_DIMS(in);
+    if (nd < 1 || nd > PIXSUM_ND_MAX_DIMS) {
+        psb_fail(PIXSUM_ERR_BAD_SHAPE, "integral_nd: image has %d axes; 1..%d are taken", nd,
+                 PIXSUM_ND_MAX_DIMS);
+        goto done;
+    }
+    if (has_channel) {
+        if (axis < -nd || axis >= nd) {
+            psb_fail(PIXSUM_ERR_INVALID_ARG, "integral_nd: channel_axis %ld is not an axis of "
+                     "a %d-D array", axis, nd);
+            goto done;
+        }
+        if (axis < 0)
+            axis += nd;
+    }
+    pixsum_type in_type = psb_type_of_descr(PyArray_DESCR(in));
+    size_t count = 1;
+    for (int k = 0; k < nd; k++)
+        count *= k == axis ? 1 : (size_t)(dims[k] ? dims[k] : 1);
+    if (type == PIXSUM_TYPE_NONE && (out == NULL || out == Py_None))
+        type = pixsum_integral_type(in_type, count, 0);
+    if (type == PIXSUM_TYPE_NONE && (out == NULL || out == Py_None)) {
+        fail_not_integral_input("integral_nd", in_type);
+        goto done;
+    }
+    if (!(res = psb_output(out, nd, dims, &type, "out")))
+        goto done;
+    if (!PyArray_ISWRITEABLE(res)) {
+        psb_fail(PIXSUM_ERR_INVALID_ARG, "out is read-only");
+        goto done;
+    }
+    if (!(ctx = psb_make_ctx(&o)))
+        goto done;
+    /* 2-D and 3-D tables (channels last, up to 4) run the 2-D / 3-D entries */
+    int channels_last = has_channel && axis == nd - 1 && dims[nd - 1] <= 4;
+    int spatial = nd - (channels_last ? 1 : 0);
+    if ((!has_channel || channels_last) && (spatial == 2 || spatial == 3)) {
+        pixsum_view vin, vout;
+        if (!psb_view_of(in, spatial, 0, "image", &vin) ||
+            !psb_view_of(res, spatial, 1, "out", &vout))
+            goto done;
+        Py_BEGIN_ALLOW_THREADS
+        st = pixsum_integral(ctx, &vin, &vout);
+        Py_END_ALLOW_THREADS
+    } else {
+        size_t shape[PIXSUM_ND_MAX_DIMS];
+        ptrdiff_t in_strides[PIXSUM_ND_MAX_DIMS], out_strides[PIXSUM_ND_MAX_DIMS];
+        for (int k = 0; k < nd; k++) {
+            shape[k] = (size_t)dims[k];
+            in_strides[k] = (ptrdiff_t)PyArray_STRIDES(in)[k];
+            out_strides[k] = (ptrdiff_t)PyArray_STRIDES(res)[k];
+        }
+        pixsum_nd_array ain = {PyArray_DATA(in), in_type, (size_t)nd, shape, in_strides};
+        pixsum_nd_array aout = {PyArray_DATA(res), type, (size_t)nd, shape, out_strides};
+        int ch = has_channel ? (int)axis : -1;
+        Py_BEGIN_ALLOW_THREADS
+        st = pixsum_integral_nd(ctx, &ain, &aout, ch);
+        Py_END_ALLOW_THREADS
+    }
+    if (st != PIXSUM_OK) {
+        psb_fail_library(st, "integral_nd");
+        goto done;
+    }
+    result = (PyObject *)res;
+    res = NULL;
+done:
+    pixsum_ctx_free(ctx);
+    Py_XDECREF(res);
+    Py_DECREF(in);
+    return result;
+}
+
+/* ------------------------------------------------------------------------ */
 /* Box queries                                                              */
 /* ------------------------------------------------------------------------ */
 
@@ -414,18 +905,21 @@ enum box_kind { BOX_SUM, BOX_MEAN, BOX_VAR };
 /* Shared body of box_sum(), box_mean() and box_var(). */
 static PyObject *box_common(enum box_kind kind, PyObject *args, PyObject *kwargs)
 {
-    static char *kw_one[] = {"table", "boxes", "padded", NULL};
-    static char *kw_two[] = {"table", "sq_table", "boxes", "padded", NULL};
+    static char *kw_one[] = {"table", "boxes", "padded", "copy", NULL};
+    static char *kw_two[] = {"table", "sq_table", "boxes", "padded", "copy", NULL};
     const char *names[] = {"box_sum", "box_mean", "box_var"};
-    PyObject *table_obj = NULL, *sq_obj = NULL, *boxes_obj = NULL;
+    PyObject *table_obj = NULL, *sq_obj = NULL, *boxes_obj = NULL, *padded_obj = NULL;
     psb_opts o = {NULL, 0, 0, 0};
+    int copy = 1;
     int ok = kind == BOX_VAR
-                 ? PyArg_ParseTupleAndKeywords(args, kwargs, "OOO|$p:box_var", kw_two,
-                                               &table_obj, &sq_obj, &boxes_obj, &o.padded)
+                 ? PyArg_ParseTupleAndKeywords(args, kwargs, "OOO|$Op:box_var", kw_two,
+                                               &table_obj, &sq_obj, &boxes_obj, &padded_obj,
+                                               &copy)
                  : PyArg_ParseTupleAndKeywords(args, kwargs,
-                                               kind == BOX_SUM ? "OO|$p:box_sum"
-                                                               : "OO|$p:box_mean",
-                                               kw_one, &table_obj, &boxes_obj, &o.padded);
+                                               kind == BOX_SUM ? "OO|$Op:box_sum"
+                                                               : "OO|$Op:box_mean",
+                                               kw_one, &table_obj, &boxes_obj, &padded_obj,
+                                               &copy);
     if (!ok)
         return NULL;
     if (psb_is_gpu_array(table_obj) || (sq_obj && psb_is_gpu_array(sq_obj)))
@@ -439,12 +933,20 @@ static PyObject *box_common(enum box_kind kind, PyObject *args, PyObject *kwargs
     pixsum_ctx *ctx = NULL;
     PyObject *result = NULL;
     pixsum_view vt, vq;
-    if (!(table = psb_as_array(table_obj, "table")) ||
-        !psb_view_of(table, spatial, 0, "table", &vt))
+    unsigned flags = PSB_IN_TABLE | (copy ? 0u : PSB_IN_NO_COPY) |
+                     (spatial == 3 ? PSB_IN_VOLUME : 0u);
+    if (!(table = psb_input_array(table_obj, "table", flags)) ||
+        !psb_view_of(table, spatial, 0, "table", &vt) ||
+        !table_layout(names[kind], table_obj, &vt, padded_obj, &o.padded))
         goto done;
-    if (kind == BOX_VAR && (!(sq = psb_as_array(sq_obj, "sq_table")) ||
-                            !psb_view_of(sq, spatial, 0, "sq_table", &vq)))
-        goto done;
+    if (kind == BOX_VAR) {
+        int sq_padded;
+        if (!(sq = psb_input_array(sq_obj, "sq_table", flags)) ||
+            !psb_view_of(sq, spatial, 0, "sq_table", &vq) ||
+            !table_layout(names[kind], sq_obj, &vq, o.padded ? Py_True : Py_False,
+                          &sq_padded))
+            goto done;
+    }
     int has_channels = PyArray_NDIM(table) == spatial + 1;
     npy_intp shape[2];
     int nd = 0;
@@ -482,12 +984,18 @@ done:
 }
 
 PyDoc_STRVAR(box_sum_doc,
-"box_sum(table, boxes, *, padded=False)\n"
+"box_sum(table, boxes, *, padded=None, copy=True)\n"
 "--\n\n"
 "Sums of boxes read from an integral table with the 4-corner (2-D) or 8-corner\n"
 "(3-D) formula.\n\n"
-"table: a table from integral() / integral3d() (padded=True if it was made with\n"
-"  padded=True).\n"
+"table: a table from integral() / integral3d() (any layout and byte order;\n"
+"  copy=False refuses one that would be copied).\n"
+"padded: None reads a table made by integral(), integral_sq() or integral3d()\n"
+"  (the array they returned) with the layout it was made with, and any other\n"
+"  table as inclusive unless its first row and column are zero (ambiguous:\n"
+"  InvalidArgumentError asks for padded=True or False). True / False that\n"
+"  contradict a made table, or True for a table whose first row or column is\n"
+"  not zero, raise InvalidArgumentError.\n"
 "boxes: integers (x, y, w, h) for a 2-D table or (x, y, z, w, h, d) for a 3-D\n"
 "  one, covering columns [x, x+w), rows [y, y+h), slices [z, z+d); one box of\n"
 "  shape (4,)/(6,) or N boxes of shape (N, 4)/(N, 6).\n\n"
@@ -508,7 +1016,7 @@ static PyObject *py_box_sum(PyObject *self, PyObject *args, PyObject *kwargs)
 }
 
 PyDoc_STRVAR(box_mean_doc,
-"box_mean(table, boxes, *, padded=False)\n"
+"box_mean(table, boxes, *, padded=None, copy=True)\n"
 "--\n\n"
 "Means of boxes (float64) from an integral table; arguments and result shape as\n"
 "box_sum() (GPU tables too; identical to the CPU's means).");
@@ -520,7 +1028,7 @@ static PyObject *py_box_mean(PyObject *self, PyObject *args, PyObject *kwargs)
 }
 
 PyDoc_STRVAR(box_var_doc,
-"box_var(table, sq_table, boxes, *, padded=False)\n"
+"box_var(table, sq_table, boxes, *, padded=None, copy=True)\n"
 "--\n\n"
 "Population variances of boxes (float64) from the two tables of integral_sq().\n\n"
 "Integer tables are combined exactly (128-bit arithmetic), so a variance is never\n"
@@ -570,13 +1078,15 @@ static int parse_size(PyObject *obj, size_t *kh, size_t *kw)
 
 PyDoc_STRVAR(box_filter_doc,
 "box_filter(image, size, *, normalize=True, mode='same', dtype=None,\n"
-"           method='auto', threads=0, out=None, border=None, stat=None, cval=0.0)\n"
+"           method='auto', threads=0, out=None, border=None, stat=None, cval=0.0,\n"
+"           copy=True)\n"
 "--\n\n"
 "Box (moving-window) filter of a 2-D image: the library's streamed\n"
 "pixsum_box_filter(), which reads the image once and writes the result once;\n"
 "the cost per pixel does not depend on the window size.\n\n"
 "image: (H, W) or (H, W, C) with C <= 4; uint8 uint16 int16 int32 uint32\n"
-"  float32 float64; any row stride.\n"
+"  float32 float64, and the dtypes and layouts integral() copies (copy=False\n"
+"  refuses those); any row stride is read in place.\n"
 "size: window height and width, an int or a pair (kh, kw). The window of\n"
 "  pixel (y, x) covers rows y - kh//2 .. y - kh//2 + kh - 1 (likewise\n"
 "  columns): OpenCV's default anchor.\n"
@@ -638,15 +1148,16 @@ static PyObject *py_box_filter(PyObject *self, PyObject *args, PyObject *kwargs)
 {
     (void)self;
     static char *kwlist[] = {"image", "size", "normalize", "mode", "dtype", "method", "threads",
-                             "out", "border", "stat", "cval", NULL};
+                             "out", "border", "stat", "cval", "copy", NULL};
     PyObject *image = NULL, *size_obj = NULL, *dtype_obj = NULL, *out = NULL;
     int normalize = 1;
     const char *mode = "same", *border_name = NULL, *stat_name = NULL;
     double cval = 0;
+    int copy = 1;
     psb_opts o = {NULL, 0, 0, 0};
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|$psOznOzzd:box_filter", kwlist, &image,
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|$psOznOzzdp:box_filter", kwlist, &image,
                                      &size_obj, &normalize, &mode, &dtype_obj, &o.method,
-                                     &o.threads, &out, &border_name, &stat_name, &cval))
+                                     &o.threads, &out, &border_name, &stat_name, &cval, &copy))
         return NULL;
     if (psb_is_gpu_array(image))
         return psb_gpu_dispatch("box_filter", args, kwargs);
@@ -660,7 +1171,7 @@ static PyObject *py_box_filter(PyObject *self, PyObject *args, PyObject *kwargs)
     if (stat_name && !parse_box_stat(stat_name, &spec.stat))
         return NULL;
     spec.border_value = cval;
-    PyArrayObject *in = psb_as_array(image, "image");
+    PyArrayObject *in = psb_input_array(image, "image", copy ? 0u : PSB_IN_NO_COPY);
     if (!in)
         return NULL;
     PyArrayObject *res = NULL;
@@ -883,6 +1394,7 @@ static PyMethodDef module_methods[] = {
     {"integral_tilted", KW py_integral_tilted, METH_VARARGS | METH_KEYWORDS,
      integral_tilted_doc},
     {"integral3d", KW py_integral3d, METH_VARARGS | METH_KEYWORDS, integral3d_doc},
+    {"integral_nd", KW py_integral_nd, METH_VARARGS | METH_KEYWORDS, integral_nd_doc},
     {"box_sum", KW py_box_sum, METH_VARARGS | METH_KEYWORDS, box_sum_doc},
     {"box_mean", KW py_box_mean, METH_VARARGS | METH_KEYWORDS, box_mean_doc},
     {"box_var", KW py_box_var, METH_VARARGS | METH_KEYWORDS, box_var_doc},
@@ -896,6 +1408,8 @@ static PyMethodDef module_methods[] = {
     PSB_HIST_METHODS
     PSB_GPU_METHODS
     PSB_GPU_BOX_METHODS
+    PSB_CARRY_METHODS
+    PSB_THRESHOLD_METHODS
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module_def = {

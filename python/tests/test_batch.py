@@ -92,16 +92,22 @@ def test_channels_first(rng):
          pixsum.integral(x[0, 2]))
     same(pixsum.integral(x[::2, 3:], batch=True, channel_axis=1)[1, 0],
          pixsum.integral(x[2, 3]))
-    # channels-last memory seen as (N, C, H, W): pixels not packed along a row
+    # channels-last memory seen as (N, C, H, W): pixels not packed along a row,
+    # so copied once (issue 41), or refused with copy=False
     nhwc = random_image(rng, (2, 5, 6, 3), np.uint8)
-    with pytest.raises(pixsum.BadStrideError):
-        pixsum.integral(nhwc.transpose(0, 3, 1, 2), batch=True, channel_axis=1)
+    nchw = nhwc.transpose(0, 3, 1, 2)
+    got = pixsum.integral(nchw, batch=True, channel_axis=1)
+    same(got[1, 2], pixsum.integral(nhwc[1, :, :, 2].copy()))
+    with pytest.raises(pixsum.BadStrideError, match="copy=False"):
+        pixsum.integral(nchw, batch=True, channel_axis=1, copy=False)
 
 
-def test_channels_first_unmergeable_strides_refused(rng):
+def test_channels_first_unmergeable_strides_copied_or_refused(rng):
     big = random_image(rng, (3, 6, 8, 9), np.uint8)
-    with pytest.raises(pixsum.BadStrideError, match="batch and channel axes"):
-        pixsum.integral(big[:, :3], batch=True, channel_axis=1)
+    same(pixsum.integral(big[:, :3], batch=True, channel_axis=1)[2, 1],
+         pixsum.integral(big[2, 1]))
+    with pytest.raises(pixsum.BadStrideError, match="copy=False"):
+        pixsum.integral(big[:, :3], batch=True, channel_axis=1, copy=False)
     # every other channel still merges (a step along N is 3 steps of 2 channels)
     got = pixsum.integral(big[:, ::2], batch=True, channel_axis=1)
     same(got[2, 1], pixsum.integral(big[2, 2]))
@@ -148,8 +154,10 @@ def test_shape_rules_and_messages(rng):
         pixsum.integral(stack[0], batch=True)      # 2-D: not a stack
     with pytest.raises(pixsum.BadShapeError, match="channel_axis=1"):
         pixsum.integral(stack, batch=True, channel_axis=1)   # 3-D: no channel axis
-    with pytest.raises(pixsum.InvalidArgumentError, match="batch=True"):
-        pixsum.integral(hwc, channel_axis=1)
+    # without batch=True, channel_axis names the channel axis of one image
+    # (test_arrays.py); a 2-D image has none
+    with pytest.raises(pixsum.BadShapeError, match="3-D"):
+        pixsum.integral(hwc[..., 0], channel_axis=1)
     with pytest.raises(pixsum.InvalidArgumentError, match="channel_axis"):
         pixsum.integral(stack, batch=True, channel_axis=2)
     with pytest.raises(pixsum.UnsupportedError, match="carry"):

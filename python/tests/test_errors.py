@@ -19,6 +19,24 @@ def test_hierarchy_covers_every_status():
     assert issubclass(pixsum.NoMemoryError, MemoryError)
     assert issubclass(pixsum.OutOfRangeError, IndexError)
     assert issubclass(pixsum.IOError, OSError)
+    assert pixsum.PixsumOverflowError is pixsum.OverflowError
+    assert pixsum.PixsumIOError is pixsum.IOError
+
+
+def test_import_star_keeps_the_builtins():
+    import builtins
+    names = {}
+    exec("from pixsum import *", names)
+    assert "OverflowError" not in names and "IOError" not in names
+    assert names["PixsumOverflowError"] is pixsum.OverflowError
+    assert names["PixsumIOError"] is pixsum.IOError
+    assert issubclass(names["PixsumOverflowError"], builtins.OverflowError)
+    assert issubclass(names["PixsumIOError"], builtins.OSError)
+    for name in pixsum.__all__:
+        assert not hasattr(builtins, name), name
+    star = {}
+    exec("from pixsum._errors import *", star)
+    assert "OverflowError" not in star and "IOError" not in star
 
 
 def test_library_detail_text_is_carried():
@@ -38,7 +56,8 @@ def test_binding_errors_use_the_hierarchy():
         (lambda: pixsum.integral(np.ones((2, 2, 2, 2, 2), np.uint8)), pixsum.BadShapeError),
         (lambda: pixsum.integral(np.ones((0, 4), np.uint8)), pixsum.BadShapeError),
         (lambda: pixsum.integral(np.ones((4, 4), np.complex64)), pixsum.BadTypeError),
-        (lambda: pixsum.integral(np.ones((4, 4), bool)), pixsum.BadTypeError),
+        (lambda: pixsum.integral(np.ones((4, 4), np.int8), copy=False), pixsum.BadTypeError),
+        (lambda: pixsum.integral(np.full((4, 4), 1 << 40)), pixsum.OverflowError),
         (lambda: pixsum.integral(img, dtype=np.int8), pixsum.BadTypeError),
         (lambda: pixsum.integral(img, dtype=np.int16), pixsum.BadTypeError),
         (lambda: pixsum.integral(img, method="no.such"), pixsum.UnknownMethodError),

@@ -1,10 +1,12 @@
 """Messages that name what is wrong (issue 37, section 4): an array or dtype=
 argument of a dtype pixsum does not read is named the way NumPy names it -
 its name and its type string, e.g. "int8 ('|i1')", "object ('|O')",
-"float32 ('>f4', non-native byte order)" - by every function (they share one
-describing function, psb_descr_text), whatever the array's rank; and
-images without integral tables (int64, uint64) are refused with a message,
-never a crash."""
+"complex64 ('<c8')" - by every function (they share one describing function,
+psb_descr_text), whatever the array's rank; and int64/uint64 images whose
+values do not fit 32 bits are refused with a message, never a crash. (bool,
+int8, float16 and big-endian arrays are read through a converted copy since
+issue 41; copy=False refuses them with a message naming the dtype, see
+test_arrays.py.)"""
 
 import subprocess
 import sys
@@ -16,14 +18,12 @@ import pixsum
 
 #: dtypes pixsum does not read, and the text that must name each.
 UNSUPPORTED = [
-    (np.dtype(np.int8), "int8 ('|i1')"),
-    (np.dtype(np.float16), "float16 ('%s')" % np.dtype(np.float16).str),
     (np.dtype(object), "object ('|O')"),
-    (np.dtype(bool), "bool ('|b1')"),
-    (np.dtype(">f4") if sys.byteorder == "little" else np.dtype("<f4"),
-     "float32 ('%s', non-native byte order)" % (">f4" if sys.byteorder == "little" else "<f4")),
-    (np.dtype(">u2") if sys.byteorder == "little" else np.dtype("<u2"),
-     "uint16 ('%s', non-native byte order)" % (">u2" if sys.byteorder == "little" else "<u2")),
+    (np.dtype(np.complex64), "complex64 ('%s')" % np.dtype(np.complex64).str),
+    (np.dtype("S2"), "bytes16 ('|S2')"),
+    (np.dtype(">c16") if sys.byteorder == "little" else np.dtype("<c16"),
+     "complex128 ('%s', non-native byte order)" % (">c16" if sys.byteorder == "little"
+                                                   else "<c16")),
 ]
 
 
@@ -67,23 +67,31 @@ def test_out_and_dtype_arguments_name_the_dtype():
     assert "object ('|O')" in str(e.value), str(e.value)
 
 
-def test_box_filter_of_64_bit_images_is_refused_not_a_crash():
-    # int64/uint64 images are no box filter input: box_filter used to divide by
-    # the size of no type (SIGFPE, the interpreter dies), so run it apart
+def test_box_filter_of_64_bit_images_is_read_or_refused_not_a_crash():
+    # int64/uint64 images used to reach box_filter as a type with no box
+    # filter (it divided by the size of no type: SIGFPE, the interpreter
+    # dies), so run it apart. Now values within 32 bits are read as int32 /
+    # uint32, and wider ones raise pixsum.OverflowError naming the range.
     code = (
         "import numpy as np, pixsum\n"
         "for t in (np.int64, np.uint64):\n"
-        "    for kw in ({}, {'normalize': False}, {'dtype': np.float32}):\n"
-        "        try:\n"
-        "            pixsum.box_filter(np.zeros((4, 4), t), 3, **kw)\n"
-        "            print('accepted', t.__name__)\n"
-        "        except pixsum.BadTypeError as e:\n"
-        "            print(e)\n")
+        "    for v in (7, 1 << 40):\n"
+        "        for kw in ({}, {'normalize': False}, {'dtype': np.float32}):\n"
+        "            try:\n"
+        "                r = pixsum.box_filter(np.full((4, 4), v, t), 3, **kw)\n"
+        "                print('accepted', t.__name__, float(r[1, 1]))\n"
+        "            except pixsum.OverflowError as e:\n"
+        "                print(e)\n")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                        timeout=120)
     assert r.returncode == 0, (r.returncode, r.stderr)
     lines = r.stdout.splitlines()
-    assert len(lines) == 6, r.stdout
-    for line, t in zip(lines, ["int64"] * 3 + ["uint64"] * 3):
-        assert line.startswith("box_filter: image dtype %s is not an input type of "
-                               "box filters" % t), line
+    assert len(lines) == 12, r.stdout
+    for k, line in enumerate(lines):
+        t = "int64" if k < 6 else "uint64"
+        if (k // 3) % 2 == 0:
+            want = 63.0 if k % 3 == 1 else 7.0  # the sum of 9 sevens, else their mean
+            assert line == "accepted %s %s" % (t, want), line
+        else:
+            assert line.startswith("image has dtype %s" % t), line
+            assert "beyond int32 and uint32" in line, line

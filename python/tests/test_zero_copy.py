@@ -60,14 +60,19 @@ def test_input_is_read_from_its_own_memory():
     assert int(pixsum.integral(view)[-1, -1]) == 5
 
 
-def test_unreadable_layouts_are_refused_not_copied():
+def test_unreadable_layouts_are_copied_or_refused_with_copy_false():
     a = np.arange(30, dtype=np.float32).reshape(5, 6)
-    for bad in (a.T, a[:, ::2], np.asfortranarray(np.ones((3, 4, 2), np.uint8))):
+    # a.T alone is read in place (the transposed table of its memory)
+    np.testing.assert_array_equal(pixsum.integral(a.T, copy=False), ref_integral(a.T))
+    for bad in (a[:, ::-1].T, a[:, ::2], np.asfortranarray(np.ones((3, 4, 2), np.uint8))):
+        np.testing.assert_array_equal(pixsum.integral(bad), ref_integral(bad))
         with pytest.raises(pixsum.BadStrideError) as e:
-            pixsum.integral(bad)
-        assert "ascontiguousarray" in str(e.value)
-    with pytest.raises(pixsum.BadTypeError):
-        pixsum.integral(a.astype(">f4"))  # non-native byte order would need a copy
+            pixsum.integral(bad, copy=False)
+        assert "ascontiguousarray" in str(e.value) and "copy=False" in str(e.value)
+    swapped = a.astype(">f4")  # non-native byte order: swapped in the copy
+    np.testing.assert_array_equal(pixsum.integral(swapped), ref_integral(a))
+    with pytest.raises(pixsum.BadTypeError, match="copy=False"):
+        pixsum.integral(swapped, copy=False)
     ro = np.ones((3, 3), np.uint32)
     ro.flags.writeable = False
     with pytest.raises(pixsum.InvalidArgumentError, match="read-only"):
@@ -127,20 +132,27 @@ def test_threads_compute_concurrently_and_correctly():
         np.testing.assert_array_equal(r, ref_integral(img))
 
 
-def test_broadcast_views_are_refused_not_read_out_of_bounds():
-    """A NumPy stride of 0 (np.broadcast_to) must reach the library as 0 and be
-    refused; read as "packed" it would walk past the end of the buffer."""
-    row = np.zeros((1, 1000), np.uint8)
-    rows = np.broadcast_to(row, (50, 1000))
+def test_broadcast_views_are_copied_never_read_out_of_bounds():
+    """A NumPy stride of 0 (np.broadcast_to) is copied into a packed array
+    (read as "packed" it would walk past the end of the buffer); with
+    copy=False it reaches the library as 0 and is refused."""
+    row = np.arange(1000, dtype=np.uint16).reshape(1, 1000) % 256
+    rows = np.broadcast_to(row.astype(np.uint8), (50, 1000))
+    np.testing.assert_array_equal(pixsum.integral(rows), ref_integral(rows))
     with pytest.raises(pixsum.BadStrideError):
-        pixsum.integral(rows)
+        pixsum.integral(rows, copy=False)
+    vol = np.broadcast_to(np.ones((1, 4, 5), np.uint8), (3, 4, 5))
+    assert int(pixsum.integral3d(vol)[-1, -1, -1]) == 60
     with pytest.raises(pixsum.BadStrideError):
-        pixsum.integral3d(np.broadcast_to(np.zeros((1, 4, 5), np.uint8), (3, 4, 5)))
+        pixsum.integral3d(vol, copy=False)
+    np.testing.assert_array_equal(pixsum.box_filter(rows, 3, normalize=False),
+                                  pixsum.box_filter(np.ascontiguousarray(rows), 3,
+                                                    normalize=False))
     with pytest.raises(pixsum.BadStrideError):
-        pixsum.box_filter(rows, 3)
+        pixsum.box_filter(rows, 3, copy=False)
     if hasattr(pixsum, "histogram"):
-        with pytest.raises(pixsum.BadStrideError):
-            pixsum.histogram(rows)
+        want = np.bincount(rows.ravel(), minlength=256)
+        np.testing.assert_array_equal(pixsum.histogram(rows), want)
         mask = np.broadcast_to(np.ones((1, 1000), bool), (50, 1000))
-        with pytest.raises(pixsum.BadStrideError):
-            pixsum.histogram(np.zeros((50, 1000), np.uint8), mask=mask)
+        np.testing.assert_array_equal(
+            pixsum.histogram(np.ascontiguousarray(rows), mask=mask), want)

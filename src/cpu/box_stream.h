@@ -15,6 +15,8 @@ typedef enum psi_box_acc {
     PSI_BOX_ACC_F64 = 2  /* float inputs, and integer windows too wide for u64 squares */
 } psi_box_acc;
 
+struct psi_local_plan; /* src/cpu/box_local.h: a per-pixel function of the moments */
+
 /* A validated box filter request, passed to the method as psi_job.extra
  * (psi_job.in and psi_job.out are the checked views). */
 typedef struct psi_box_plan {
@@ -25,6 +27,11 @@ typedef struct psi_box_plan {
     int squares;        /* var/std: sums of squares too */
     int is_signed;      /* signed integer input */
     uint64_t cval_int;  /* constant border value, two's complement (integer inputs) */
+    /* NULL for a box filter. Else the local operation (threshold,
+     * normalisation) applied to each output row's window sums and sums of
+     * squares as the row is produced; psi_job.out then only gives the output
+     * shape (the outputs are the local plan's views). */
+    const struct psi_local_plan *local;
 } psi_box_plan;
 
 /* The kernel of one ISA: output rows [y0, y1) of a box filter job

@@ -64,6 +64,8 @@ typedef enum bxf_kind {
     BXF_VAR_F64,
     BXF_STD_F32,
     BXF_STD_F64,
+    BXF_LOCAL,     /* local operations (u8, n * 255^2 < 2^32): the u32 window sums S
+                      to the output row, Q to f->lq, for the rule of box_local_kernel.h */
     BXF_FMEAN_F32, /* float inputs: S / n + K */
     BXF_FMEAN_F64,
     BXF_FSUM_F32,  /* float inputs: S + n K */
@@ -81,6 +83,7 @@ typedef struct bxf {
     pixsum_type it;      /* input type */
     void *e;             /* LeC column sums (padded, zero beyond LeC) */
     uint32_t *q;         /* LeC column sums of squares (u8 variance) */
+    uint32_t *lq;        /* BXF_LOCAL: the row's window sums of squares */
     size_t *src;         /* the interior element each border element copies:
                             src[k] for k < IS, src[k - IE + IS] for k >= IE */
     int32_t *src32;      /* the same as int32 (gather indices) */
@@ -104,6 +107,11 @@ static int bxf_pick(const bx_state *s, pixsum_type ot)
         return -1;
     if (s->C < 1 || s->C > 4 || s->Le * s->C >= (size_t)INT32_MAX) /* int32 gathers */
         return -1;
+    if (p->local)
+        return s->t == PIXSUM_U8 && p->acc == PSI_BOX_ACC_U32 &&
+                       (uint64_t)s->n * 255 * 255 <= UINT32_MAX
+                   ? BXF_LOCAL
+                   : -1;
     pixsum_box_stat st = p->spec.stat;
     if (p->acc == PSI_BOX_ACC_F64) {
         if ((s->t != PIXSUM_F32 && s->t != PIXSUM_F64) || p->squares)
@@ -385,6 +393,18 @@ BXF_INLINE void bxf_emit_int(const bxf *f, int kind, int full, void *o, ptrdiff_
     case BXF_MEAN_U8X:
         _mm_storeu_si128(dst, _mm512_cvtepi32_epi8(bxf_u8_quot(f, kind, h)));
         break;
+    case BXF_LOCAL: /* S to the row (osz 4), Q to f->lq */
+        _mm512_storeu_si512(dst, h);
+        if (full) {
+            _mm512_storeu_si512(f->lq + i0, hq);
+        } else {
+            _Alignas(64) uint32_t tq[16];
+            _mm512_store_si512(tq, hq);
+            for (ptrdiff_t l = 0; l < 16; l++)
+                if (i0 + l >= 0 && (size_t)(i0 + l) < f->OWC)
+                    f->lq[i0 + l] = tq[l];
+        }
+        break;
     default: { /* variance / std: n Q - S^2 < 2^53 and each term is exact in double */
         __m256i ql = _mm512_castsi512_si256(hq), qh = _mm512_extracti64x4_epi64(hq, 1);
         __m512d dn = _mm512_set1_pd(f->dn), i2 = _mm512_set1_pd(f->inv2d);
@@ -425,7 +445,7 @@ BXF_INLINE void bxf_step_int(const bxf *f, bxf_ist *st, size_t j, const void *ra
 {
     uint32_t *e = f->e, *q = f->q;
     const size_t IS = f->IS, IE = f->IE, L0 = f->L0, kwC = f->kwC;
-    const int sq = kind >= BXF_VAR_F32 && kind <= BXF_STD_F64;
+    const int sq = kind >= BXF_VAR_F32 && kind <= BXF_LOCAL;
     const __m512i zero = _mm512_setzero_si512();
     __m512i v, vq = zero;
     if (hot ? upd : (ra && f->it == PIXSUM_U8 && j >= L0 && j + 16 <= IE)) {
@@ -558,6 +578,7 @@ static void bxf_hot_dispatch(const bxf *f, bxf_ist *st, size_t ja, size_t jb, co
     BXF_HOT_CASE(BXF_VAR_F64)
     BXF_HOT_CASE(BXF_STD_F32)
     BXF_HOT_CASE(BXF_STD_F64)
+    BXF_HOT_CASE(BXF_LOCAL)
     default: break;
     }
 }
@@ -1101,7 +1122,7 @@ static int bxf_try(const psi_job *job, const bx_state *s, const uint64_t *rowcou
              : f.kwC % V ? BXF_BEHIND_PAIR : BXF_BEHIND_LOAD;
     f.off0 = f.kwC / V * V;
     f.off1 = f.off0 + V;
-    f.osz = pixsum_type_size(out->type);
+    f.osz = kind == BXF_LOCAL ? 4 : pixsum_type_size(out->type);
     f.L0 = f.IS;
     if (ax > 0) {
         ptrdiff_t mx = 0;
@@ -1135,13 +1156,27 @@ static int bxf_try(const psi_job *job, const bx_state *s, const uint64_t *rowcou
      * e[k - kw C] reads zeros for k < kw C */
     size_t esz = f.flt ? 8 : 4, len = (f.LeC + V - 1) / V * V + V;
     size_t pad = (f.kwC * esz + 63) / 64 * 64, ebytes = pad + (len * esz + 63) / 64 * 64;
-    int sq = kind >= BXF_VAR_F32 && kind <= BXF_STD_F64;
+    int sq = kind >= BXF_VAR_F32 && kind <= BXF_LOCAL;
     size_t nsrc = f.IS + (f.LeC - f.IE);
     size_t bytes = ebytes * (sq ? 2 : 1) + nsrc * (sizeof(size_t) + 4) + 64;
+    /* BXF_LOCAL: rows of S, Q (u32), means and standard deviations (f64) */
+    size_t lrow = kind == BXF_LOCAL ? (f.OWC * 8 + 63) / 64 * 64 : 0;
+    size_t loff = (bytes - 64 + 63) / 64 * 64; /* after the other buffers, aligned */
+    if (lrow)
+        bytes = loff + 3 * lrow + 64;
     unsigned char *mem = calloc(1, bytes);
     if (!mem)
         return psi_fail(PIXSUM_ERR_NO_MEMORY, "box filter: %zu bytes of row buffers", bytes);
     unsigned char *base = mem + ((64 - (uintptr_t)mem % 64) % 64);
+    uint32_t *lsrow = NULL;
+    double *lmu = NULL, *lsd = NULL;
+    if (lrow) {
+        unsigned char *lb = base + loff;
+        lsrow = (uint32_t *)lb;
+        f.lq = lsrow + f.OWC;
+        lmu = (double *)(lb + lrow);
+        lsd = (double *)(lb + 2 * lrow);
+    }
     f.e = base + pad;
     if (sq)
         f.q = (uint32_t *)(base + ebytes + pad);
@@ -1209,6 +1244,12 @@ static int bxf_try(const psi_job *job, const bx_state *s, const uint64_t *rowcou
                 ra = psi_row(in, (size_t)ri, 0);
                 rb = psi_row(in, (size_t)ro, 0);
             }
+        }
+        if (lsrow) { /* a local operation: the rule on the row's sums */
+            bxf_row_int(&f, ra, rb, lsrow);
+            bx_local_moments_u32(s, lsrow, f.lq, lmu, lsd);
+            bx_local_apply(s, job, y, lmu, lsd);
+            continue;
         }
         void *o = psi_row(out, y, 0);
         if (f.flt)

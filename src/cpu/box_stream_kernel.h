@@ -17,6 +17,7 @@
  * (box_stream_fused.h); the rest, and other ISAs, take these passes.
  */
 #include "box_stream.h"
+#include "../border_rule.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -29,33 +30,11 @@
 typedef unsigned __int128 bx_u128;
 
 /* Index in [0, len) of the extended index r under border b, or -1 for a
- * position outside the image under constant and shrink borders. */
+ * position outside the image under constant and shrink borders: the one
+ * rule of src/border_rule.h. */
 static inline ptrdiff_t bx_map(ptrdiff_t r, ptrdiff_t len, pixsum_border b)
 {
-    if (r >= 0 && r < len)
-        return r;
-    switch (b) {
-    case PIXSUM_BORDER_REFLECT101: {
-        if (len == 1)
-            return 0;
-        ptrdiff_t p = 2 * len - 2;
-        r %= p;
-        if (r < 0)
-            r += p;
-        return r < len ? r : p - r;
-    }
-    case PIXSUM_BORDER_REFLECT: {
-        ptrdiff_t p = 2 * len;
-        r %= p;
-        if (r < 0)
-            r += p;
-        return r < len ? r : p - 1 - r;
-    }
-    case PIXSUM_BORDER_REPLICATE:
-        return r < 0 ? 0 : len - 1;
-    default:
-        return -1;
-    }
+    return (ptrdiff_t)psi_border_index((long long)r, (long long)len, (int)b);
 }
 
 /* Number of positions of [start, start + k) inside [0, len). */
@@ -679,6 +658,7 @@ static int bx_finish_fast(const bx_state *s, void *o, pixsum_type ot)
     return 0;
 }
 
+#include "box_local_kernel.h"
 #include "box_stream_fused.h"
 
 int PSI_BOX_FN(const psi_job *job, size_t y0, size_t y1)
@@ -708,9 +688,10 @@ int PSI_BOX_FN(const psi_job *job, size_t y0, size_t y1)
     size_t sz_kb = p->acc == PSI_BOX_ACC_F64 ? BX_ROUND(s.W * C * 8) : 0;
     size_t sz_iw = BX_ROUND(s.OW * sizeof(size_t)), sz_map = BX_ROUND(s.Le * sizeof(ptrdiff_t));
     size_t sz_pre = p->acc == PSI_BOX_ACC_U32 && C == 1 ? BX_ROUND((s.Le + 1) * 4) : 0;
+    size_t sz_loc = p->local ? BX_ROUND(om * sizeof(double)) : 0; /* local: mean, std rows */
 #undef BX_ROUND
     size_t bytes = sz_ext + sz_hs + sz_qe + sz_qh + sz_kb + sz_iw + sz_map + sz_pre +
-                   s.H * sizeof(uint64_t) + 64;
+                   2 * sz_loc + s.H * sizeof(uint64_t) + 64;
     unsigned char *mem = calloc(1, bytes), *cur;
     if (!mem)
         return psi_fail(PIXSUM_ERR_NO_MEMORY, "box filter: %zu bytes of row buffers", bytes);
@@ -733,6 +714,8 @@ int PSI_BOX_FN(const psi_job *job, size_t y0, size_t y1)
     cur += sz_map;
     s.pre = sz_pre ? (uint32_t *)cur : NULL;
     cur += sz_pre;
+    double *loc_mu = (double *)cur, *loc_sd = (double *)(cur + sz_loc);
+    cur += 2 * sz_loc;
     uint64_t *rowcount = (uint64_t *)cur;
 
     pixsum_border b = p->spec.border;
@@ -776,6 +759,12 @@ int PSI_BOX_FN(const psi_job *job, size_t y0, size_t y1)
             if (ro != ri)
                 bx_vertical(&s, ri >= 0 ? psi_row(in, (size_t)ri, 0) : NULL,
                             ro >= 0 ? psi_row(in, (size_t)ro, 0) : NULL, 1);
+        }
+        if (p->local) {
+            bx_horizontal(&s);
+            bx_finish_local(&s, job, y, bx_inside((ptrdiff_t)y - (ptrdiff_t)ay, kh, s.H),
+                            loc_mu, loc_sd);
+            continue;
         }
         void *o = psi_row(out, y, 0);
         int direct = fast && p->acc == PSI_BOX_ACC_U32 && p->spec.stat == PIXSUM_BOX_SUM &&

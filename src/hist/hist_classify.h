@@ -44,4 +44,9 @@ int psi_hist_prepare_batch(const pixsum_view *in, const pixsum_hist_spec *spec,
  * codes of pixsum_view_check() or PIXSUM_ERR_ALIASING. */
 int psi_equalize_check(const pixsum_view *in, const pixsum_view *out);
 
+/* The class of v under bins given by their edges e[0..bins] (hist_edges.c):
+ * the bin i with e[i] <= v < e[i + 1] (v == e[bins] in the last bin when
+ * closed_last), or bins + PSI_BIN_BELOW / ABOVE / NAN. */
+uint32_t psi_edges_class(const double *e, uint32_t bins, bool closed_last, double v);
+
 #endif /* PIXSUM_HIST_CLASSIFY_H */

@@ -40,7 +40,7 @@ for mode in "" --stream; do
 done
 expect_error 1 "i8.npy: box filters of i64 pixels (.npy dtype int64 ('<i8')) are not supported" \
     "$PIXSUM" box i8.npy -o o.npy --window 3
-expect_error 1 "equalisation takes u8 or u16 images, this one is i64 (.npy dtype int64 ('<i8'))" \
+expect_error 1 "equalisation takes u8, u16, f32 or f64 images, this one is i64 (.npy dtype int64 ('<i8'))" \
     "$PIXSUM" equalize i8.npy -o o.npy
 run "$PIXSUM" info i8.npy
 grep -q "type *i64 (.npy dtype int64 ('<i8'))" run_out.txt || fail "info i8.npy: $(cat run_out.txt)"

@@ -15,7 +15,14 @@
  *   - a successful integer integral equals the scalar reference method
  *     serial.2wh bit for bit (same wrap/padded settings);
  *   - a band's integer table continued from the row above it
- *     (pixsum_integral_carry()) equals the whole image's lower rows;
+ *     (pixsum_integral_carry()) equals the whole image's lower rows, and a
+ *     tile's table with carries from the whole table
+ *     (pixsum_integral_carry_tile()) equals the whole table's part;
+ *   - histograms over the library's own edges (pixsum_histogram_edges(),
+ *     pixsum_histogram_weighted() with unit weights) equal the counts, and
+ *     over fuzzed edges fail untouched or add up to the pixels;
+ *   - an image equalised by its own histogram (pixsum_equalize_counts())
+ *     equals pixsum_equalize()'s result;
  *   - a successful histogram agrees with hist.scalar, and its in-range,
  *     below, above and NaN counts add up to the pixels considered;
  *   - the slices as a batch (pixsum_histogram_batch()) equal the single-image
@@ -31,6 +38,10 @@
  *   - pixsum_cuda_box_filter() on the same request returns the CPU's error
  *     code, or (a valid request, on a device number no system has)
  *     UNAVAILABLE, and writes nothing;
+ *   - local thresholds and normalisation (pixsum_threshold_local(),
+ *     pixsum_normalize_local()) fail leaving their outputs untouched or write
+ *     masks of only 0 and the foreground value; their CUDA entries validate
+ *     as the CPU ones do and write nothing;
  *   - every property above holds with the CPU kernels capped at any ISA
  *     (pixsum_cpu_force_isa()), and an unknown ISA name is refused.
  */
@@ -327,6 +338,78 @@ done:
     free(infos);
 }
 
+/* Histograms over edges (pixsum_histogram_edges / _weighted), density,
+ * centres and Otsu's result: with the library's own edges and no flag the
+ * counts equal pixsum_histogram()'s `counts` (of `info`); fuzzed edges
+ * (unsorted, NaN, infinite) either fail leaving the output untouched or give
+ * bins, below, above and NaN counts that add up to the pixels; weights of
+ * 1 give the counts. */
+static void fuzz_histogram_edges(reader *r, pixsum_ctx *ctx, const image *in,
+                                 const pixsum_hist_spec *spec, const uint64_t *counts,
+                                 const pixsum_hist_info *info)
+{
+    size_t bins = info->bins, ch = info->channels, n = bins * ch;
+    double *e = malloc((bins + 1) * sizeof *e), *sums = malloc(n * sizeof *sums);
+    uint64_t *got = malloc(n * sizeof *got);
+    if (!e || !sums || !got)
+        goto done;
+    for (size_t i = 0; i <= bins; i++)
+        e[i] = pixsum_hist_edge(bins, info->lo, info->hi, i);
+    pixsum_hist_edges_spec es = {e, bins + 1, 0, spec->mask, NULL};
+    pixsum_hist_info ei;
+    if (pixsum_histogram_edges(ctx, &in->view, &es, got, n, &ei) != PIXSUM_OK ||
+        memcmp(got, counts, n * sizeof *got) != 0)
+        abort();
+    if (pixsum_histogram_weighted(ctx, &in->view, &es, sums, n, NULL) != PIXSUM_OK)
+        abort();
+    for (size_t i = 0; i < n; i++)
+        if (sums[i] != (double)counts[i])
+            abort();
+    double *dens = malloc(n * sizeof *dens), *cen = malloc(bins * sizeof *cen);
+    if (dens && cen) {
+        (void)pixsum_hist_density(info, (take_u8(r) & 1) ? e : NULL, counts, NULL, dens);
+        if (pixsum_hist_centers(info, NULL, 0, cen) != PIXSUM_OK)
+            abort();
+    }
+    free(dens);
+    free(cen);
+    /* fuzzed edges and flags; the image as its own weights where it may be */
+    size_t ne = 1 + take_u8(r) % 12;
+    double fe[12];
+    for (size_t i = 0; i < ne; i++)
+        fe[i] = (take_u8(r) & 1) ? take_f64(r) : (double)(int8_t)take_u8(r);
+    pixsum_hist_edges_spec fs = {fe, ne, take_u8(r) % 6, spec->mask, NULL};
+    size_t fn = (ne > 1 ? ne - 1 : 1) * ch;
+    if (fn > n)
+        goto done;
+    memset(got, FILL, n * sizeof *got);
+    int st = pixsum_histogram_edges(ctx, &in->view, &fs, got, fn, &ei);
+    if (st != PIXSUM_OK && !untouched((unsigned char *)got, n * sizeof *got))
+        abort();
+    if (st == PIXSUM_OK)
+        for (size_t c = 0; c < ch; c++) {
+            uint64_t t = 0;
+            for (size_t i = 0; i < ne - 1; i++)
+                t += got[c * (ne - 1) + i];
+            if (t != ei.in_range[c] ||
+                t + ei.below[c] + ei.above[c] + ei.nan[c] != ei.pixels)
+                abort();
+        }
+    fs.weights = (take_u8(r) & 1) ? &in->view : NULL;
+    memset(sums, FILL, n * sizeof *sums);
+    st = pixsum_histogram_weighted(ctx, &in->view, &fs, sums, fn, NULL);
+    if (st != PIXSUM_OK && !untouched((unsigned char *)sums, n * sizeof *sums))
+        abort();
+    pixsum_otsu_result o;
+    if (pixsum_otsu_image(ctx, &in->view, spec, take_u8(r) % 6, &o) == PIXSUM_OK &&
+        !o.constant && !(o.lower <= o.center && o.center <= o.threshold))
+        abort();
+done:
+    free(e);
+    free(sums);
+    free(got);
+}
+
 static void fuzz_histogram(reader *r, pixsum_ctx *ctx, const image *in, const uint8_t *px,
                            size_t npx)
 {
@@ -411,6 +494,7 @@ static void fuzz_histogram(reader *r, pixsum_ctx *ctx, const image *in, const ui
     }
     (void)pixsum_hist_cumulative(&info, counts, ref);
     fuzz_histogram_batch(r, ctx, in, &spec, counts, &info);
+    fuzz_histogram_edges(r, ctx, in, &spec, counts, &info);
 done:
     free(counts);
     free(ref);
@@ -502,6 +586,22 @@ static void fuzz_equalize(reader *r, pixsum_ctx *ctx, const image *in)
     if (pixsum_equalize(ctx, &in->view, &ov, NULL) != PIXSUM_OK && !untouched(out, bytes))
         abort();
     free(out);
+    /* with a bin count, and to floats (pixsum_equalize_bins()): a failure
+     * writes nothing */
+    pixsum_type ot = (take_u8(r) & 1) ? PIXSUM_F64 : in->view.type;
+    size_t obytes = pixsum_packed_bytes(ot, in->view.width, in->view.height, in->view.depth,
+                                        in->view.channels);
+    unsigned char *o2 = obytes ? malloc(obytes) : NULL;
+    if (!o2)
+        return;
+    memset(o2, FILL, obytes);
+    pixsum_view v2 = pixsum_view_3d(o2, ot, in->view.width, in->view.height, in->view.depth,
+                                    in->view.channels, 0, 0);
+    size_t bins = take_u8(r) | (size_t)(take_u8(r) & 3) << 8;
+    if (pixsum_equalize_bins(ctx, &in->view, &v2, NULL, bins) != PIXSUM_OK &&
+        !untouched(o2, obytes))
+        abort();
+    free(o2);
 }
 /* pixsum_integral_carry(): the image split at a fuzzed row, the lower band's
  * table continuing the upper band's last row (or a fuzzed carry), with the
@@ -553,6 +653,153 @@ done:
     free(whole);
     free(band);
     free(carry);
+}
+
+/* A table sample as its bits (4-byte types zero-extended), and back. */
+static uint64_t table_get(const unsigned char *p, pixsum_type t)
+{
+    uint32_t u32;
+    uint64_t u64;
+    if (pixsum_type_size(t) == 4) {
+        memcpy(&u32, p, 4);
+        return u32;
+    }
+    if (pixsum_type_size(t) != 8)
+        return p[0]; /* a type tables cannot have */
+    memcpy(&u64, p, 8);
+    return u64;
+}
+
+static void table_put(unsigned char *p, pixsum_type t, uint64_t v)
+{
+    size_t es = pixsum_type_size(t);
+    if (es == 4) {
+        uint32_t u32 = (uint32_t)v;
+        memcpy(p, &u32, 4);
+    } else if (es == 8) {
+        memcpy(p, &v, 8);
+    } else { /* a type tables cannot have (refused): any bytes */
+        for (size_t i = 0; i < es; i++)
+            p[i] = (unsigned char)(v >> (8 * i));
+    }
+}
+
+/* pixsum_integral_carry_tile(): the image's lower right tile from a fuzzed
+ * row and column on, its carries taken from the whole image's table (the row
+ * above the tile, and each row's sum left of it as the difference of two
+ * entries of the column left of the tile) or fuzzed. On success with the
+ * whole table's carries, an integer tile table must equal the whole table's
+ * lower right part (same context); on error the tile's table is untouched. */
+static void fuzz_carry_tile(reader *r, pixsum_ctx *ctx, const image *in)
+{
+    const pixsum_view *v = &in->view;
+    size_t h = v->height, w = v->width, ch = v->channels;
+    unsigned sel = take_u8(r);
+    pixsum_type ot = output_types[sel % (sizeof output_types / sizeof output_types[0])];
+    if (ot == PIXSUM_TYPE_NONE)
+        ot = pixsum_integral_type(v->type, w * h * v->depth, 0);
+    if (v->depth != 1 || h < 2 || w < 2 || w > 64 || h > 64 || pixsum_type_size(ot) == 0)
+        return;
+    size_t es = pixsum_type_size(ot), k = take_u8(r) % h, m = take_u8(r) % w;
+    size_t tw = w - m, th = h - k, bytes = w * h * ch * es;
+    unsigned char *whole = malloc(bytes), *tile = malloc(bytes);
+    unsigned char *row = malloc(tw * ch * es), *col = malloc(th * ch * es);
+    if (!whole || !tile || !row || !col)
+        goto done;
+    pixsum_view part;
+    if (pixsum_view_roi(v, m, k, tw, th, &part) != PIXSUM_OK)
+        goto done; /* the fuzzed image view itself is invalid */
+    pixsum_view wv = pixsum_view_2d(whole, ot, w, h, ch, 0);
+    int whole_st = pixsum_integral(ctx, v, &wv);
+    int exact = whole_st == PIXSUM_OK && is_integer_type(ot) && !(take_u8(r) & 1);
+    size_t pitch = w * ch * es;
+    for (size_t x = 0; x < tw * ch; x++) /* T(m + x, k - 1), or fuzzed */
+        table_put(row + x * es, ot, exact && k ? table_get(whole + (k - 1) * pitch +
+                                                           (m * ch + x) * es, ot)
+                                               : (exact ? 0 : take_u8(r)));
+    for (size_t y = 0; y < th; y++) /* T(m - 1, k + y) - T(m - 1, k + y - 1) */
+        for (size_t c = 0; c < ch; c++) {
+            uint64_t s = 0;
+            if (exact && m) {
+                size_t at = ((m - 1) * ch + c) * es;
+                s = table_get(whole + (k + y) * pitch + at, ot);
+                if (k + y)
+                    s -= table_get(whole + (k + y - 1) * pitch + at, ot);
+            } else if (!exact) {
+                s = take_u8(r);
+            }
+            table_put(col + (y * ch + c) * es, ot, s);
+        }
+    memset(tile, FILL, bytes);
+    pixsum_view tv = pixsum_view_2d(tile, ot, tw, th, ch, 0);
+    pixsum_view rv = pixsum_view_2d(row, ot, tw, 1, ch, 0);
+    pixsum_view cv = pixsum_view_2d(col, ot, 1, th, ch, 0);
+    unsigned shape = take_u8(r) % 8;
+    if (shape == 1)
+        cv.height = th > 1 ? th - 1 : 2; /* a column of the wrong height: refused */
+    int st = pixsum_integral_carry_tile(ctx, &part, &tv, (shape == 2 && !k) ? NULL : &rv,
+                                        (shape == 3 && !m) ? NULL : &cv, NULL, NULL, NULL);
+    if (st != PIXSUM_OK) {
+        if (!untouched(tile, bytes))
+            abort(); /* documented: on error the output is left untouched */
+        goto done;
+    }
+    if (shape == 1)
+        abort(); /* a misshaped carry column must be refused */
+    if (exact)
+        for (size_t y = 0; y < th; y++)
+            if (memcmp(tile + y * tw * ch * es, whole + (k + y) * pitch + m * ch * es,
+                       tw * ch * es) != 0)
+                abort(); /* the tile's table differs from the whole table's part */
+done:
+    free(whole);
+    free(tile);
+    free(row);
+    free(col);
+}
+
+/* pixsum_equalize_counts() with the image's own histogram, which must give
+ * pixsum_equalize()'s result, or with fuzzed counts (a status, or a mapping;
+ * on error the output is untouched). */
+static void fuzz_equalize_counts(reader *r, pixsum_ctx *ctx, const image *in)
+{
+    const pixsum_view *v = &in->view;
+    size_t levels = v->type == PIXSUM_U8 ? 256 : 65536, n = levels * v->channels;
+    size_t es = pixsum_type_size(v->type);
+    size_t bytes = v->width * v->height * v->depth * v->channels * (es ? es : 1);
+    uint64_t *counts = malloc(n * sizeof *counts);
+    unsigned char *a = malloc(bytes), *b = malloc(bytes);
+    if (!counts || !a || !b)
+        goto done;
+    pixsum_hist_spec spec;
+    memset(&spec, 0, sizeof spec);
+    int own = take_u8(r) & 1;
+    int hist_st = pixsum_histogram(ctx, v, &spec, counts, n, NULL);
+    if (!own || hist_st != PIXSUM_OK)
+        for (size_t i = 0; i < n; i++)
+            counts[i] = take_u8(r);
+    memset(a, FILL, bytes);
+    memset(b, FILL, bytes);
+    pixsum_view av = pixsum_view_3d(a, v->type, v->width, v->height, v->depth, v->channels, 0,
+                                    0);
+    pixsum_view bv = av;
+    bv.data = b;
+    size_t given = n - (take_u8(r) % 16 == 0); /* sometimes one count short: refused */
+    int st = pixsum_equalize_counts(ctx, v, &av, counts, given);
+    if (st != PIXSUM_OK) {
+        if (!untouched(a, bytes))
+            abort();
+        goto done;
+    }
+    if (given != n)
+        abort(); /* a short counts array must be refused */
+    if (own && hist_st == PIXSUM_OK &&
+        (pixsum_equalize(ctx, v, &bv, NULL) != PIXSUM_OK || memcmp(a, b, bytes) != 0))
+        abort(); /* equalised by its own histogram: pixsum_equalize()'s result */
+done:
+    free(counts);
+    free(a);
+    free(b);
 }
 
 static int64_t sample_i(const pixsum_view *v, size_t x, size_t y, size_t c)
@@ -695,6 +942,183 @@ static void fuzz_box_filter(reader *r, pixsum_ctx *ctx, const image *in)
     free(buf);
 }
 
+/* pixsum_threshold_local() / pixsum_normalize_local() with a fuzzed window,
+ * border, method, parameters and outputs: on error the outputs are untouched,
+ * the CUDA entries validate as the CPU ones do, and a mask holds only 0 and
+ * the foreground value. */
+static void fuzz_local(reader *r, pixsum_ctx *ctx, const image *in)
+{
+    unsigned sel = take_u8(r);
+    int normalize = sel & 1, outs = 1 + (int)((sel >> 1) % 3);
+    pixsum_threshold_spec ts;
+    memset(&ts, 0, sizeof ts);
+    ts.kw = take_u8(r) % 40; /* 0 is refused; some wider than the image */
+    ts.kh = take_u8(r) % 40;
+    ts.border = (pixsum_border)(take_u8(r) % 7);
+    unsigned vsel = take_u8(r);
+    ts.border_value = (vsel & 1) ? take_f64(r) : (double)(int)(vsel >> 1) - 20;
+    ts.method = (pixsum_threshold_method)(take_u8(r) % 4);
+    ts.k = (sel & 0x10) ? take_f64(r) : 0.2;
+    ts.r = (sel & 0x20) ? take_f64(r) : 0;
+    ts.offset = (sel & 0x40) ? take_f64(r) : 1.5;
+    ts.foreground = (uint8_t)take_u8(r);
+    pixsum_normalize_spec ns = {ts.kw, ts.kh, ts.border, ts.border_value,
+                                (sel & 0x80) ? take_f64(r) : 0.25};
+    pixsum_type mt = (sel & 8) ? PIXSUM_F32 : (sel & 4) ? PIXSUM_U16 : PIXSUM_F64;
+    size_t ow = in->view.width, oh = in->view.height;
+    pixsum_box_filter_spec bs = {ts.kw ? ts.kw : 1, ts.kh ? ts.kh : 1, PIXSUM_BOX_SUM,
+                                 ts.border, 0};
+    (void)pixsum_box_filter_shape(&bs, in->view.width, in->view.height, &ow, &oh);
+    size_t ch = normalize ? in->view.channels : 1, es = pixsum_type_size(mt);
+    if (es == 0 || ch == 0 || ch > 4 || ow > 64 || oh > 64)
+        return;
+    size_t mbytes = (ow ? ow : 1) * (oh ? oh : 1) * ch * es, kbytes = (ow ? ow : 1) * (oh ? oh : 1);
+    unsigned char *mb = malloc(mbytes), *kb = malloc(kbytes);
+    unsigned char *gm = malloc(mbytes), *gk = malloc(kbytes);
+    pixsum_ctx *gctx = pixsum_ctx_new();
+    if (!mb || !kb || !gm || !gk || !gctx ||
+        pixsum_ctx_set(gctx, PIXSUM_PARAM_CUDA_DEVICE, 1024) != PIXSUM_OK)
+        goto done;
+    memset(mb, FILL, mbytes);
+    memset(kb, FILL, kbytes);
+    memset(gm, FILL, mbytes);
+    memset(gk, FILL, kbytes);
+    pixsum_view map = pixsum_view_2d(mb, mt, ow, oh, ch, 0);
+    pixsum_view mask = pixsum_view_2d(kb, PIXSUM_U8, ow, oh, 1, 0);
+    pixsum_view gmap = map, gmask = mask;
+    gmap.data = gm;
+    gmask.data = gk;
+    int st, gst;
+    if (normalize) {
+        st = pixsum_normalize_local(ctx, &in->view, &ns, &map);
+        gst = pixsum_cuda_normalize_local(gctx, &in->view, &ns, &gmap, NULL);
+    } else {
+        st = pixsum_threshold_local(ctx, &in->view, &ts, outs & 1 ? &map : NULL,
+                                    outs & 2 ? &mask : NULL);
+        gst = pixsum_cuda_threshold_local(gctx, &in->view, &ts, outs & 1 ? &gmap : NULL,
+                                          outs & 2 ? &gmask : NULL, NULL);
+    }
+    /* as in fuzz_box_filter: a valid request meets the missing device */
+    int by_method = st == PIXSUM_ERR_UNSUPPORTED || st == PIXSUM_ERR_UNAVAILABLE ||
+                    st == PIXSUM_ERR_NO_MEMORY;
+    if ((st == PIXSUM_OK || by_method) ? gst != PIXSUM_ERR_UNAVAILABLE &&
+                                             gst != PIXSUM_ERR_UNSUPPORTED
+                                       : gst != st)
+        abort(); /* the CUDA entries' validation differs from the CPU's */
+    if (!untouched(gm, mbytes) || !untouched(gk, kbytes))
+        abort();
+    if (st != PIXSUM_OK) {
+        if (!untouched(mb, mbytes) || !untouched(kb, kbytes))
+            abort(); /* documented: on error the outputs are left untouched */
+        goto done;
+    }
+    if (in->view.depth != 1 || mt == PIXSUM_U16 || (!normalize && in->view.channels != 1))
+        abort(); /* a volume, a u16 map or a multi-channel threshold must be refused */
+    if (!normalize && (outs & 2)) {
+        uint8_t fg = ts.foreground ? ts.foreground : 255;
+        for (size_t i = 0; i < ow * oh; i++)
+            if (kb[i] != 0 && kb[i] != fg)
+                abort(); /* a mask value other than 0 and the foreground */
+    }
+done:
+    pixsum_ctx_free(gctx);
+    free(mb);
+    free(kb);
+    free(gm);
+    free(gk);
+}
+
+/* pixsum_integral_nd(): the image's memory read as an array of its last 1..4
+ * axes of (depth, height, width, channels), a fuzzed table type, channel
+ * axis and output gaps. On error the table is untouched; on success an
+ * integer table's last entry (channel_axis -1) is the modular sum of every
+ * element. */
+static int64_t nd_sample(const unsigned char *p, pixsum_type t)
+{
+    uint8_t u8;
+    uint16_t u16;
+    int16_t i16;
+    int32_t i32;
+    uint32_t u32;
+    switch (t) {
+    case PIXSUM_U8: memcpy(&u8, p, 1); return u8;
+    case PIXSUM_U16: memcpy(&u16, p, 2); return u16;
+    case PIXSUM_I16: memcpy(&i16, p, 2); return i16;
+    case PIXSUM_I32: memcpy(&i32, p, 4); return i32;
+    case PIXSUM_U32: memcpy(&u32, p, 4); return u32;
+    default: return 0;
+    }
+}
+
+static void fuzz_integral_nd(reader *r, pixsum_ctx *ctx, const image *in)
+{
+    const pixsum_view *v = &in->view;
+    size_t es = pixsum_type_size(v->type);
+    size_t all_shape[4] = {v->depth, v->height, v->width, v->channels};
+    ptrdiff_t all_strides[4] = {v->slice_stride, v->row_stride,
+                                (ptrdiff_t)(v->channels * (es ? es : 1)),
+                                (ptrdiff_t)(es ? es : 1)};
+    size_t n = 1 + take_u8(r) % 4, first = 4 - n;
+    if (take_u8(r) == 255)
+        n = 0; /* an invalid axis count */
+    pixsum_nd_array a = {v->data, v->type, n, all_shape + first, all_strides + first};
+    pixsum_type ot = output_types[take_u8(r) % 8];
+    size_t oes = pixsum_type_size(ot) ? pixsum_type_size(ot) : 1;
+    size_t gap = take_u8(r) % 3, count = 1;
+    size_t oshape[4];
+    ptrdiff_t ostrides[4];
+    for (size_t k = 0; k < n; k++) {
+        oshape[k] = all_shape[first + k];
+        count *= oshape[k] ? oshape[k] : 1;
+    }
+    ptrdiff_t step = (ptrdiff_t)oes;
+    for (size_t k = n; k-- > 0;) {
+        ostrides[k] = step;
+        step = step * (ptrdiff_t)(oshape[k] ? oshape[k] : 1) + (ptrdiff_t)(gap * oes);
+    }
+    size_t bytes = (size_t)step + 16;
+    unsigned char *out = malloc(bytes), *before = malloc(bytes);
+    if (!out || !before) {
+        free(out);
+        free(before);
+        return;
+    }
+    memset(out, FILL, bytes);
+    memcpy(before, out, bytes);
+    pixsum_nd_array o = {out, ot, n, oshape, ostrides};
+    int channel_axis = (int)(take_u8(r) % 6) - 1;
+    int st = pixsum_integral_nd(ctx, &a, &o, channel_axis);
+    if (st != PIXSUM_OK) {
+        if (memcmp(out, before, bytes) != 0)
+            abort(); /* documented: on error the output is left untouched */
+    } else if (channel_axis < 0 && (ot == PIXSUM_U32 || ot == PIXSUM_U64 || ot == PIXSUM_I64)) {
+        /* the last entry sums every element (modular in the table's width) */
+        uint64_t sum = 0;
+        size_t idx[4] = {0, 0, 0, 0};
+        for (size_t e = 0; e < count; e++) {
+            const unsigned char *p = (const unsigned char *)v->data;
+            for (size_t k = 0; k < n; k++)
+                p += (ptrdiff_t)idx[k] * all_strides[first + k];
+            sum += (uint64_t)nd_sample(p, v->type);
+            for (size_t k = n; k-- > 0;)
+                if (++idx[k] < oshape[k])
+                    break;
+                else
+                    idx[k] = 0;
+        }
+        const unsigned char *last = out;
+        for (size_t k = 0; k < n; k++)
+            last += (ptrdiff_t)(oshape[k] - 1) * ostrides[k];
+        uint64_t got = table_get(last, ot);
+        if (ot == PIXSUM_U32)
+            sum = (uint32_t)sum;
+        if (got != sum)
+            abort();
+    }
+    free(out);
+    free(before);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     reader r = {data, size, 0};
@@ -761,12 +1185,30 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     case 1: fuzz_integral(&pr, ctx, &in, 1); break;
     case 2: fuzz_integral(&pr, ctx, &in, 2); break;
     case 3: fuzz_histogram(&pr, ctx, &in, pixels, npixels); break;
-    case 4: fuzz_ihist(&pr, ctx, &in); break;
-    case 5: fuzz_equalize(&pr, ctx, &in); break;
-    case 7: fuzz_carry(&pr, ctx, &in); break;
+    case 4:
+        if (op & 0x40)
+            fuzz_integral_nd(&pr, ctx, &in);
+        else
+            fuzz_ihist(&pr, ctx, &in);
+        break;
+    case 5:
+        if (op & 0x40)
+            fuzz_equalize_counts(&pr, ctx, &in);
+        else
+            fuzz_equalize(&pr, ctx, &in);
+        break;
+    case 7:
+        if (op & 0x40)
+            fuzz_carry_tile(&pr, ctx, &in);
+        else
+            fuzz_carry(&pr, ctx, &in);
+        break;
     case 6:
         if (op & 0x40) {
-            fuzz_box_filter(&pr, ctx, &in);
+            if (op & 0x20)
+                fuzz_local(&pr, ctx, &in);
+            else
+                fuzz_box_filter(&pr, ctx, &in);
             break;
         }
         /* fall through */
