@@ -31,6 +31,9 @@ OUT=${OUT:-$PWD/build/gpu-out}
 JOBS=${JOBS:-$(nproc)}
 ARCH=${CUDA_ARCH:-90}
 BUILD=build-gpu
+# BUILD_MPI=ON builds the tool of the build step with MPI too (for
+# scripts/mpi-scaling.sh with PIXSUM=build-gpu/tools/pixsum)
+BUILD_MPI=${BUILD_MPI:-OFF}
 STEPS=${*:-build test failtest leakcheck sanitize bench boxbench clibench histtest histbench gl python pip torch mpi}
 mkdir -p "$OUT"
 CUDA_HOME=${CUDA_HOME:-$(dirname "$(dirname "$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)")")}
@@ -79,17 +82,18 @@ if has build; then
     TESTING=ON
     [ -n "$CMOCKA_DIR" ] && TESTING=OFF
     cmake -S . -B $BUILD -DCMAKE_BUILD_TYPE=Release -DPIXSUM_CUDA=ON \
-        -DCMAKE_CUDA_ARCHITECTURES=$ARCH -DPIXSUM_PYTHON=OFF -DPIXSUM_GL=OFF -DPIXSUM_MPI=OFF \
+        -DCMAKE_CUDA_ARCHITECTURES=$ARCH -DPIXSUM_PYTHON=OFF -DPIXSUM_GL=OFF -DPIXSUM_MPI=$BUILD_MPI \
         -DPIXSUM_BUILD_TOOLS=ON -DPIXSUM_BUILD_EXAMPLES=OFF -DBUILD_TESTING=$TESTING \
         -DPIXSUM_WERROR=OFF >"$OUT/build.log" 2>&1 || { tail -30 "$OUT/build.log"; exit 1; }
     cmake --build $BUILD -j "$JOBS" --target pixsum pixsum_static pixsum_cli >>"$OUT/build.log" 2>&1 ||
         { tail -40 "$OUT/build.log"; exit 1; }
     if [ "$TESTING" = ON ]; then
         cmake --build $BUILD -j "$JOBS" --target test_cuda test_cuda_hist test_cuda_failure test_cuda_tilted \
-            test_cuda_box >>"$OUT/build.log" 2>&1 ||
+            test_cuda_box test_cuda_threshold >>"$OUT/build.log" 2>&1 ||
             { tail -40 "$OUT/build.log"; exit 1; }
     else
-        compile_cuda_tests $BUILD "" test_cuda test_cuda_hist test_cuda_failure test_cuda_tilted test_cuda_box ||
+        compile_cuda_tests $BUILD "" test_cuda test_cuda_hist test_cuda_failure test_cuda_tilted test_cuda_box \
+            test_cuda_threshold ||
             { tail -40 "$OUT/build.log"; exit 1; }
     fi
     grep -E "warning" "$OUT/build.log" | head -20
@@ -105,6 +109,9 @@ if has test; then
     [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
     step "test_cuda_box"
     $BUILD/tests/test_cuda_box 2>&1 | tee "$OUT/test-box.log" | tail -8
+    [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+    step "test_cuda_threshold"
+    $BUILD/tests/test_cuda_threshold 2>&1 | tee "$OUT/test-threshold.log" | tail -8
     [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 fi
 
