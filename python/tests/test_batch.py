@@ -278,9 +278,16 @@ def test_torch_batch_channels_first(torch, rng, dtype):
         else:
             same(t[i].cpu().numpy(), t1.cpu().numpy())
             same(q[i].cpu().numpy(), q1.cpu().numpy())
-    # channels-last memory seen as (N, C, H, W) is refused, not copied
+    # channels-last memory seen as (N, C, H, W): one contiguous copy (the same
+    # tables), or refused with copy=False
+    perm = nhwc.permute(0, 3, 1, 2)
+    again = pixsum.integral(perm, batch=True, channel_axis=1).cpu().numpy()
+    if np.dtype(dtype).kind == "f":
+        np.testing.assert_allclose(again, res, rtol=1e-6, atol=1e-3)
+    else:
+        same(again, res)
     with pytest.raises(pixsum.BadStrideError):
-        pixsum.integral(nhwc.permute(0, 3, 1, 2), batch=True, channel_axis=1)
+        pixsum.integral(perm, batch=True, channel_axis=1, copy=False)
 
 
 def test_torch_batch_stream_out_and_errors(torch, rng):
