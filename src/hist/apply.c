@@ -14,6 +14,30 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The output of an equalisation has the input's shape, and is either the input
+ * itself (in place: the same memory, strides and type) or memory apart from it.
+ * Returns PIXSUM_OK, PIXSUM_ERR_BAD_SHAPE or PIXSUM_ERR_ALIASING. */
+static int check_shape_and_overlap(const pixsum_view *in, const pixsum_view *out)
+{
+    if (out->width != in->width || out->height != in->height || out->depth != in->depth ||
+        out->channels != in->channels)
+        return psi_fail(PIXSUM_ERR_BAD_SHAPE, "the output is %zux%zux%zu x%zu, the input "
+                        "%zux%zux%zu x%zu", out->width, out->height, out->depth, out->channels,
+                        in->width, in->height, in->depth, in->channels);
+    bool same = out->type == in->type && out->data == in->data &&
+                out->row_stride == in->row_stride &&
+                (in->depth == 1 || out->slice_stride == in->slice_stride);
+    if (!same) {
+        uintptr_t alo, ahi, blo, bhi;
+        psi_view_extent(in, &alo, &ahi);
+        psi_view_extent(out, &blo, &bhi);
+        if (alo < bhi && blo < ahi)
+            return psi_fail(PIXSUM_ERR_ALIASING,
+                            "the output overlaps the input without being the same view");
+    }
+    return PIXSUM_OK;
+}
+
 int psi_equalize_check(const pixsum_view *in, const pixsum_view *out)
 {
     if (!in || !out)
@@ -30,22 +54,7 @@ int psi_equalize_check(const pixsum_view *in, const pixsum_view *out)
     if (out->type != in->type)
         return psi_fail(PIXSUM_ERR_BAD_TYPE, "the output is %s, the input %s",
                         pixsum_type_name(out->type), pixsum_type_name(in->type));
-    if (out->width != in->width || out->height != in->height || out->depth != in->depth ||
-        out->channels != in->channels)
-        return psi_fail(PIXSUM_ERR_BAD_SHAPE, "the output is %zux%zux%zu x%zu, the input "
-                        "%zux%zux%zu x%zu", out->width, out->height, out->depth, out->channels,
-                        in->width, in->height, in->depth, in->channels);
-    bool same = out->data == in->data && out->row_stride == in->row_stride &&
-                (in->depth == 1 || out->slice_stride == in->slice_stride);
-    if (!same) {
-        uintptr_t alo, ahi, blo, bhi;
-        psi_view_extent(in, &alo, &ahi);
-        psi_view_extent(out, &blo, &bhi);
-        if (alo < bhi && blo < ahi)
-            return psi_fail(PIXSUM_ERR_ALIASING,
-                            "the output overlaps the input without being the same view");
-    }
-    return PIXSUM_OK;
+    return check_shape_and_overlap(in, out);
 }
 
 /* out = the channel tables applied to rows [r0, r1) of in (u8: tables of
@@ -461,23 +470,7 @@ static int check_equalize_pair(const pixsum_view *in, const pixsum_view *out)
                         "equalisation writes u8 -> u8, u16 -> u16, or u8, u16, f32, f64 -> "
                         "f32 or f64, not %s -> %s", pixsum_type_name(in->type),
                         pixsum_type_name(out->type));
-    if (out->width != in->width || out->height != in->height || out->depth != in->depth ||
-        out->channels != in->channels)
-        return psi_fail(PIXSUM_ERR_BAD_SHAPE, "the output is %zux%zux%zu x%zu, the input "
-                        "%zux%zux%zu x%zu", out->width, out->height, out->depth, out->channels,
-                        in->width, in->height, in->depth, in->channels);
-    bool same = out->type == in->type && out->data == in->data &&
-                out->row_stride == in->row_stride &&
-                (in->depth == 1 || out->slice_stride == in->slice_stride);
-    if (!same) {
-        uintptr_t alo, ahi, blo, bhi;
-        psi_view_extent(in, &alo, &ahi);
-        psi_view_extent(out, &blo, &bhi);
-        if (alo < bhi && blo < ahi)
-            return psi_fail(PIXSUM_ERR_ALIASING,
-                            "the output overlaps the input without being the same view");
-    }
-    return PIXSUM_OK;
+    return check_shape_and_overlap(in, out);
 }
 
 int pixsum_equalize_bins(pixsum_ctx *ctx, const pixsum_view *in, const pixsum_view *out,
