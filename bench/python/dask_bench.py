@@ -17,7 +17,7 @@ thread. Prints the wall time of each, the ratios, and the bytes the workers
 sent each other (the workers' transfer logs), then checks that the three
 tables are equal. Raw output goes to --out (default: build/dask_bench.txt).
 
-    PYTHONPATH=build-dask/python /usr/bin/python3 bench/python/dask_bench.py \
+    PYTHONPATH=build/python /usr/bin/python3 bench/python/dask_bench.py \
         --dir build/dask_bench
 """
 
