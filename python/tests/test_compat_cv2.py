@@ -78,8 +78,8 @@ def test_cv32s_overflow_is_refused():
 
 def opencv_returns_1d_histograms():
     """Whether this OpenCV gives 1-D calcHist results: compat.cv2 follows OpenCV
-    4.6's (bins, 1) arrays (Debian 12); a later OpenCV on the GPU machine returned
-    (bins,) arrays, a difference of shape only."""
+    4.6's (bins, 1) arrays (Debian 12); later OpenCV releases can return (bins,)
+    arrays, a difference of shape only."""
     return cv2.calcHist([np.zeros((2, 2), np.uint8)], [0], None, [4], [0, 4]).ndim == 1
 
 

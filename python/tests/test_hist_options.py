@@ -19,8 +19,8 @@ def skimage_version():
 
 
 # pixsum's scikit-image conventions are those of 0.19 (Debian 12's python3-skimage).
-# A later release on the GPU machine differed on float32 bin centres, a 1x1 image's
-# equalisation and a float32 Otsu value: an open difference, to be followed up.
+# Later releases differ on float32 bin centres, a 1x1 image's equalisation and a
+# float32 Otsu value: an open difference, to be followed up.
 LATER_SKIMAGE = pytest.mark.xfail(skimage_version() >= (0, 20), strict=False,
                                   reason="a scikit-image after 0.19 changed these conventions")
 
