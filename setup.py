@@ -181,7 +181,8 @@ class BuildExt(build_ext):
             return [obj]
 
         sources = library_sources()
-        kernels = sorted(glob.glob(os.path.join(SRC, "cuda", "*.cu"))) if NVCC else []
+        kernels = sorted(glob.glob(os.path.join(SRC, "cuda", "*.cu")) +
+                         glob.glob(os.path.join(SRC, "papers", "*.cu"))) if NVCC else []
         # one compiler process per core: the library is ~60 files (+ ~10 kernels)
         with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
             jobs = [pool.submit(compile_cuda, k) for k in kernels]

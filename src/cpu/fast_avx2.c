@@ -29,9 +29,9 @@ static const int32_t carry_idx[2][4][8] = {
 /* Shifts by k 32-bit units: an in-lane byte shift (1 cycle) plus the spill of
  * the low 128-bit lane into the high one (vperm2i128), instead of one vpermd
  * per step: on Zen 3 vpermd has a latency of about 8 cycles, and the ladder's
- * steps are dependent, so the old ladder was latency-bound (about 1 px/cycle
- * for u8 -> u32). The ladder's shift counts are constants in the one-channel
- * kernels (the switch folds away); other channel counts branch on k. */
+ * steps are dependent, so a vpermd ladder would be latency-bound. The
+ * ladder's shift counts are constants in the one-channel kernels (the switch
+ * folds away); other channel counts branch on k. */
 typedef struct {
     int k;
 } psi_shift_t;
@@ -281,180 +281,67 @@ psi_fast_row_fn psi_fast_row_avx2(pixsum_type in, pixsum_type out, int squared,
 }
 PSI_FAST_COLSUM_GETTER(psi_fast_colsum_avx2)
 
-/* ---- two rows at once for u8 -> u32 (see fast_avx512.c for the idea) ---- */
+/* ---- two rows at once for u8 -> u32 (fast_pair_template.h) ---- */
 
-/* out[a, b) = acc[a, b) with non-temporal stores (out 32-byte aligned, a and
- * b multiples of 8). */
-static inline void stream_from_acc(uint32_t *out, const uint32_t *acc, size_t a, size_t b)
+#define PSI_ADD32(a, b) _mm256_add_epi32(a, b)
+#define PSI_AND(a, b) _mm256_and_si256(a, b)
+#define PSI_OR(a, b) _mm256_or_si256(a, b)
+#define PSI_SLLI32(x, k) _mm256_slli_epi32(x, k)
+#define PSI_SRLI32(x, k) _mm256_srli_epi32(x, k)
+#define PSI_SET1_32(v) _mm256_set1_epi32(v)
+#define PSI_PAIR_FN psi_fast_pair_u8u32_avx2
+
+/* The inclusive prefix of one channel within x: three shifts of 1, 2 and 4
+ * units (psi_shift() with constant counts). */
+static inline __attribute__((always_inline)) __m256i psi_prefix_c1(__m256i x)
 {
-    for (size_t x = a; x < b; x += 8)
-        PSI_STREAM(out + x, PSI_LOADU(acc + x));
+    x = _mm256_add_epi32(x, psi_shift(x, psi_shift_make(1)));
+    x = _mm256_add_epi32(x, psi_shift(x, psi_shift_make(2)));
+    return _mm256_add_epi32(x, psi_shift(x, psi_shift_make(4)));
 }
 
-PSI_FAST_ALWAYS_INLINE void u8u32_pair_body(const uint8_t *in0, const uint8_t *in1,
-                                            uint32_t *out0, uint32_t *out1,
-                                            const uint32_t *prev, uint32_t *acc, size_t n,
-                                            size_t ch, const int has_prev, const int stream,
-                                            const int has_acc)
+/* 32 pixels of both rows with in-lane shuffles only, except six vperm2i128
+ * (a 256-bit shift ladder costs a cross-lane shuffle per step): each row's
+ * bytes are widened to 16 bits, prefixed within groups of 4 by 64-bit shifts
+ * (vpsllq, no shuffle), then the rows are interleaved into 32-bit units (row
+ * 0 low half, row 1 high half) and the groups chained within each 128-bit
+ * lane; the high lane then gets the low lane's total, and vperm2i128 puts the
+ * units in order. The 16-bit halves never carry: a lane's sum is at most
+ * 32 * 255. */
+static inline __attribute__((always_inline)) void psi_pair_block32(const uint8_t *in0,
+                                                                   const uint8_t *in1,
+                                                                   __m256i o[4], __m256i *tot)
 {
-    psi_shift_t sh[4];
-    int nsteps = 0;
-    for (size_t s = ch; s < 8; s *= 2)
-        sh[nsteps++] = psi_shift_make((int)s);
-    const psi_perm_t perm = psi_perm_make(1, (int)ch);
-    const int rotating = 8 % ch != 0;
-    const __m256i low16 = _mm256_set1_epi32(0xFFFF);
-    __m256i ca = _mm256_setzero_si256(), cb = _mm256_setzero_si256();
-    size_t i = 0;
-    if (ch == 1) {
-        /* 32 pixels of both rows per step with in-lane shuffles only, except
-         * six vperm2i128 (a 256-bit shift ladder costs a cross-lane shuffle
-         * per step): each row's bytes are widened to 16 bits, prefixed within
-         * groups of 4 by 64-bit shifts (vpsllq, no shuffle), then the rows are
-         * interleaved into 32-bit units (row 0 low half, row 1 high half) and
-         * the groups chained within each 128-bit lane; the high lane then gets
-         * the low lane's total, and vperm2i128 puts the units in order. The
-         * 16-bit halves never carry: a lane's sum is at most 32 * 255. */
-        const __m256i z = _mm256_setzero_si256();
-        /* Streamed with a row buffer, row 1 goes to acc alone and is streamed
-         * out from there a chunk at a time (PSI_PAIR_CHUNK). */
-        const int defer = stream && has_acc;
-        size_t copied = 0; /* out1 holds acc's values below this */
-        for (; i + 32 <= n; i += 32) {
-            __m256i va = PSI_LOADU(in0 + i), vb = PSI_LOADU(in1 + i);
-            __m256i aa = _mm256_unpacklo_epi8(va, z), ba = _mm256_unpackhi_epi8(va, z);
-            __m256i ab = _mm256_unpacklo_epi8(vb, z), bb = _mm256_unpackhi_epi8(vb, z);
-            aa = _mm256_add_epi16(aa, _mm256_slli_epi64(aa, 16));
-            ab = _mm256_add_epi16(ab, _mm256_slli_epi64(ab, 16));
-            ba = _mm256_add_epi16(ba, _mm256_slli_epi64(ba, 16));
-            bb = _mm256_add_epi16(bb, _mm256_slli_epi64(bb, 16));
-            aa = _mm256_add_epi16(aa, _mm256_slli_epi64(aa, 32));
-            ab = _mm256_add_epi16(ab, _mm256_slli_epi64(ab, 32));
-            ba = _mm256_add_epi16(ba, _mm256_slli_epi64(ba, 32));
-            bb = _mm256_add_epi16(bb, _mm256_slli_epi64(bb, 32));
-            /* g0 = pixels 0-3 | 16-19, g1 = 4-7 | 20-23, g2 = 8-11 | 24-27,
-             * g3 = 12-15 | 28-31 */
-            __m256i g0 = _mm256_unpacklo_epi16(aa, ab), g1 = _mm256_unpackhi_epi16(aa, ab);
-            __m256i g2 = _mm256_unpacklo_epi16(ba, bb), g3 = _mm256_unpackhi_epi16(ba, bb);
-            g1 = _mm256_add_epi32(g1, _mm256_shuffle_epi32(g0, 0xFF));
-            g2 = _mm256_add_epi32(g2, _mm256_shuffle_epi32(g1, 0xFF));
-            g3 = _mm256_add_epi32(g3, _mm256_shuffle_epi32(g2, 0xFF));
-            __m256i t = _mm256_shuffle_epi32(g3, 0xFF);                /* lane totals */
-            __m256i t01 = _mm256_permute2x128_si256(t, t, 0x08);       /* [0 | low's] */
-            __m256i tot = _mm256_add_epi32(t, _mm256_permute2x128_si256(t, t, 0x01));
-            g0 = _mm256_add_epi32(g0, t01);
-            g1 = _mm256_add_epi32(g1, t01);
-            g2 = _mm256_add_epi32(g2, t01);
-            g3 = _mm256_add_epi32(g3, t01);
-            __m256i o[4] = {_mm256_permute2x128_si256(g0, g1, 0x20),
-                            _mm256_permute2x128_si256(g2, g3, 0x20),
-                            _mm256_permute2x128_si256(g0, g1, 0x31),
-                            _mm256_permute2x128_si256(g2, g3, 0x31)};
-            for (int k = 0; k < 4; k++) {
-                __m256i r0 = _mm256_add_epi32(_mm256_and_si256(o[k], low16), ca);
-                __m256i r1 = _mm256_add_epi32(_mm256_srli_epi32(o[k], 16), cb);
-                if (has_prev)
-                    r0 = _mm256_add_epi32(r0, PSI_LOADU(prev + i + 8 * k));
-                r1 = _mm256_add_epi32(r1, r0);
-                if (stream) {
-                    PSI_STREAM(out0 + i + 8 * k, r0);
-                    if (!defer)
-                        PSI_STREAM(out1 + i + 8 * k, r1);
-                } else {
-                    PSI_STOREU(out0 + i + 8 * k, r0);
-                    PSI_STOREU(out1 + i + 8 * k, r1);
-                }
-                if (has_acc)
-                    PSI_STOREU(acc + i + 8 * k, r1);
-            }
-            ca = _mm256_add_epi32(ca, _mm256_and_si256(tot, low16));
-            cb = _mm256_add_epi32(cb, _mm256_srli_epi32(tot, 16));
-            if (defer && (i + 32) % PSI_PAIR_CHUNK == 0) {
-                stream_from_acc(out1, acc, copied, i + 32);
-                copied = i + 32;
-            }
-        }
-        if (defer)
-            stream_from_acc(out1, acc, copied, i);
-    }
-    for (; i + 8 <= n; i += 8) {
-        __m256i a = _mm256_cvtepu8_epi32(L64(in0 + i));
-        __m256i b = _mm256_cvtepu8_epi32(L64(in1 + i));
-        __m256i p = _mm256_or_si256(a, _mm256_slli_epi32(b, 16));
-        for (int k = 0; k < nsteps; k++)
-            p = _mm256_add_epi32(p, psi_shift(p, sh[k]));
-        __m256i lo = _mm256_and_si256(p, low16), hi = _mm256_srli_epi32(p, 16);
-        __m256i r0 = _mm256_add_epi32(lo, ca), r1 = _mm256_add_epi32(hi, cb);
-        if (rotating) {
-            ca = psi_perm(r0, perm);
-            cb = psi_perm(r1, perm);
-        } else {
-            __m256i t = psi_perm(p, perm);
-            ca = _mm256_add_epi32(ca, _mm256_and_si256(t, low16));
-            cb = _mm256_add_epi32(cb, _mm256_srli_epi32(t, 16));
-        }
-        if (has_prev)
-            r0 = _mm256_add_epi32(r0, PSI_LOADU(prev + i));
-        r1 = _mm256_add_epi32(r1, r0);
-        if (stream) {
-            PSI_STREAM(out0 + i, r0);
-            PSI_STREAM(out1 + i, r1);
-        } else {
-            PSI_STOREU(out0 + i, r0);
-            PSI_STOREU(out1 + i, r1);
-        }
-        if (has_acc)
-            PSI_STOREU(acc + i, r1);
-    }
-    if (i < n) {
-        uint32_t ta[8], tb[8], sa[8], sb[8];
-        PSI_STOREU(ta, ca);
-        PSI_STOREU(tb, cb);
-        for (size_t j = 0; i + j < n; j++) {
-            sa[j] = in0[i + j] + (j >= ch ? sa[j - ch] : ta[j]);
-            sb[j] = in1[i + j] + (j >= ch ? sb[j - ch] : tb[j]);
-            uint32_t r0 = sa[j] + (has_prev ? prev[i + j] : 0);
-            out0[i + j] = r0;
-            out1[i + j] = sb[j] + r0;
-            if (has_acc)
-                acc[i + j] = sb[j] + r0;
-        }
-    }
+    const __m256i z = _mm256_setzero_si256();
+    __m256i va = PSI_LOADU(in0), vb = PSI_LOADU(in1);
+    __m256i aa = _mm256_unpacklo_epi8(va, z), ba = _mm256_unpackhi_epi8(va, z);
+    __m256i ab = _mm256_unpacklo_epi8(vb, z), bb = _mm256_unpackhi_epi8(vb, z);
+    aa = _mm256_add_epi16(aa, _mm256_slli_epi64(aa, 16));
+    ab = _mm256_add_epi16(ab, _mm256_slli_epi64(ab, 16));
+    ba = _mm256_add_epi16(ba, _mm256_slli_epi64(ba, 16));
+    bb = _mm256_add_epi16(bb, _mm256_slli_epi64(bb, 16));
+    aa = _mm256_add_epi16(aa, _mm256_slli_epi64(aa, 32));
+    ab = _mm256_add_epi16(ab, _mm256_slli_epi64(ab, 32));
+    ba = _mm256_add_epi16(ba, _mm256_slli_epi64(ba, 32));
+    bb = _mm256_add_epi16(bb, _mm256_slli_epi64(bb, 32));
+    /* g0 = pixels 0-3 | 16-19, g1 = 4-7 | 20-23, g2 = 8-11 | 24-27,
+     * g3 = 12-15 | 28-31 */
+    __m256i g0 = _mm256_unpacklo_epi16(aa, ab), g1 = _mm256_unpackhi_epi16(aa, ab);
+    __m256i g2 = _mm256_unpacklo_epi16(ba, bb), g3 = _mm256_unpackhi_epi16(ba, bb);
+    g1 = _mm256_add_epi32(g1, _mm256_shuffle_epi32(g0, 0xFF));
+    g2 = _mm256_add_epi32(g2, _mm256_shuffle_epi32(g1, 0xFF));
+    g3 = _mm256_add_epi32(g3, _mm256_shuffle_epi32(g2, 0xFF));
+    __m256i t = _mm256_shuffle_epi32(g3, 0xFF);          /* lane totals */
+    __m256i t01 = _mm256_permute2x128_si256(t, t, 0x08); /* [0 | low's] */
+    *tot = _mm256_add_epi32(t, _mm256_permute2x128_si256(t, t, 0x01));
+    g0 = _mm256_add_epi32(g0, t01);
+    g1 = _mm256_add_epi32(g1, t01);
+    g2 = _mm256_add_epi32(g2, t01);
+    g3 = _mm256_add_epi32(g3, t01);
+    o[0] = _mm256_permute2x128_si256(g0, g1, 0x20);
+    o[1] = _mm256_permute2x128_si256(g2, g3, 0x20);
+    o[2] = _mm256_permute2x128_si256(g0, g1, 0x31);
+    o[3] = _mm256_permute2x128_si256(g2, g3, 0x31);
 }
 
-PSI_FAST_ALWAYS_INLINE void pair_flags(const void *in0, const void *in1, void *out0, void *out1,
-                                       const void *prev, void *acc, size_t n, size_t ch,
-                                       int stream)
-{
-    int st = stream && (uintptr_t)out0 % 32 == 0 && (uintptr_t)out1 % 32 == 0;
-    if (prev) {
-        if (st && acc)
-            u8u32_pair_body(in0, in1, out0, out1, prev, acc, n, ch, 1, 1, 1);
-        else if (st)
-            u8u32_pair_body(in0, in1, out0, out1, prev, acc, n, ch, 1, 1, 0);
-        else if (acc)
-            u8u32_pair_body(in0, in1, out0, out1, prev, acc, n, ch, 1, 0, 1);
-        else
-            u8u32_pair_body(in0, in1, out0, out1, prev, acc, n, ch, 1, 0, 0);
-    } else {
-        if (st && acc)
-            u8u32_pair_body(in0, in1, out0, out1, prev, acc, n, ch, 0, 1, 1);
-        else if (st)
-            u8u32_pair_body(in0, in1, out0, out1, prev, acc, n, ch, 0, 1, 0);
-        else if (acc)
-            u8u32_pair_body(in0, in1, out0, out1, prev, acc, n, ch, 0, 0, 1);
-        else
-            u8u32_pair_body(in0, in1, out0, out1, prev, acc, n, ch, 0, 0, 0);
-    }
-}
-
-void psi_fast_pair_u8u32_avx2(const void *in0, const void *in1, void *out0, void *out1,
-                              const void *prev, void *acc, size_t width, size_t ch,
-                              int stream)
-{
-    size_t n = width * ch;
-    if (ch == 1)
-        pair_flags(in0, in1, out0, out1, prev, acc, n, 1, stream);
-    else
-        pair_flags(in0, in1, out0, out1, prev, acc, n, ch, stream);
-}
+#include "fast_pair_template.h"

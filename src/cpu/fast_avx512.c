@@ -116,185 +116,52 @@ static inline __m512i sq_a64(__m512i x)
 PSI_FAST_GETTER(psi_fast_row_avx512)
 PSI_FAST_COLSUM_GETTER(psi_fast_colsum_avx512)
 
-/* out[a, b) = acc[a, b) with non-temporal stores (out 64-byte aligned, a and
- * b multiples of 16). */
-static inline void stream_from_acc(uint32_t *out, const uint32_t *acc, size_t a, size_t b)
+/* ---- two rows at once for u8 -> u32 (fast_pair_template.h) ---- */
+
+#define PSI_ADD32(a, b) _mm512_add_epi32(a, b)
+#define PSI_AND(a, b) _mm512_and_si512(a, b)
+#define PSI_OR(a, b) _mm512_or_si512(a, b)
+#define PSI_SLLI32(x, k) _mm512_slli_epi32(x, k)
+#define PSI_SRLI32(x, k) _mm512_srli_epi32(x, k)
+#define PSI_SET1_32(v) _mm512_set1_epi32(v)
+#define PSI_PAIR_FN psi_fast_pair_u8u32_avx512
+
+/* The inclusive prefix of one channel within x: valignd with zeros, shifts
+ * with immediate distances (no index vector, unlike psi_shift()). */
+static inline __attribute__((always_inline)) __m512i psi_prefix_c1(__m512i x)
 {
-    for (size_t x = a; x < b; x += 16)
-        _mm512_stream_si512((void *)(out + x), _mm512_loadu_si512((const void *)(acc + x)));
+    const __m512i z = _mm512_setzero_si512();
+    x = _mm512_add_epi32(x, _mm512_alignr_epi32(x, z, 15));
+    x = _mm512_add_epi32(x, _mm512_alignr_epi32(x, z, 14));
+    x = _mm512_add_epi32(x, _mm512_alignr_epi32(x, z, 12));
+    return _mm512_add_epi32(x, _mm512_alignr_epi32(x, z, 8));
 }
 
-/* ---- two rows at once for u8 -> u32 ----
- * Row y goes to the low 16 bits and row y+1 to the high 16 bits of each u32
- * lane; one shift-and-add ladder then computes both rows' in-vector prefixes
- * (a lane's partial sum is at most 16 x 255 < 2^16, so the halves never
- * carry into each other), halving the shuffles per pixel. The halves are split
- * before the running totals (which do exceed 16 bits) are added. Row y+1 adds
- * row y's result straight from the register. */
-PSI_FAST_ALWAYS_INLINE void u8u32_pair_body(const uint8_t *in0, const uint8_t *in1,
-                                            uint32_t *out0, uint32_t *out1,
-                                            const uint32_t *prev, uint32_t *acc, size_t n,
-                                            size_t ch, const int has_prev, const int stream,
-                                            const int has_acc)
+/* 32 pixels of both rows as two vectors with their ladders interleaved (the
+ * ladder is a chain of dependent shuffles; two chains keep the shuffle unit
+ * busy); the second vector takes the first one's totals (at most 32 x 255
+ * per half, still below 2^16). */
+static inline __attribute__((always_inline)) void psi_pair_block32(const uint8_t *in0,
+                                                                   const uint8_t *in1,
+                                                                   __m512i o[2], __m512i *tot)
 {
-    psi_shift_t sh[4];
-    int nsteps = 0;
-    for (size_t s = ch; s < 16; s *= 2)
-        sh[nsteps++] = psi_shift_make((int)s);
-    const psi_perm_t perm = psi_perm_make(1, (int)ch);
-    const int rotating = 16 % ch != 0;
-    const __m512i low16 = _mm512_set1_epi32(0xFFFF);
-    __m512i ca = _mm512_setzero_si512(), cb = _mm512_setzero_si512();
-    size_t i = 0;
-    if (ch == 1) {
-        /* two vectors per step with their ladders interleaved (the ladder is a
-         * chain of dependent shuffles; two chains keep the shuffle unit busy);
-         * the second vector takes the first one's totals before the carry
-         * (at most 32 x 255 per half, still below 2^16) */
-        const __m512i z = _mm512_setzero_si512(), last = _mm512_set1_epi32(15);
-        /* streamed with a row buffer: row 1 streamed out of acc a chunk at a
-         * time (PSI_PAIR_CHUNK) */
-        const int defer = stream && has_acc;
-        size_t copied = 0; /* out1 holds acc's values below this */
-        for (; i + 32 <= n; i += 32) {
-            __m512i p = _mm512_or_si512(_mm512_cvtepu8_epi32(L128(in0 + i)),
-                                        _mm512_slli_epi32(_mm512_cvtepu8_epi32(L128(in1 + i)), 16));
-            __m512i q = _mm512_or_si512(
-                _mm512_cvtepu8_epi32(L128(in0 + i + 16)),
-                _mm512_slli_epi32(_mm512_cvtepu8_epi32(L128(in1 + i + 16)), 16));
-            p = _mm512_add_epi32(p, _mm512_alignr_epi32(p, z, 15));
-            q = _mm512_add_epi32(q, _mm512_alignr_epi32(q, z, 15));
-            p = _mm512_add_epi32(p, _mm512_alignr_epi32(p, z, 14));
-            q = _mm512_add_epi32(q, _mm512_alignr_epi32(q, z, 14));
-            p = _mm512_add_epi32(p, _mm512_alignr_epi32(p, z, 12));
-            q = _mm512_add_epi32(q, _mm512_alignr_epi32(q, z, 12));
-            p = _mm512_add_epi32(p, _mm512_alignr_epi32(p, z, 8));
-            q = _mm512_add_epi32(q, _mm512_alignr_epi32(q, z, 8));
-            q = _mm512_add_epi32(q, _mm512_permutexvar_epi32(last, p));
-            __m512i tq = _mm512_permutexvar_epi32(last, q);
-            __m512i r0 = _mm512_add_epi32(_mm512_and_si512(p, low16), ca);
-            __m512i r1 = _mm512_add_epi32(_mm512_srli_epi32(p, 16), cb);
-            __m512i s0 = _mm512_add_epi32(_mm512_and_si512(q, low16), ca);
-            __m512i s1 = _mm512_add_epi32(_mm512_srli_epi32(q, 16), cb);
-            ca = _mm512_add_epi32(ca, _mm512_and_si512(tq, low16));
-            cb = _mm512_add_epi32(cb, _mm512_srli_epi32(tq, 16));
-            if (has_prev) {
-                r0 = _mm512_add_epi32(r0, _mm512_loadu_si512((const void *)(prev + i)));
-                s0 = _mm512_add_epi32(s0, _mm512_loadu_si512((const void *)(prev + i + 16)));
-            }
-            r1 = _mm512_add_epi32(r1, r0);
-            s1 = _mm512_add_epi32(s1, s0);
-            if (stream) {
-                _mm512_stream_si512((void *)(out0 + i), r0);
-                _mm512_stream_si512((void *)(out0 + i + 16), s0);
-                if (!defer) {
-                    _mm512_stream_si512((void *)(out1 + i), r1);
-                    _mm512_stream_si512((void *)(out1 + i + 16), s1);
-                }
-            } else {
-                _mm512_storeu_si512((void *)(out0 + i), r0);
-                _mm512_storeu_si512((void *)(out0 + i + 16), s0);
-                _mm512_storeu_si512((void *)(out1 + i), r1);
-                _mm512_storeu_si512((void *)(out1 + i + 16), s1);
-            }
-            if (has_acc) {
-                _mm512_storeu_si512((void *)(acc + i), r1);
-                _mm512_storeu_si512((void *)(acc + i + 16), s1);
-            }
-            if (defer && (i + 32) % PSI_PAIR_CHUNK == 0) {
-                stream_from_acc(out1, acc, copied, i + 32);
-                copied = i + 32;
-            }
-        }
-        if (defer)
-            stream_from_acc(out1, acc, copied, i);
-    }
-    for (; i + 16 <= n; i += 16) {
-        __m512i a = _mm512_cvtepu8_epi32(L128(in0 + i));
-        __m512i b = _mm512_cvtepu8_epi32(L128(in1 + i));
-        __m512i p = _mm512_or_si512(a, _mm512_slli_epi32(b, 16));
-        if (ch == 1) { /* valignd with zeros: shifts with immediate distances */
-            const __m512i z = _mm512_setzero_si512();
-            p = _mm512_add_epi32(p, _mm512_alignr_epi32(p, z, 15));
-            p = _mm512_add_epi32(p, _mm512_alignr_epi32(p, z, 14));
-            p = _mm512_add_epi32(p, _mm512_alignr_epi32(p, z, 12));
-            p = _mm512_add_epi32(p, _mm512_alignr_epi32(p, z, 8));
-        } else {
-            for (int k = 0; k < nsteps; k++)
-                p = _mm512_add_epi32(p, psi_shift(p, sh[k]));
-        }
-        __m512i lo = _mm512_and_si512(p, low16), hi = _mm512_srli_epi32(p, 16);
-        __m512i r0 = _mm512_add_epi32(lo, ca), r1 = _mm512_add_epi32(hi, cb);
-        if (rotating) {
-            ca = psi_perm(r0, perm);
-            cb = psi_perm(r1, perm);
-        } else {
-            __m512i t = psi_perm(p, perm);
-            ca = _mm512_add_epi32(ca, _mm512_and_si512(t, low16));
-            cb = _mm512_add_epi32(cb, _mm512_srli_epi32(t, 16));
-        }
-        if (has_prev)
-            r0 = _mm512_add_epi32(r0, _mm512_loadu_si512((const void *)(prev + i)));
-        r1 = _mm512_add_epi32(r1, r0);
-        if (stream) {
-            _mm512_stream_si512((void *)(out0 + i), r0);
-            _mm512_stream_si512((void *)(out1 + i), r1);
-        } else {
-            _mm512_storeu_si512((void *)(out0 + i), r0);
-            _mm512_storeu_si512((void *)(out1 + i), r1);
-        }
-        if (has_acc)
-            _mm512_storeu_si512((void *)(acc + i), r1);
-    }
-    if (i < n) { /* tail: lane j continues the total held in lane j of the carry */
-        uint32_t ta[16], tb[16], sa[16], sb[16];
-        _mm512_storeu_si512((void *)ta, ca);
-        _mm512_storeu_si512((void *)tb, cb);
-        for (size_t j = 0; i + j < n; j++) {
-            sa[j] = in0[i + j] + (j >= ch ? sa[j - ch] : ta[j]);
-            sb[j] = in1[i + j] + (j >= ch ? sb[j - ch] : tb[j]);
-            uint32_t r0 = sa[j] + (has_prev ? prev[i + j] : 0);
-            out0[i + j] = r0;
-            out1[i + j] = sb[j] + r0;
-            if (has_acc)
-                acc[i + j] = sb[j] + r0;
-        }
-    }
+    const __m512i z = _mm512_setzero_si512(), last = _mm512_set1_epi32(15);
+    __m512i p = _mm512_or_si512(_mm512_cvtepu8_epi32(L128(in0)),
+                                _mm512_slli_epi32(_mm512_cvtepu8_epi32(L128(in1)), 16));
+    __m512i q = _mm512_or_si512(_mm512_cvtepu8_epi32(L128(in0 + 16)),
+                                _mm512_slli_epi32(_mm512_cvtepu8_epi32(L128(in1 + 16)), 16));
+    p = _mm512_add_epi32(p, _mm512_alignr_epi32(p, z, 15));
+    q = _mm512_add_epi32(q, _mm512_alignr_epi32(q, z, 15));
+    p = _mm512_add_epi32(p, _mm512_alignr_epi32(p, z, 14));
+    q = _mm512_add_epi32(q, _mm512_alignr_epi32(q, z, 14));
+    p = _mm512_add_epi32(p, _mm512_alignr_epi32(p, z, 12));
+    q = _mm512_add_epi32(q, _mm512_alignr_epi32(q, z, 12));
+    p = _mm512_add_epi32(p, _mm512_alignr_epi32(p, z, 8));
+    q = _mm512_add_epi32(q, _mm512_alignr_epi32(q, z, 8));
+    q = _mm512_add_epi32(q, _mm512_permutexvar_epi32(last, p));
+    o[0] = p;
+    o[1] = q;
+    *tot = _mm512_permutexvar_epi32(last, q);
 }
 
-PSI_FAST_ALWAYS_INLINE void pair_flags(const void *in0, const void *in1, void *out0, void *out1,
-                                       const void *prev, void *acc, size_t n, size_t ch,
-                                       int stream)
-{
-    int st = stream && (uintptr_t)out0 % 64 == 0 && (uintptr_t)out1 % 64 == 0;
-    if (prev) {
-        if (st && acc)
-            u8u32_pair_body(in0, in1, out0, out1, prev, acc, n, ch, 1, 1, 1);
-        else if (st)
-            u8u32_pair_body(in0, in1, out0, out1, prev, acc, n, ch, 1, 1, 0);
-        else if (acc)
-            u8u32_pair_body(in0, in1, out0, out1, prev, acc, n, ch, 1, 0, 1);
-        else
-            u8u32_pair_body(in0, in1, out0, out1, prev, acc, n, ch, 1, 0, 0);
-    } else {
-        if (st && acc)
-            u8u32_pair_body(in0, in1, out0, out1, prev, acc, n, ch, 0, 1, 1);
-        else if (st)
-            u8u32_pair_body(in0, in1, out0, out1, prev, acc, n, ch, 0, 1, 0);
-        else if (acc)
-            u8u32_pair_body(in0, in1, out0, out1, prev, acc, n, ch, 0, 0, 1);
-        else
-            u8u32_pair_body(in0, in1, out0, out1, prev, acc, n, ch, 0, 0, 0);
-    }
-}
-
-void psi_fast_pair_u8u32_avx512(const void *in0, const void *in1, void *out0, void *out1,
-                                const void *prev, void *acc, size_t width, size_t ch,
-                                int stream)
-{
-    size_t n = width * ch;
-    if (ch == 1)
-        pair_flags(in0, in1, out0, out1, prev, acc, n, 1, stream);
-    else
-        pair_flags(in0, in1, out0, out1, prev, acc, n, ch, stream);
-}
+#include "fast_pair_template.h"

@@ -95,10 +95,8 @@ enum { kStreamCap = 48 << 20 }; /* bytes: the largest threshold taken from the L
 size_t psi_stream_threshold_for(long llc)
 {
     size_t t = llc > 0 ? (size_t)llc / 4 : (size_t)8 << 20;
-    /* a VM can report its host's whole L3 too (480 MiB on the Xeon VM of
-     * 2026-11-25), far more than one core can keep: there a 49 MiB u8->u32
-     * table ran as fast cached as streamed and a 64 MiB one 1.5x faster
-     * streamed (docs/benchmarks.md) */
+    /* a VM can report its host's whole L3 too, far more than one core can
+     * keep: tables above the cap run at least as fast streamed as cached */
     return t > kStreamCap ? (size_t)kStreamCap : t;
 }
 
@@ -112,9 +110,9 @@ size_t psi_stream_threshold(void)
             t = (size_t)strtoull(env, NULL, 10);
         } else {
             /* the L3 this core shares, from sysfs: on a multi-CCX AMD part
-             * sysconf can report the whole package's L3 (256 MiB on the Zen 3
-             * VM, whose cores share 32 MiB), which kept 64 MiB tables cached
-             * (1.6x slower than streamed there) */
+             * sysconf can report the whole package's L3 (8 times what a core
+             * shares on an 8-CCX part), which would keep tables cached that
+             * run faster streamed */
             long llc = sysfs_cache_bytes("/sys/devices/system/cpu/cpu0/cache/index3/size");
 #ifdef _SC_LEVEL3_CACHE_SIZE
             if (llc <= 0)

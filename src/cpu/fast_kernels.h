@@ -90,10 +90,9 @@ void psi_fast_kernel_row(const psi_fast_kernel *k, const void *in, void *out,
 
 /* Bytes above which a table is written with non-temporal stores: a quarter of
  * the last-level cache this core shares (sysfs cpu0/cache/index3, else sysconf,
- * 8 MiB when unknown, at most 48 MiB; measured on the Zen 5 machine: 4 MiB
- * tables are faster cached, 16 MiB ones streamed; on the Zen 3 VM 64 MiB ones
- * streamed; on the Xeon VM, which reports 480 MiB, 49 MiB ones cached or
- * streamed alike, 64 MiB ones 1.5x faster streamed), or
+ * 8 MiB when unknown, at most 48 MiB: a table that fits that share of the
+ * cache runs faster cached, a larger one faster streamed, and a VM can report
+ * far more cache than one core keeps), or
  * PIXSUM_STREAM_BYTES from the environment when set (0 = always stream). Read
  * once. */
 size_t psi_stream_threshold(void);
@@ -124,9 +123,10 @@ int psi_fast_rows(const psi_job *job, size_t y0, size_t y1, const void *init,
 
 /* Samples per chunk in which the u8 -> u32 row-pair kernels, when they
  * stream, copy a pair's second row from the row buffer to the table (4 KiB of
- * u32): two output rows streamed in alternation ran at 0.69 of the memory
- * floor on Zen 3, one after the other at 0.98-1.01; chunks of 256 samples
- * and whole 8192-sample rows measured within 3% (bench/store_patterns.c). */
+ * u32): two output rows streamed one after the other run at the memory
+ * floor, in alternation well below it (docs/rejected.md); the chunk length
+ * hardly matters between 256 samples and a whole row
+ * (bench/store_patterns.c). */
 #define PSI_PAIR_CHUNK 1024
 
 /* Orders the calling thread's earlier non-temporal stores before its later

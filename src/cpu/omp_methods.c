@@ -83,9 +83,9 @@ static int run_banded(const psi_job *job)
     size_t total_bytes = 0;
     for (int k = 0; k < nt; k++)
         total_bytes += pixsum_type_size(tables[k]->type) * n * in->height;
-    /* Non-temporal stores from every thread, as from one: the 3-4x collapse
-     * of two streaming threads on the Zen 3 VM came from the row-pair
-     * kernel's alternating output rows, gone since the ninth session. */
+    /* Non-temporal stores from every thread, as from one: the row-pair
+     * kernel streams its two output rows one after the other
+     * (PSI_PAIR_CHUNK), so threads streaming side by side keep the rate. */
     int stream = total_bytes > psi_stream_threshold();
     /* per band and table: its column sums, then (prefix over bands) its
      * offsets; then each band's streaming row buffers, allocated here so that

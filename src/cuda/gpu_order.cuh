@@ -3,7 +3,7 @@
  * kernels use to hand values between thread blocks of one launch: the
  * look-back flags and tagged words of the integral kernels (sat_common.cuh,
  * sat_lookback.cuh) and the preset
- * flag of the flat histogram kernel (hist_count.cu).
+ * flag of the flat histogram kernel (hist_flat.cu).
  */
 #ifndef PIXSUM_GPU_ORDER_CUH
 #define PIXSUM_GPU_ORDER_CUH

@@ -346,43 +346,40 @@ struct staged_layout {
 #define PSI_ST_MINB(b) (b)
 #endif
 
-template <typename TIn, typename TAcc, int R, int MINB, int ROWSCAN>
-__global__ void __launch_bounds__(ST_THREADS, PSI_ST_MINB(MINB))
-    staged_kernel(psi_cu_plan p, lb_geom g)
-{
-    typedef staged_layout<TIn, TAcc, R> L;
-    constexpr int TW = L::TW, TH = L::TH;
-    constexpr int V = 16 / (int)sizeof(TAcc), G = TW / (32 * V);
-    extern __shared__ __align__(16) unsigned char smem[];
-    TIn *s_tile = (TIn *)smem;
-    TAcc *s_colw = (TAcc *)(smem + L::colw);
-    TAcc *s_top = (TAcc *)(smem + L::top);
-    TAcc *s_bottom = (TAcc *)(smem + L::bottom);
-    TAcc *s_rowsum = (TAcc *)(smem + L::rowsum);
-    TAcc *s_rowcum = (TAcc *)(smem + L::rowcum);
-    TAcc *s_edge = (TAcc *)(smem + L::edge);
-    __shared__ u64 s_ticket, s_epoch;
-    __shared__ TAcc s_corner;
-    __shared__ int s_next_pair; /* ROW_PRESCAN: the next tile row to scan */
+/* Where a staged block's tile lies and what of it the image covers: the
+ * plane's pointers, the image width and channels, the rows of this call, the
+ * tile's first column x0 and first row ytile (within the call's rows), and
+ * whether the tile's TW columns all lie in the image. */
+struct staged_pos {
+    plane_ptrs b;
+    i64 w, ch, rows, x0, ytile;
+    bool full;
+};
 
-    psi_cu_header *hdr = (psi_cu_header *)p.ws;
-    const unsigned tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
-    pdl_begin(g);
-    /* First wave: this block's share of the stagger (a countdown of sleeps; a
-     * %globaltimer loop here made the u8 -> u32 kernel spill 16 bytes). */
+/* First wave only: this block's share of the stagger that sets an SM's
+ * blocks apart (lb_geom::stagger_ns), a countdown of sleeps by thread 0 (a
+ * %globaltimer loop here made the u8 -> u32 kernel spill 16 bytes). */
+template <int MINB>
+__device__ __forceinline__ void stagger_first_wave(const lb_geom &g, unsigned tid)
+{
     if (g.stagger_ns && tid == 0 && blockIdx.x < MINB * g.stagger_wave)
         for (unsigned k = blockIdx.x / g.stagger_wave * (unsigned)g.stagger_ns / 256; k; k--)
             __nanosleep(256);
-    const tile_pos tp = take_tile(p, g, sizeof(TIn), sizeof(TAcc), &s_ticket, &s_epoch, true);
-    const u64 t = tp.t, epoch = tp.epoch, tx = tp.tx, ty = tp.ty;
-    const plane_ptrs b = tp.b;
-    const i64 w = p.width, ch = p.channels, rows = p.y1 - p.y0;
-    const i64 x0 = (i64)tx * TW, ytile = (i64)ty * TH;
-    const bool full = x0 + TW <= w;
+}
 
-    /* 2: the tile's input into shared memory: by cp.async where it can, the
-     * whole tile in flight at once without holding registers, else through
-     * registers, up to 8 chunks per thread at a time. */
+/* Step 2: the tile's TH x TW input samples into s_tile (zeros past the
+ * image), by all threads: by cp.async where it can (sm_80 and newer, aligned
+ * single-channel full-width tiles), the whole tile in flight at once without
+ * holding registers; else through registers, up to 8 16-byte chunks per
+ * thread at a time; element by element for other tiles. The caller's
+ * barrier follows. */
+template <typename TIn, int TH, int TW>
+__device__ __forceinline__ void load_tile(const psi_cu_plan &p, const lb_geom &g,
+                                          const staged_pos &sp, unsigned tid, TIn *s_tile)
+{
+    const plane_ptrs &b = sp.b;
+    const i64 w = sp.w, ch = sp.ch, rows = sp.rows, x0 = sp.x0, ytile = sp.ytile;
+    const bool full = sp.full;
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
     constexpr bool can_async = true;
 #else
@@ -438,15 +435,18 @@ __global__ void __launch_bounds__(ST_THREADS, PSI_ST_MINB(MINB))
             s_tile[c] = v;
         }
     }
-    __syncthreads();
+}
 
-    /* 3: column sums of each warp's rows, and row sums. */
-    const int row0 = (int)warp * R;
+/* Step 3, by each warp on its R rows from row0: the sums of its rows
+ * (s_rowsum[row0 ..]) and of its columns (s_colsum[TW]): packed for
+ * u8 -> u32 without squares (sums_u8_packed()), else one row after the
+ * other, with the row sums by a butterfly over the warp for wider input. */
+template <typename TIn, typename TAcc, int R, int G, int V>
+__device__ __forceinline__ void warp_tile_sums(const psi_cu_plan &p, const TIn *s_tile, int row0,
+                                               unsigned lane, TAcc *s_rowsum, TAcc *s_colsum)
+{
     /* Where lane group gi of the warp's row i lies in the tile. */
     auto tile_group = [&](int i, int gi) { return lane_group<V>(s_tile, row0 + i, gi, lane); };
-    /* where this warp leaves its column sums (warp 7: in the bottom row's
-     * place, which the fold below turns into the tile's bottom row) */
-    TAcc *const s_colsum = warp + 1 < ST_WARPS ? s_colw + warp * TW : s_bottom;
     bool summed = false;
     if constexpr (std::is_same<TIn, uint8_t>::value && std::is_same<TAcc, unsigned>::value) {
         if (!p.squared) { /* u8 -> u32: packed sums */
@@ -498,59 +498,65 @@ __global__ void __launch_bounds__(ST_THREADS, PSI_ST_MINB(MINB))
             for (int j = 0; j < V; j++)
                 s_colsum[gi * 32 * V + lane * V + j] = col[gi][j];
     }
-    __syncthreads();
-    { /* one thread per column: slot wq becomes the sum of the rows of warps
-       * 0..wq, the offset of warp wq + 1; then the tile's bottom row */
-        TAcc run = (TAcc)0;
-#pragma unroll
-        for (int wq = 0; wq + 1 < ST_WARPS; wq++) {
-            run += s_colw[wq * TW + tid];
-            s_colw[wq * TW + tid] = run;
-        }
-        s_bottom[tid] += run;
-        if (ROWSCAN == ROW_PRESCAN && tid == 0)
-            s_next_pair = 0;
-    }
-    __syncthreads();
+}
 
-    /* 4: bottom row and right column of L, then the look-backs: warp 0 runs
-     * both, the horizontal one on the tile's share of the table column at its
-     * right edge, so E(r) = I(x0 - 1, y0 + r) and the corner term is 0. */
-    if (warp == 0) {
-        TAcc P[8]; /* the bottom row P(x) = L(x, TH - 1) of the lane's 8 columns */
+/* Step 3's end, one thread per column (tid): slot wq of s_colw becomes the
+ * sum of the rows of warps 0..wq, the offset of warp wq + 1; s_bottom (warp
+ * 7's column sums) becomes the tile's bottom row. */
+template <typename TAcc, int TW>
+__device__ __forceinline__ void fold_column_sums(TAcc *s_colw, TAcc *s_bottom, unsigned tid)
+{
+    TAcc run = (TAcc)0;
 #pragma unroll
-        for (int k = 0; k < 8; k++)
-            P[k] = s_bottom[lane * 8 + k];
-#pragma unroll
-        for (int k = 1; k < 8; k++)
-            P[k] += P[k - 1];
-        TAcc incl = warp_inclusive(P[7], lane);
-        TAcc ex = warp_exclusive_from_inclusive(incl, lane);
-#pragma unroll
-        for (int k = 0; k < 8; k++)
-            P[k] += ex;
-        TAcc carry = (TAcc)0; /* the right column rowcum(r) = L(TW - 1, r) */
-#pragma unroll
-        for (int m = 0; m < TH / 32; m++) {
-            TAcc rc = warp_inclusive(s_rowsum[lane + 32 * m], lane);
-            s_rowcum[lane + 32 * m] = m > 0 ? rc + carry : rc;
-            carry += __shfl_sync(0xffffffffu, rc, 31);
-        }
-        __syncwarp();
-        tile_lookbacks<TAcc, TH>(p, g, b.out, t, tx, ty, epoch, lane, P, s_rowcum, s_top, s_edge);
-        if (lane == 0)
-            s_corner = (TAcc)0;
+    for (int wq = 0; wq + 1 < ST_WARPS; wq++) {
+        run += s_colw[wq * TW + tid];
+        s_colw[wq * TW + tid] = run;
     }
-    if constexpr (ROWSCAN == ROW_PRESCAN) {
-        static_assert(std::is_same<TIn, TAcc>::value && R % 2 == 0,
-                      "rows scanned in place: a table of the input's type");
-        prescan_rows<TAcc, TH, G, V>(s_tile, &s_next_pair, p.squared, lane);
-    }
-    __syncthreads();
-    const TAcc corner = s_corner;
+    s_bottom[tid] += run;
+}
 
-    /* 5: the table rows of this warp. acc starts at Top(x) + L(x, row0 - 1). */
-    TAcc acc[G][V];
+/* Step 4, by warp 0: the bottom row P(x) = L(x, TH - 1) and the right column
+ * rowcum(r) = L(TW - 1, r) of the tile's local table, then the look-backs
+ * (tile_lookbacks()): the horizontal one on the tile's share of the table
+ * column at its right edge, so E(r) = I(x0 - 1, y0 + r) and the corner term
+ * is 0. Leaves Top(x) in s_top and E(r) in s_edge. */
+template <typename TAcc, int TH>
+__device__ __forceinline__ void edge_lookbacks(const psi_cu_plan &p, const lb_geom &g,
+                                               const tile_pos &tp, unsigned lane,
+                                               const TAcc *s_bottom, const TAcc *s_rowsum,
+                                               TAcc *s_rowcum, TAcc *s_top, TAcc *s_edge)
+{
+    TAcc P[8]; /* the bottom row P(x) = L(x, TH - 1) of the lane's 8 columns */
+#pragma unroll
+    for (int k = 0; k < 8; k++)
+        P[k] = s_bottom[lane * 8 + k];
+#pragma unroll
+    for (int k = 1; k < 8; k++)
+        P[k] += P[k - 1];
+    TAcc incl = warp_inclusive(P[7], lane);
+    TAcc ex = warp_exclusive_from_inclusive(incl, lane);
+#pragma unroll
+    for (int k = 0; k < 8; k++)
+        P[k] += ex;
+    TAcc carry = (TAcc)0; /* the right column rowcum(r) = L(TW - 1, r) */
+#pragma unroll
+    for (int m = 0; m < TH / 32; m++) {
+        TAcc rc = warp_inclusive(s_rowsum[lane + 32 * m], lane);
+        s_rowcum[lane + 32 * m] = m > 0 ? rc + carry : rc;
+        carry += __shfl_sync(0xffffffffu, rc, 31);
+    }
+    __syncwarp();
+    tile_lookbacks<TAcc, TH>(p, g, tp.b.out, tp.t, tp.tx, tp.ty, tp.epoch, lane, P, s_rowcum,
+                             s_top, s_edge);
+}
+
+/* Step 5's start, by each warp: acc = Top(x) + L(x, row0 - 1), the table
+ * row above the warp's first row less E, from the folded column sums of the
+ * warps above it (zeros for warp 0) scanned along x. */
+template <typename TAcc, int TW, int G, int V>
+__device__ __forceinline__ void warp_carry_in(unsigned warp, unsigned lane, const TAcc *s_colw,
+                                              const TAcc *s_top, TAcc acc[G][V])
+{
 #pragma unroll
     for (int gi = 0; gi < G; gi++)
 #pragma unroll
@@ -563,7 +569,22 @@ __global__ void __launch_bounds__(ST_THREADS, PSI_ST_MINB(MINB))
 #pragma unroll
         for (int j = 0; j < V; j++)
             acc[gi][j] += s_top[gi * 32 * V + lane * V + j];
-    const bool vec_out = g.vec_out && full;
+}
+
+/* Step 5, by each warp on its R rows from row0: each row scanned along x as
+ * ROWSCAN says, added to acc, and written as I(x, y) = acc + E(row) + corner
+ * with 16-byte stores where the table allows them (a warp instruction covers
+ * 512 contiguous bytes), else sample by sample. */
+template <typename TIn, typename TAcc, int R, int G, int V, int ROWSCAN>
+__device__ __forceinline__ void store_rows(const psi_cu_plan &p, const lb_geom &g,
+                                           const staged_pos &sp, int row0, unsigned lane,
+                                           const TIn *s_tile, const TAcc *s_edge, TAcc corner,
+                                           TAcc acc[G][V])
+{
+    const i64 w = sp.w, ch = sp.ch, rows = sp.rows, x0 = sp.x0, ytile = sp.ytile;
+    const bool vec_out = g.vec_out && sp.full;
+    /* Where lane group gi of the warp's row i lies in the tile. */
+    auto tile_group = [&](int i, int gi) { return lane_group<V>(s_tile, row0 + i, gi, lane); };
     /* Row i of the warp: acc += its scanned samples v(gi, j), then the table
      * row acc + E(row) + corner (rows past the image: nothing, not even the
      * edge read, which keeps the u8 -> u32 kernels of 16 rows per warp within
@@ -573,7 +594,7 @@ __global__ void __launch_bounds__(ST_THREADS, PSI_ST_MINB(MINB))
         if (yl >= rows)
             return;
         const TAcc e = s_edge[row0 + i] + corner;
-        char *orow = b.out + (p.y0 + yl) * p.out_row;
+        char *orow = sp.b.out + (p.y0 + yl) * p.out_row;
 #pragma unroll
         for (int gi = 0; gi < G; gi++) {
             union {
@@ -631,6 +652,74 @@ __global__ void __launch_bounds__(ST_THREADS, PSI_ST_MINB(MINB))
             write_row(i, [&](int gi, int j) { return v[gi][j]; });
         }
     }
+}
+
+/* The staged kernel: the steps of the file's head comment in order, with the
+ * block's barriers between them. */
+template <typename TIn, typename TAcc, int R, int MINB, int ROWSCAN>
+__global__ void __launch_bounds__(ST_THREADS, PSI_ST_MINB(MINB))
+    staged_kernel(psi_cu_plan p, lb_geom g)
+{
+    typedef staged_layout<TIn, TAcc, R> L;
+    constexpr int TW = L::TW, TH = L::TH;
+    constexpr int V = 16 / (int)sizeof(TAcc), G = TW / (32 * V);
+    extern __shared__ __align__(16) unsigned char smem[];
+    TIn *s_tile = (TIn *)smem;
+    TAcc *s_colw = (TAcc *)(smem + L::colw);
+    TAcc *s_top = (TAcc *)(smem + L::top);
+    TAcc *s_bottom = (TAcc *)(smem + L::bottom);
+    TAcc *s_rowsum = (TAcc *)(smem + L::rowsum);
+    TAcc *s_rowcum = (TAcc *)(smem + L::rowcum);
+    TAcc *s_edge = (TAcc *)(smem + L::edge);
+    __shared__ u64 s_ticket, s_epoch;
+    __shared__ TAcc s_corner;
+    __shared__ int s_next_pair; /* ROW_PRESCAN: the next tile row to scan */
+
+    psi_cu_header *hdr = (psi_cu_header *)p.ws;
+    const unsigned tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
+    pdl_begin(g);
+    stagger_first_wave<MINB>(g, tid);
+    /* 1: the tile */
+    const tile_pos tp = take_tile(p, g, sizeof(TIn), sizeof(TAcc), &s_ticket, &s_epoch, true);
+    const i64 w = p.width;
+    const i64 x0 = (i64)tp.tx * TW;
+    const staged_pos sp = {tp.b, w, p.channels, p.y1 - p.y0, x0, (i64)tp.ty * TH, x0 + TW <= w};
+
+    /* 2: the tile's input into shared memory */
+    load_tile<TIn, TH, TW>(p, g, sp, tid, s_tile);
+    __syncthreads();
+
+    /* 3: column sums of each warp's rows, and row sums (warp 7 leaves its
+     * column sums in the bottom row's place, which the fold turns into the
+     * tile's bottom row) */
+    const int row0 = (int)warp * R;
+    TAcc *const s_colsum = warp + 1 < ST_WARPS ? s_colw + warp * TW : s_bottom;
+    warp_tile_sums<TIn, TAcc, R, G, V>(p, s_tile, row0, lane, s_rowsum, s_colsum);
+    __syncthreads();
+    fold_column_sums<TAcc, TW>(s_colw, s_bottom, tid);
+    if (ROWSCAN == ROW_PRESCAN && tid == 0)
+        s_next_pair = 0;
+    __syncthreads();
+
+    /* 4: warp 0 runs the look-backs; f32 -> f32 (ROW_PRESCAN): the other warps
+     * meanwhile scan the tile's rows in place, and warp 0 joins them */
+    if (warp == 0) {
+        edge_lookbacks<TAcc, TH>(p, g, tp, lane, s_bottom, s_rowsum, s_rowcum, s_top, s_edge);
+        if (lane == 0)
+            s_corner = (TAcc)0;
+    }
+    if constexpr (ROWSCAN == ROW_PRESCAN) {
+        static_assert(std::is_same<TIn, TAcc>::value && R % 2 == 0,
+                      "rows scanned in place: a table of the input's type");
+        prescan_rows<TAcc, TH, G, V>(s_tile, &s_next_pair, p.squared, lane);
+    }
+    __syncthreads();
+    const TAcc corner = s_corner;
+
+    /* 5: the table rows of this warp */
+    TAcc acc[G][V];
+    warp_carry_in<TAcc, TW, G, V>(warp, lane, s_colw, s_top, acc);
+    store_rows<TIn, TAcc, R, G, V, ROWSCAN>(p, g, sp, row0, lane, s_tile, s_edge, corner, acc);
     if (tid == 0)
         finish_block(hdr, g.total);
 }

@@ -1,6 +1,8 @@
 /*
- * sat_papers.cu - the GPU integral-image methods of the papers, written anew
- * over pixsum's plane layout (see cuda_plan.h), each a named method:
+ * cuda_sat_papers.cu - the GPU integral-image methods of the papers, written
+ * anew over pixsum's plane layout (see src/cuda/cuda_plan.h), each a named
+ * method, registered among the CUDA methods and dispatched from
+ * src/cuda/sat_dispatch.cu:
  *
  *   cuda.rowthread  (paper 000; paper 003 "GPUv1") one thread per row runs a
  *                   prefix sum along it, then one thread per column down it.
@@ -21,7 +23,7 @@
  * The transposed intermediate lives in the workspace, one packed H x W plane
  * per plane. Integer arithmetic is modular in the accumulator's width.
  */
-#include "sat_common.cuh"
+#include "../cuda/sat_common.cuh"
 
 namespace psi_cu {
 
