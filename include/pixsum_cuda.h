@@ -169,6 +169,35 @@ PIXSUM_API int pixsum_cuda_histogram(pixsum_ctx *ctx, const pixsum_view *in,
                                      size_t counts_len, pixsum_cuda_hist_totals *totals,
                                      void *stream);
 
+/* One histogram per image of a device batch, pixsum_histogram_batch() on the
+ * GPU: `in` holds N = in->depth images of one shape and type (slice stride =
+ * the image stride); image n's channel c, bin i goes to the device array
+ * counts[(n * channels + c) * bins + i] (u64, overwritten; counts_len >= N x
+ * channels x bins). The counts equal the CPU batch's, and so each image's
+ * pixsum_histogram() with the batch's bins and range, bit for bit. Types,
+ * bins, alignment and default ranges as pixsum_cuda_histogram(): u8, u16 and
+ * i16 default to their type's range; i32, f32 and f64 need spec->lo <
+ * spec->hi, with or without PIXSUM_HIST_RANGE_PER_IMAGE (their data-range
+ * default, over the batch or per image, would read the data on the host),
+ * so that flag is accepted and changes nothing here. spec->mask, if any: a
+ * u8 device view of in's width and height with depth N (a mask per image) or
+ * depth 1 (shared). `totals` (device, may be NULL): an array of N records,
+ * image n's in totals[n]. u8 batches whose images are below 2^31 bytes are
+ * counted in one launch and no memset, any bins and range, masks and
+ * channels included (where several blocks share an image, they meet in a
+ * small zero-kept table of the context's scratch, grown on first use); other
+ * batches run the single-image kernels image by image on the same stream.
+ * Runs on `stream` (NULL: the context's) without synchronising; scratch as
+ * pixsum_cuda_histogram(). Returns the codes of
+ * pixsum_cuda_histogram() (PIXSUM_ERR_BAD_SHAPE: counts_len below N x
+ * channels x bins, or a mask of another shape or depth), PIXSUM_ERR_INVALID_ARG
+ * (unknown flags), PIXSUM_ERR_TOO_LARGE (N x channels x bins counts overflow
+ * the address space). */
+PIXSUM_API int pixsum_cuda_histogram_batch(pixsum_ctx *ctx, const pixsum_view *in,
+                                           const pixsum_hist_spec *spec, unsigned flags,
+                                           uint64_t *counts, size_t counts_len,
+                                           pixsum_cuda_hist_totals *totals, void *stream);
+
 /* Makes sure ctx holds the device scratch a pixsum_cuda_histogram() of this
  * image and spec needs (no data is read), so later calls allocate nothing.
  * May allocate and synchronise. Returns PIXSUM_OK or the codes of

@@ -5,6 +5,7 @@
  * exactly as the CUDA build does, then reports that no device can run it.
  */
 #include "internal.h"
+#include "box_batch.h"
 #include "box_filter.h"
 #include "local_op.h"
 #include "pixsum_cuda.h"
@@ -21,7 +22,7 @@ int pixsum_cuda_box_filter(pixsum_ctx *ctx, const pixsum_view *in,
     (void)stream;
     psi_clear_error();
     psi_box_plan plan;
-    int st = psi_box_filter_prepare(in, spec, out, &plan);
+    int st = psi_box_filter_prepare_batch(in, spec, out, &plan);
     if (st != PIXSUM_OK)
         return st;
     return psi_fail(PIXSUM_ERR_UNAVAILABLE, "pixsum was built without CUDA");

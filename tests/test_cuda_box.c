@@ -11,11 +11,16 @@
  * a real context and stream; then the variance of 1e8 + {0, 1, 2, 3}, a
  * window at the kernel's widest, the refusals (same codes as the CPU for
  * invalid requests, misaligned views and overlap; host memory, too wide a
- * window), and an 8192 x 8192 image (left out with PIXSUM_TEST_NO_LARGE=1).
+ * window), batches (views of depth N = 1, 3, 17 and 70001, padding between
+ * rows and images: each image equal to the single-image GPU call bit for
+ * bit, and to the CPU batch where results are exact), and an 8192 x 8192
+ * image (left out with PIXSUM_TEST_NO_LARGE=1).
  * PIXSUM_TEST_QUICK=1 runs fewer cases (for compute-sanitizer).
  *
  * Without a CUDA device (or without CUDA in the build) it prints "skipped: no
- * CUDA device" and exits 77. PIXSUM_TEST_SEED=N replays a run.
+ * CUDA device" and exits 77. PIXSUM_TEST_SEED=N replays a run;
+ * PIXSUM_TEST_FILTER=PATTERN (cmocka's wildcards) runs only the tests it
+ * names.
  */
 #include "pixsum.h"
 
@@ -519,6 +524,182 @@ static void test_large(void **state)
     image_free(&in);
 }
 
+/* ---- batches: a view of depth N ------------------------------------------------ */
+
+/* A batch of n images, h rows each plus slice_pad rows between images,
+ * on the host and the device (same strides). */
+static void batch_new(image *im, pixsum_type t, size_t w, size_t h, size_t n, size_t ch,
+                      size_t pad, size_t slice_pad)
+{
+    size_t es = pixsum_type_size(t), pitch = (w * ch + pad) * es;
+    size_t slice = pitch * (h + slice_pad), bytes = slice * n;
+    im->hmem = malloc(bytes ? bytes : 1);
+    assert_non_null(im->hmem);
+    CU_OK(cudaMalloc(&im->dmem, bytes ? bytes : 1));
+    im->host = pixsum_view_3d(im->hmem, t, w, h, n, ch, (ptrdiff_t)pitch, (ptrdiff_t)slice);
+    im->dev = pixsum_view_3d(im->dmem, t, w, h, n, ch, (ptrdiff_t)pitch, (ptrdiff_t)slice);
+}
+
+static size_t batch_bytes(const image *im)
+{
+    return (size_t)im->host.slice_stride * im->host.depth;
+}
+
+/* One batch request: the GPU batch must return the CPU batch's status; each
+ * of its images must equal the single-image GPU call on that slice bit for
+ * bit, and, for the exact results, the CPU batch's image bit for bit. */
+static void run_batch_case(size_t n, pixsum_type t, size_t w, size_t h, size_t ch,
+                           const pixsum_box_filter_spec *spec, pixsum_type ot, size_t pad,
+                           size_t slice_pad, size_t out_slice_pad, pixsum_ctx *ctx,
+                           void *stream)
+{
+    char what[300];
+    snprintf(what, sizeof what, "batch of %zu %s %zux%zu x%zu (pad %zu, slice pad %zu), window "
+             "%zux%zu stat %d border %s (value %g) -> %s", n, pixsum_type_name(t), w, h, ch,
+             pad, slice_pad, spec->kw, spec->kh, (int)spec->stat,
+             pixsum_border_name(spec->border), spec->border_value, pixsum_type_name(ot));
+    image in, out;
+    batch_new(&in, t, w, h, n, ch, pad, slice_pad);
+    size_t es = pixsum_type_size(t);
+    unsigned char *hb = in.hmem;
+    for (size_t i = 0; i < batch_bytes(&in) / es; i++)
+        fill_random(t, hb + i * es, 1, (rnd() & 15) == 0);
+    CU_OK(cudaMemcpy(in.dmem, in.hmem, batch_bytes(&in), cudaMemcpyHostToDevice));
+    size_t ow = 1, oh = 1;
+    if (pixsum_box_filter_shape(spec, w, h, &ow, &oh) != PIXSUM_OK)
+        ow = oh = 1;
+    batch_new(&out, ot, ow, oh, n, ch, pad % 3, out_slice_pad);
+    const size_t obytes = batch_bytes(&out);
+    unsigned char *got = malloc(obytes), *one = malloc(obytes);
+    assert_true(got && one);
+    memset(out.hmem, 0xa5, obytes);
+    CU_OK(cudaMemset(out.dmem, 0xa5, obytes));
+    int cst = pixsum_box_filter(NULL, &in.host, spec, &out.host);
+    int gst = pixsum_cuda_box_filter(ctx, &in.dev, spec, &out.dev, stream);
+    if (cst == PIXSUM_OK && gst == PIXSUM_ERR_UNSUPPORTED &&
+        (spec->kw - 1) * ch > WIDEST_MIN)
+        gst = cst = WIDE_REFUSED;
+    if (gst != cst)
+        fail_msg("%s: CPU status %d (%s), GPU %d (%s)", what, cst, pixsum_strerror(cst), gst,
+                 pixsum_last_error());
+    if (cst == PIXSUM_OK) {
+        CU_OK(stream ? cudaStreamSynchronize((cudaStream_t)stream) : cudaDeviceSynchronize());
+        CU_OK(cudaMemcpy(got, out.dmem, obytes, cudaMemcpyDeviceToHost));
+        /* each image alone on the GPU, into the same place of a cleared output */
+        CU_OK(cudaMemset(out.dmem, 0xa5, obytes));
+        for (size_t z = 0; z < n; z++) {
+            pixsum_view i1, o1;
+            PX_OK(pixsum_view_roi3d(&in.dev, 0, 0, z, w, h, 1, &i1));
+            PX_OK(pixsum_view_roi3d(&out.dev, 0, 0, z, ow, oh, 1, &o1));
+            PX_OK(pixsum_cuda_box_filter(ctx, &i1, spec, &o1, stream));
+        }
+        CU_OK(stream ? cudaStreamSynchronize((cudaStream_t)stream) : cudaDeviceSynchronize());
+        CU_OK(cudaMemcpy(one, out.dmem, obytes, cudaMemcpyDeviceToHost));
+        const size_t oes = pixsum_type_size(ot), row = ow * ch * oes;
+        const int exact = !is_float(ot) || (!is_float(t) && (spec->stat == PIXSUM_BOX_SUM ||
+                                                             spec->stat == PIXSUM_BOX_MEAN));
+        for (size_t z = 0; z < n; z++)
+            for (size_t y = 0; y < oh; y++) {
+                size_t off = z * (size_t)out.host.slice_stride + y * (size_t)out.host.row_stride;
+                const unsigned char *g = got + off, *o = one + off,
+                                    *c = (const unsigned char *)out.hmem + off;
+                for (size_t i = 0; i < row / oes; i++) {
+                    if (memcmp(g + i * oes, o + i * oes, oes) != 0)
+                        fail_msg("%s: image %zu row %zu sample %zu: GPU batch %.17g, GPU single "
+                                 "image %.17g", what, z, y, i, load(g, ot, i), load(o, ot, i));
+                    if (exact && memcmp(g + i * oes, c + i * oes, oes) != 0)
+                        fail_msg("%s: image %zu row %zu sample %zu: GPU batch %.17g, CPU batch "
+                                 "%.17g", what, z, y, i, load(g, ot, i), load(c, ot, i));
+                }
+            }
+        /* the padding between rows and images is not written */
+        for (size_t z = 0; z < n; z++)
+            for (size_t y = 0; y < oh + out_slice_pad; y++) {
+                size_t off = z * (size_t)out.host.slice_stride + y * (size_t)out.host.row_stride;
+                size_t from = y < oh ? row : 0;
+                for (size_t b = from; b < (size_t)out.host.row_stride; b++)
+                    if (got[off + b] != 0xa5)
+                        fail_msg("%s: image %zu: byte %zu of row %zu (padding) written", what, z,
+                                 b, y);
+            }
+    }
+    free(got);
+    free(one);
+    image_free(&in);
+    image_free(&out);
+}
+
+static void test_batch(void **state)
+{
+    (void)state;
+    static const size_t ns[] = {1, 3, 17};
+    size_t cases = getenv("PIXSUM_TEST_QUICK") ? 30 : 300;
+    pixsum_ctx *ctx = pixsum_ctx_new();
+    assert_non_null(ctx);
+    cudaStream_t s;
+    CU_OK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    for (size_t k = 0; k < cases; k++) {
+        pixsum_type t = in_types[rnd() % 7];
+        size_t n = ns[rnd() % 3], ch = 1 + rnd() % 4;
+        size_t w = pick_side(), h = pick_side();
+        if (k % 10 == 0)
+            w = h = 224;
+        if (n == 17 && w * h > 40000)
+            h = 40000 / w + 1; /* keep the CPU reference quick */
+        pixsum_box_filter_spec spec;
+        memset(&spec, 0, sizeof spec);
+        spec.kw = pick_window(w);
+        spec.kh = pick_window(h);
+        spec.stat = (pixsum_box_stat)(rnd() % 4);
+        spec.border = (pixsum_border)(k % PIXSUM_BORDER_COUNT);
+        if (spec.border == PIXSUM_BORDER_VALID && (rnd() & 3)) {
+            spec.kw = 1 + rnd() % w;
+            spec.kh = 1 + rnd() % h;
+        }
+        if (spec.border == PIXSUM_BORDER_CONSTANT)
+            spec.border_value = is_float(t) ? (double)(rnd() % 1000) / 7.0 - 50
+                                : t == PIXSUM_I16 || t == PIXSUM_I32
+                                    ? (double)(int)(rnd() % 200) - 100
+                                    : (double)(rnd() % 200);
+        pixsum_type ot = (rnd() & 1) ? pixsum_box_filter_type(t, &spec) : out_types[rnd() % 8];
+        if (ot == PIXSUM_TYPE_NONE)
+            ot = PIXSUM_F64;
+        size_t pad = (rnd() & 1) ? rnd() % 9 : 0;
+        size_t slice_pad = (rnd() & 1) ? rnd() % 3 : 0, out_slice_pad = rnd() % 2;
+        int which = (int)(rnd() % 3);
+        run_batch_case(n, t, w, h, ch, &spec, ot, pad, slice_pad, out_slice_pad,
+                       which ? ctx : NULL, which == 2 ? s : NULL);
+    }
+    /* more images than a grid's z holds (65535): two launches (not with
+     * PIXSUM_TEST_QUICK: its 70001 single-image calls are slow under the
+     * sanitizers) */
+    pixsum_box_filter_spec spec;
+    memset(&spec, 0, sizeof spec);
+    spec.kw = spec.kh = 3;
+    spec.stat = PIXSUM_BOX_SUM;
+    spec.border = PIXSUM_BORDER_REFLECT;
+    if (!getenv("PIXSUM_TEST_QUICK"))
+        run_batch_case(70001, PIXSUM_U8, 2, 1, 1, &spec, PIXSUM_U32, 0, 0, 0, ctx, NULL);
+    /* refusals: an output of another depth, overlapping images */
+    image in, out;
+    batch_new(&in, PIXSUM_U8, 8, 8, 3, 1, 0, 0);
+    batch_new(&out, PIXSUM_U8, 8, 8, 2, 1, 0, 0);
+    spec.stat = PIXSUM_BOX_MEAN;
+    assert_int_equal(pixsum_cuda_box_filter(ctx, &in.dev, &spec, &out.dev, NULL),
+                     PIXSUM_ERR_BAD_SHAPE);
+    pixsum_view shifted = in.dev;
+    shifted.data = (unsigned char *)in.dmem + 64; /* image 0 of out = image 1 of in */
+    shifted.depth = 2;
+    pixsum_view in2 = in.dev;
+    in2.depth = 2;
+    assert_int_equal(pixsum_cuda_box_filter(ctx, &in2, &spec, &shifted, NULL),
+                     PIXSUM_ERR_ALIASING);
+    image_free(&in);
+    image_free(&out);
+    CU_OK(cudaStreamDestroy(s));
+    pixsum_ctx_free(ctx);
+}
+
 int main(void)
 {
     if (pixsum_cuda_device_count() <= 0) {
@@ -529,6 +710,9 @@ int main(void)
     rng_state = seed ? strtoull(seed, NULL, 10) : (uint64_t)time(NULL);
     printf("test_cuda_box: seed %llu (PIXSUM_TEST_SEED to replay)\n",
            (unsigned long long)rng_state);
+    /* PIXSUM_TEST_FILTER=test_batch: only the matching tests (sanitizer runs) */
+    if (getenv("PIXSUM_TEST_FILTER"))
+        cmocka_set_test_filter(getenv("PIXSUM_TEST_FILTER"));
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_combination),
         cmocka_unit_test(test_random_cases),
@@ -536,6 +720,7 @@ int main(void)
         cmocka_unit_test(test_large_offset_variance),
         cmocka_unit_test(test_wide_windows),
         cmocka_unit_test(test_refusals),
+        cmocka_unit_test(test_batch),
         cmocka_unit_test(test_large),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

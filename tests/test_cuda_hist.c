@@ -11,12 +11,16 @@
  * caller's stream
  * (captured into a CUDA graph: no synchronisation, no allocation), the
  * cumulative and relative histograms, the joint histogram, the device
- * equalisation (against pixsum_equalize) and the host-memory method cuda.hist. Counts and totals must match bit for bit; relative values
- * too (same division).
+ * equalisation (against pixsum_equalize), the host-memory method cuda.hist,
+ * and batches (pixsum_cuda_histogram_batch against the CPU batch, each image
+ * against the bins' definition and the single-image call; N 1, 3, 17, masks
+ * per image and shared, padding between rows and between images). Counts
+ * and totals must match bit for bit; relative values too (same division).
  *
  * Without a CUDA device (or in a build without CUDA) the program prints
  * "skipped: no CUDA device" and exits with 77. PIXSUM_TEST_SEED=N replays a
- * run; PIXSUM_TEST_QUICK=1 runs fewer cases.
+ * run; PIXSUM_TEST_QUICK=1 runs fewer cases; PIXSUM_TEST_FILTER=PATTERN
+ * (cmocka's wildcards, e.g. test_batch*) runs only the tests it names.
  */
 #include "pixsum.h"
 
@@ -918,6 +922,306 @@ static void test_equalize(void **state)
     cudaFree(dm);
 }
 
+/* ---- batches: pixsum_cuda_histogram_batch() -------------------------------------- */
+
+/* Sample i of row r of a host view as a double. */
+static double load_sample(const pixsum_view *v, const char *row, size_t i)
+{
+    switch (v->type) {
+    case PIXSUM_U8: return ((const uint8_t *)row)[i];
+    case PIXSUM_U16: return ((const uint16_t *)row)[i];
+    case PIXSUM_I16: return ((const int16_t *)row)[i];
+    case PIXSUM_I32: return ((const int32_t *)row)[i];
+    case PIXSUM_F32: return ((const float *)row)[i];
+    default: return ((const double *)row)[i];
+    }
+}
+
+/* The histogram of image z of a host batch from the definition: the edges
+ * pixsum_hist_edge() reports, a sample in the bin i with edge(i) <= v <
+ * edge(i + 1) (found by bisection), NaN, v < lo and v >= hi counted apart. */
+static void definition_hist(const pixsum_view *in, const pixsum_view *mask, size_t z,
+                            size_t bins, double lo, double hi, uint64_t *counts)
+{
+    double *e = malloc((bins + 1) * sizeof *e);
+    assert_non_null(e);
+    for (size_t i = 0; i <= bins; i++)
+        e[i] = pixsum_hist_edge(bins, lo, hi, i);
+    memset(counts, 0, bins * in->channels * sizeof *counts);
+    for (size_t y = 0; y < in->height; y++) {
+        const char *r = (const char *)in->data + (ptrdiff_t)z * in->slice_stride +
+                        (ptrdiff_t)y * in->row_stride;
+        const uint8_t *m = NULL;
+        if (mask)
+            m = (const uint8_t *)mask->data +
+                (mask->depth > 1 ? (ptrdiff_t)z * mask->slice_stride : 0) +
+                (ptrdiff_t)y * mask->row_stride;
+        for (size_t x = 0; x < in->width; x++) {
+            if (m && !m[x])
+                continue;
+            for (size_t c = 0; c < in->channels; c++) {
+                double v = load_sample(in, r, x * in->channels + c);
+                if (!(v >= e[0]) || !(v < e[bins]))
+                    continue;
+                size_t a = 0, b = bins; /* e[a] <= v < e[b] */
+                while (b - a > 1) {
+                    size_t mid = a + (b - a) / 2;
+                    if (v < e[mid])
+                        b = mid;
+                    else
+                        a = mid;
+                }
+                counts[c * bins + a]++;
+            }
+        }
+    }
+    free(e);
+}
+
+typedef struct bcase {
+    pixsum_type t;
+    size_t n, w, h, ch, pad, slice_pad, offset;
+    int content, masked; /* 0 none, 1 one per image, 2 shared (depth 1) */
+    size_t bins;
+    int range; /* 0 the type's default (u8/u16/i16), 1 a random range */
+    unsigned flags;
+} bcase;
+
+/* One batch on the device against the CPU batch (hist.scalar), each image
+ * against the definition and against the single-image device call. */
+static void run_batch_case(const bcase *k)
+{
+    char what[320];
+    snprintf(what, sizeof what, "batch %s N%zu %zux%zu ch%zu pad%zu slicepad%zu off%zu %s "
+             "mask%d bins%zu range%d flags%u", pixsum_type_name(k->t), k->n, k->w, k->h, k->ch,
+             k->pad, k->slice_pad, k->offset, content_names[k->content], k->masked, k->bins,
+             k->range, k->flags);
+    /* images k->h + slice_pad rows tall, viewed k->h rows tall: padding
+     * between the images */
+    const size_t th = k->h + k->slice_pad;
+    img im = make_img(k->t, k->w, th, k->n, k->ch, k->pad, k->offset, k->content, 1);
+    pixsum_view hin, din;
+    PX_OK(pixsum_view_roi3d(&im.h, 0, 0, 0, k->w, k->h, k->n, &hin));
+    PX_OK(pixsum_view_roi3d(&im.d, 0, 0, 0, k->w, k->h, k->n, &din));
+    pixsum_hist_spec hs, ds;
+    memset(&hs, 0, sizeof hs);
+    hs.bins = k->bins;
+    if (k->range) {
+        double lo, hi;
+        switch (k->t) {
+        case PIXSUM_U8: lo = -20.0 + (double)(rnd() % 120), hi = lo + 1 + (double)(rnd() % 300); break;
+        case PIXSUM_U16: lo = -500.0 + (double)(rnd() % 30000), hi = lo + 1 + (double)(rnd() % 70000); break;
+        case PIXSUM_I16: lo = -33000.0 + (double)(rnd() % 40000), hi = lo + 1 + (double)(rnd() % 70000); break;
+        case PIXSUM_I32: lo = -120000.0 + (double)(rnd() % 150000), hi = lo + 1 + (double)(rnd() % 250000); break;
+        default: lo = -2.5 + (double)(rnd() % 1000) / 400.0, hi = lo + 0.001 + (double)(rnd() % 1000) / 200.0; break;
+        }
+        hs.lo = lo;
+        hs.hi = hi;
+    }
+    ds = hs;
+    img mk;
+    memset(&mk, 0, sizeof mk);
+    pixsum_view hmask, dmask;
+    if (k->masked) {
+        mk = make_mask(k->w, k->h, k->masked == 1 ? k->n : 1, 0);
+        hmask = mk.h;
+        dmask = mk.d;
+        hs.mask = &hmask;
+        ds.mask = &dmask;
+    }
+    /* the bins and range (no data read: the range is given or the type's);
+     * without the mask, which may be the batch's shared one of depth 1 */
+    pixsum_hist_info probe;
+    pixsum_hist_spec bins_only = hs;
+    bins_only.mask = NULL;
+    PX_OK(pixsum_hist_resolve(&hin, &bins_only, &probe));
+    if (k->content == C_EDGES) {
+        put_on_edges(&im, &probe);
+    }
+    const size_t bins = probe.bins, per = bins * k->ch, total = per * k->n;
+    uint64_t *want = calloc(total, 8), *got = calloc(total, 8), *def = calloc(per, 8);
+    pixsum_hist_info *infos = calloc(k->n, sizeof *infos);
+    pixsum_cuda_hist_totals *tot = calloc(k->n, sizeof *tot);
+    assert_true(want && got && def && infos && tot);
+    pixsum_ctx *cpu = pixsum_ctx_new();
+    PX_OK(pixsum_ctx_set_method(cpu, "hist.scalar"));
+    PX_OK(pixsum_histogram_batch(cpu, &hin, &hs, k->flags, want, total, infos));
+    pixsum_ctx_free(cpu);
+
+    uint64_t *dcounts;
+    pixsum_cuda_hist_totals *dtot;
+    CU_OK(cudaMalloc((void **)&dcounts, total * 8 + 64));
+    CU_OK(cudaMalloc((void **)&dtot, k->n * sizeof *dtot));
+    pixsum_ctx *ctx = pixsum_ctx_new();
+    for (int rep = 0; rep < 2; rep++) {
+        CU_OK(cudaMemsetAsync(dcounts, 0xFF, total * 8, g_stream)); /* the call overwrites */
+        CU_OK(cudaMemsetAsync(dtot, 0xFF, k->n * sizeof *dtot, g_stream));
+        PX_OK(pixsum_cuda_histogram_batch(rep ? NULL : ctx, &din, &ds, k->flags, dcounts,
+                                          total, rep ? NULL : dtot, g_stream));
+        CU_OK(cudaMemcpyAsync(got, dcounts, total * 8, cudaMemcpyDeviceToHost, g_stream));
+        if (!rep)
+            CU_OK(cudaMemcpyAsync(tot, dtot, k->n * sizeof *dtot, cudaMemcpyDeviceToHost,
+                                  g_stream));
+        CU_OK(cudaStreamSynchronize(g_stream));
+        for (size_t i = 0; i < total; i++)
+            if (got[i] != want[i])
+                fail_msg("%s (call %d): image %zu channel %zu bin %zu: GPU batch %llu, CPU "
+                         "batch %llu", what, rep, i / per, i % per / bins, i % bins,
+                         (unsigned long long)got[i], (unsigned long long)want[i]);
+        if (!rep)
+            for (size_t z = 0; z < k->n; z++) {
+                char w2[360];
+                snprintf(w2, sizeof w2, "%s: image %zu totals", what, z);
+                compare_totals(&tot[z], &infos[z], w2);
+            }
+    }
+    /* each image: the definition, and the single-image device call */
+    uint64_t *dsingle;
+    CU_OK(cudaMalloc((void **)&dsingle, per * 8));
+    for (size_t z = 0; z < k->n; z++) {
+        definition_hist(&hin, k->masked ? &hmask : NULL, z, bins, infos[z].lo, infos[z].hi,
+                        def);
+        for (size_t i = 0; i < per; i++)
+            if (def[i] != want[z * per + i])
+                fail_msg("%s: image %zu channel %zu bin %zu: CPU batch %llu, the definition "
+                         "%llu", what, z, i / bins, i % bins,
+                         (unsigned long long)want[z * per + i], (unsigned long long)def[i]);
+        pixsum_view one, onemask;
+        PX_OK(pixsum_view_roi3d(&din, 0, 0, z, k->w, k->h, 1, &one));
+        pixsum_hist_spec s1 = ds;
+        s1.bins = bins;
+        s1.lo = infos[z].lo;
+        s1.hi = infos[z].hi;
+        if (k->masked == 1) {
+            PX_OK(pixsum_view_roi3d(&dmask, 0, 0, z, k->w, k->h, 1, &onemask));
+            s1.mask = &onemask;
+        }
+        PX_OK(pixsum_cuda_histogram(ctx, &one, &s1, dsingle, per, NULL, g_stream));
+        CU_OK(cudaMemcpyAsync(def, dsingle, per * 8, cudaMemcpyDeviceToHost, g_stream));
+        CU_OK(cudaStreamSynchronize(g_stream));
+        for (size_t i = 0; i < per; i++)
+            if (def[i] != got[z * per + i])
+                fail_msg("%s: image %zu channel %zu bin %zu: GPU batch %llu, GPU single "
+                         "image %llu", what, z, i / bins, i % bins,
+                         (unsigned long long)got[z * per + i], (unsigned long long)def[i]);
+    }
+    pixsum_ctx_free(ctx);
+    cudaFree(dsingle);
+    cudaFree(dcounts);
+    cudaFree(dtot);
+    free(want);
+    free(got);
+    free(def);
+    free(infos);
+    free(tot);
+    free_img(&im);
+    if (k->masked)
+        free_img(&mk);
+}
+
+static void random_batch_case(bcase *k, pixsum_type t)
+{
+    static const size_t ns[] = {1, 3, 17};
+    memset(k, 0, sizeof *k);
+    k->t = t;
+    k->n = ns[rnd() % 3];
+    switch (rnd() % 6) {
+    case 0: k->w = 1, k->h = 1; break;
+    case 1: k->w = rnd_in(1, 3000), k->h = 1; break;
+    case 2: k->w = 1, k->h = rnd_in(1, 500); break;
+    case 3: k->w = 224, k->h = 224; break;
+    default: k->w = rnd_in(1, 300) | 1, k->h = rnd_in(1, 200) | 1; break;
+    }
+    k->ch = rnd_in(1, 4);
+    k->pad = rnd() % 2 ? 0 : rnd_in(1, 40);
+    k->slice_pad = rnd() % 3 ? 0 : rnd_in(1, 3);
+    k->offset = rnd() % 4 == 0 ? rnd_in(1, 7) : 0;
+    k->content = (int)(rnd() % C_COUNT);
+    k->masked = (int)(rnd() % 3);
+    int small = t == PIXSUM_U8 || t == PIXSUM_U16 || t == PIXSUM_I16;
+    k->range = small ? (int)(rnd() % 2) : 1;
+    k->bins = rnd() % 3 == 0 ? 0 : pick_bins();
+    if (t == PIXSUM_U16 && k->bins == 0 && !k->range && rnd() % 2)
+        k->bins = 256; /* 65536 default bins make the definition slow */
+    k->flags = rnd() % 2 ? PIXSUM_HIST_RANGE_PER_IMAGE : 0;
+}
+
+static void test_batch(void **state)
+{
+    (void)state;
+    /* u8 one channel, unmasked, contiguous: the 16-byte load path at the
+     * speed target's shapes and odd ones */
+    static const size_t flat[][3] = {{224, 224, 17}, {224, 224, 3}, {1, 1, 17}, {15, 1, 3},
+                                     {17, 17, 17},   {1000, 3, 3},  {1, 999, 3}, {4099, 7, 1},
+                                     {512, 512, 3},  {333, 77, 17}};
+    for (size_t i = 0; i < sizeof flat / sizeof flat[0]; i++)
+        for (int c = 0; c < C_COUNT; c++) {
+            if (g_quick && (i + (size_t)c) % 3)
+                continue;
+            bcase k;
+            memset(&k, 0, sizeof k);
+            k.t = PIXSUM_U8;
+            k.w = flat[i][0];
+            k.h = flat[i][1];
+            k.n = flat[i][2];
+            k.ch = 1;
+            k.content = c;
+            k.offset = c == C_STRIPES ? 3 : 0; /* unaligned start: head and tail bytes */
+            k.bins = c % 2 ? 0 : (size_t)(1 + rnd() % 300);
+            k.range = c % 2 ? 0 : 1;
+            run_batch_case(&k);
+        }
+    static const pixsum_type bt[] = {PIXSUM_U8, PIXSUM_U8, PIXSUM_U8, PIXSUM_U16, PIXSUM_F32,
+                                     PIXSUM_I16, PIXSUM_I32, PIXSUM_F64};
+    int n = g_quick ? 30 : 160;
+    for (int i = 0; i < n; i++) {
+        bcase k;
+        random_batch_case(&k, bt[(size_t)i % (sizeof bt / sizeof bt[0])]);
+        run_batch_case(&k);
+    }
+}
+
+static void test_batch_errors(void **state)
+{
+    (void)state;
+    uint8_t *d;
+    uint64_t *c;
+    CU_OK(cudaMalloc((void **)&d, 4096));
+    CU_OK(cudaMalloc((void **)&c, 70000 * 8));
+    pixsum_view v = pixsum_view_3d(d, PIXSUM_U8, 16, 16, 3, 1, 16, 256);
+    pixsum_view f = pixsum_view_3d(d, PIXSUM_F32, 8, 8, 3, 1, 32, 256);
+    pixsum_hist_spec s;
+    memset(&s, 0, sizeof s);
+    assert_int_equal(pixsum_cuda_histogram_batch(NULL, NULL, NULL, 0, c, 768, NULL, NULL),
+                     PIXSUM_ERR_NULL);
+    assert_int_equal(pixsum_cuda_histogram_batch(NULL, &v, NULL, 0, NULL, 768, NULL, NULL),
+                     PIXSUM_ERR_NULL);
+    assert_int_equal(pixsum_cuda_histogram_batch(NULL, &v, NULL, 0, c, 767, NULL, NULL),
+                     PIXSUM_ERR_BAD_SHAPE);
+    assert_int_equal(pixsum_cuda_histogram_batch(NULL, &v, NULL, 4, c, 768, NULL, NULL),
+                     PIXSUM_ERR_INVALID_ARG);
+    /* a float batch needs a range, with or without the per-image flag */
+    assert_int_equal(pixsum_cuda_histogram_batch(NULL, &f, NULL, 0, c, 768, NULL, NULL),
+                     PIXSUM_ERR_INVALID_ARG);
+    assert_int_equal(pixsum_cuda_histogram_batch(NULL, &f, NULL, PIXSUM_HIST_RANGE_PER_IMAGE,
+                                                 c, 768, NULL, NULL),
+                     PIXSUM_ERR_INVALID_ARG);
+    s.bins = 65537;
+    assert_int_equal(pixsum_cuda_histogram_batch(NULL, &v, &s, 0, c, 70000, NULL, NULL),
+                     PIXSUM_ERR_UNSUPPORTED);
+    /* a mask of depth 2 for 3 images */
+    pixsum_view m2 = pixsum_view_3d(d + 1024, PIXSUM_U8, 16, 16, 2, 1, 16, 256);
+    memset(&s, 0, sizeof s);
+    s.mask = &m2;
+    assert_int_equal(pixsum_cuda_histogram_batch(NULL, &v, &s, 0, c, 768, NULL, NULL),
+                     PIXSUM_ERR_BAD_SHAPE);
+    pixsum_view alias = pixsum_view_3d(c, PIXSUM_U8, 64, 1, 3, 1, 64, 64);
+    assert_int_equal(pixsum_cuda_histogram_batch(NULL, &alias, NULL, 0, c, 768, NULL, NULL),
+                     PIXSUM_ERR_ALIASING);
+    cudaFree(d);
+    cudaFree(c);
+}
+
 int main(void)
 {
     if (pixsum_cuda_device_count() == 0) {
@@ -927,6 +1231,9 @@ int main(void)
     const char *seed = getenv("PIXSUM_TEST_SEED");
     rng_state = seed ? strtoull(seed, NULL, 10) : (uint64_t)time(NULL);
     g_quick = getenv("PIXSUM_TEST_QUICK") != NULL;
+    /* PIXSUM_TEST_FILTER=test_batch*: only the matching tests (sanitizer runs) */
+    if (getenv("PIXSUM_TEST_FILTER"))
+        cmocka_set_test_filter(getenv("PIXSUM_TEST_FILTER"));
     printf("test_cuda_hist: seed %llu (replay with PIXSUM_TEST_SEED=N)\n",
            (unsigned long long)rng_state);
     if (cudaStreamCreateWithFlags(&g_stream, cudaStreamNonBlocking) != cudaSuccess) {
@@ -943,6 +1250,8 @@ int main(void)
         cmocka_unit_test(test_joint),
         cmocka_unit_test(test_stream_capture),
         cmocka_unit_test(test_equalize),
+        cmocka_unit_test(test_batch_errors),
+        cmocka_unit_test(test_batch),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     cudaStreamDestroy(g_stream);

@@ -20,8 +20,12 @@
  * counts of pixsum and CUB are compared once per case.
  * Output: a readable table and CSV rows (prefix "csv,") on stdout, which
  * scripts/gpu-check.sh keeps under $OUT; the program writes no file.
- * usage: hist_bench [reps] [all|main|u8|equalize]   (u8: the two u8 cases alone;
- * equalize: pixsum_cuda_equalize() against its floor, see run_equalize())
+ * Batches (issue 39): pixsum_cuda_histogram_batch() of 256 x 224^2, 64 x
+ * 512^2 and 16 x 1920x1080 u8 images, 256 bins, against the read floor of
+ * the same bytes and against one pixsum_cuda_histogram() call per image.
+ * usage: hist_bench [reps] [all|main|u8|equalize|batch]   (u8: the two u8 cases alone;
+ * equalize: pixsum_cuda_equalize() against its floor, see run_equalize();
+ * batch: the batches alone)
  * HIST_BENCH_QUEUED=1: every batch enqueued behind a 0.5 ms hold
  */
 #include <cuda_runtime.h>
@@ -452,6 +456,84 @@ static void run_equalize(pixsum_type type, size_t side, size_t channels, int con
     }
 }
 
+/* A batch of n u8 images of w x h, 256 bins, one histogram per image:
+ * pixsum_cuda_histogram_batch() against the read floor of the same bytes
+ * (best of the launch shapes of run_case()), calls rotating over copies of
+ * the batch that span more than 4x the L2 cache; the counts of batch 0 are
+ * compared once with the single-image pixsum_cuda_histogram() of each image. */
+static void run_batch(size_t n, size_t w, size_t h, int content, pixsum_ctx *ctx,
+                      unsigned *sink)
+{
+    const size_t bytes = n * w * h;
+    int nbuf = bytes >= 2 * g_l2 ? 1 : (int)((4 * g_l2 + bytes - 1) / bytes);
+    std::vector<void *> buf(nbuf);
+    std::vector<pixsum_view> views(nbuf);
+    for (int i = 0; i < nbuf; i++) {
+        CK(cudaMalloc(&buf[i], bytes));
+        fill<unsigned char><<<g_sms * 8, 256, 0, g_stream>>>((unsigned char *)buf[i],
+                                                             (long long)w, (long long)bytes,
+                                                             content, 41u + i, 256);
+        CK(cudaGetLastError());
+        views[i] = pixsum_view_3d(buf[i], PIXSUM_U8, w, h, n, 1, (ptrdiff_t)w,
+                                  (ptrdiff_t)(w * h));
+    }
+    CK(cudaStreamSynchronize(g_stream));
+    uint64_t *counts, *one;
+    CK(cudaMalloc(&counts, n * 256 * 8));
+    CK(cudaMalloc(&one, n * 256 * 8));
+    const int batch = nbuf < 8 ? 8 : nbuf;
+    const long long nvec = (long long)(bytes / 16);
+    double floor_ms = 1e30;
+    floor_ms = std::min(floor_ms, time_ms(batch, [&](int i) {
+        read_floor<4, false><<<g_sms * 8, 256, 0, g_stream>>>((const uint4 *)buf[i % nbuf], nvec,
+                                                              sink);
+    }));
+    floor_ms = std::min(floor_ms, time_ms(batch, [&](int i) {
+        read_floor<2, false><<<g_sms * 2, 1024, 0, g_stream>>>((const uint4 *)buf[i % nbuf],
+                                                               nvec, sink);
+    }));
+    floor_ms = std::min(floor_ms, time_ms(batch, [&](int i) {
+        read_floor<1, false><<<(unsigned)std::max(1LL, (nvec + 255) / 256), 256, 0, g_stream>>>(
+            (const uint4 *)buf[i % nbuf], nvec, sink);
+    }));
+    double px_ms = time_ms(batch, [&](int i) {
+        PK(pixsum_cuda_histogram_batch(ctx, &views[i % nbuf], NULL, 0, counts, n * 256, NULL,
+                                       g_stream));
+    });
+    /* the same images one call each, for comparison (and the check) */
+    double loop_ms = time_ms(1, [&](int i) {
+        for (size_t z = 0; z < n; z++) {
+            pixsum_view v;
+            PK(pixsum_view_roi3d(&views[i % nbuf], 0, 0, z, w, h, 1, &v));
+            PK(pixsum_cuda_histogram(ctx, &v, NULL, one + z * 256, 256, NULL, g_stream));
+        }
+    });
+    PK(pixsum_cuda_histogram_batch(ctx, &views[0], NULL, 0, counts, n * 256, NULL, g_stream));
+    for (size_t z = 0; z < n; z++) {
+        pixsum_view v;
+        PK(pixsum_view_roi3d(&views[0], 0, 0, z, w, h, 1, &v));
+        PK(pixsum_cuda_histogram(ctx, &v, NULL, one + z * 256, 256, NULL, g_stream));
+    }
+    std::vector<uint64_t> a(n * 256), b(n * 256);
+    CK(cudaMemcpyAsync(a.data(), counts, n * 256 * 8, cudaMemcpyDeviceToHost, g_stream));
+    CK(cudaMemcpyAsync(b.data(), one, n * 256 * 8, cudaMemcpyDeviceToHost, g_stream));
+    CK(cudaStreamSynchronize(g_stream));
+    const char *check = a == b ? "same" : "DIFFER";
+    char name[64];
+    snprintf(name, sizeof name, "batch u8 %zu x %zux%zu", n, w, h);
+    printf("%-28s %-9s floor %8.4f ms (%5.0f GB/s) | pixsum batch %8.4f ms = %.2f of floor | "
+           "one call per image %8.4f ms | counts vs single-image calls %s\n",
+           name, content_name[content], floor_ms, (double)bytes / (floor_ms * 1e-3) / 1e9, px_ms,
+           floor_ms / px_ms, loop_ms, check);
+    printf("csv,batch,u8,%zu,%zu,%zu,256,%s,%.5f,%.5f,%.5f\n", n, w, h, content_name[content],
+           floor_ms, px_ms, loop_ms);
+    fflush(stdout);
+    for (int i = 0; i < nbuf; i++)
+        cudaFree(buf[i]);
+    cudaFree(counts);
+    cudaFree(one);
+}
+
 /* Host memory: pixsum_histogram() of a u8 8192^2 image in pageable host memory
  * with method cuda.hist (copy in, count, copy out) against the CPU's auto
  * method; wall-clock medians of 5 calls. */
@@ -532,6 +614,14 @@ int main(int argc, char **argv)
         for (const auto &e : eq)
             for (int content : {NOISE, NATURAL, CONSTANT})
                 run_equalize(e.t, e.side, e.ch, content, ctx, sink);
+    }
+    if (what == "all" || what == "batch") {
+        const size_t shapes[][3] = {{256, 224, 224}, {64, 512, 512}, {16, 1920, 1080}};
+        for (const auto &b : shapes)
+            for (int content : {NOISE, NATURAL, CONSTANT})
+                run_batch(b[0], b[1], b[2], content, ctx, sink);
+        if (what == "batch")
+            cases.clear();
     }
     for (const Case &c : cases) {
         for (int content = 0; content < CONTENTS; content++) {

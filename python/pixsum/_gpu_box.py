@@ -26,8 +26,8 @@ Everything runs on the caller's stream (the array library's current stream).
 import numpy as np
 
 from . import _core, _gpu_base as _gpu
-from ._errors import BadShapeError, BadTypeError, InvalidArgumentError, OutOfRangeError, \
-    UnsupportedError
+from ._errors import BadShapeError, BadStrideError, BadTypeError, InvalidArgumentError, \
+    OutOfRangeError, UnsupportedError
 from ._gpu_ops import ops_for
 
 _TABLE_TYPES = tuple(np.dtype(t) for t in (np.uint32, np.uint64, np.int64, np.float32,
@@ -50,9 +50,11 @@ def _var_args(table, sq_table, boxes, *, padded=False, copy=True):
 
 
 def _filter_args(image, size, *, normalize=True, mode="same", dtype=None, method="auto",
-                 threads=0, out=None, border=None, stat=None, cval=0.0, copy=True):
+                 threads=0, out=None, border=None, stat=None, cval=0.0, copy=True,
+                 batch=False, channel_axis=None):
     del copy
-    return image, size, normalize, mode, dtype, method, out, border, stat, cval
+    return (image, size, normalize, mode, dtype, method, out, border, stat, cval, bool(batch),
+            channel_axis)
 
 
 def dispatch(name, args, kwargs):
@@ -372,13 +374,50 @@ def _int64_value(ops, x, dtype):
 
 # ---- box filter -------------------------------------------------------------------------
 
+def _box_batch_desc(g, channel_axis, what):
+    """(descriptor of the library's batch view, output shape from (oh, ow)) of
+    a GPU stack: (N, H, W) and (N, H, W, C) as they are, PyTorch's
+    (N, C, H, W) with channel_axis=1 as N x C one-channel images (its N and
+    C axes must merge into one axis of uniform stride)."""
+    nd = len(g.shape)
+    if channel_axis not in (None, -1, 1, nd - 1):
+        raise InvalidArgumentError(f"box_filter: with batch=True, channel_axis must be None, -1 "
+                                   f"or 1, not {channel_axis}")
+    ptr, tname, shape, st = g.desc()
+    if channel_axis == 1 and nd == 4:
+        n, c, h, w = shape
+        if 0 in shape:
+            raise BadShapeError(f"{what} of shape {_shape_text(shape)} is empty")
+        if n > 1 and c > 1 and st[0] != c * st[1]:
+            raise BadStrideError(f"box_filter: the (N, C, H, W) {what}'s images and channels "
+                                 "cannot be read as one axis of N x C images (axis 0's stride "
+                                 "is not C times axis 1's); pass a contiguous copy")
+        step = st[1] if c > 1 else st[0]
+        return (ptr, tname, (n * c, h, w), (step, st[2], st[3])), \
+            (lambda hw: (n, c) + tuple(hw))
+    if nd not in (3, 4) or (channel_axis == 1 and nd != 4):
+        raise BadShapeError("box_filter: batch=True reads (N, H, W), (N, H, W, C) or, with "
+                            f"channel_axis=1, (N, C, H, W); got shape {_shape_text(shape)}")
+    _check_layout(g, 3, what)
+    return g.desc(), (lambda hw: (shape[0],) + tuple(hw) + tuple(shape[3:]))
+
+
 def box_filter(image, size, normalize, mode, dtype, method, out, border=None, stat=None,
-               cval=0.0):
+               cval=0.0, batch=False, channel_axis=None):
     """box_filter of a GPU image: the library's pixsum_cuda_box_filter (see the
     module docstring). The keywords are resolved in C (_core's
     _cuda_box_filter_image, the CPU binding's rules); `method` is the CPU's
-    and has no GPU meaning."""
+    and has no GPU meaning. batch=True: a stack of N images filtered in one
+    launch (the grid's z), each equal to the single-image call; (N, H, W),
+    (N, H, W, C), or (N, C, H, W) with channel_axis=1."""
     del method
+    if batch:
+        return _box_filter_batch(image, size, normalize, mode, dtype, out, border, stat, cval,
+                                 channel_axis)
+    if channel_axis is not None:
+        raise InvalidArgumentError("box_filter: channel_axis is read with batch=True only (1: "
+                                   "channels-first (N, C, H, W) stacks); an image's channels "
+                                   "are on its last axis")
     img, g, back = _gpu_array(image, "image", "box_filter")
     ops = ops_for(g)
     _check_layout(g, 2, "image")
@@ -409,6 +448,47 @@ def box_filter(image, size, normalize, mode, dtype, method, out, border=None, st
         r = _gpu._Gpu(res, "out")
         _core._cuda_box_filter_image(g.desc(), r.desc(), size, dtype=out_type.name,
                                      stream=r.stream, device=g.device, **kw)
+        if out is not None:
+            if res is not out:
+                ops.copy_into(out, res)
+            return out
+    return back(res) if back is not None else res
+
+
+def _box_filter_batch(image, size, normalize, mode, dtype, out, border, stat, cval,
+                      channel_axis):
+    """box_filter(batch=True) of a GPU stack (see box_filter)."""
+    img, g, back = _gpu_array(image, "image", "box_filter")
+    ops = ops_for(g)
+    desc, out_shape = _box_batch_desc(g, channel_axis, "image")
+    out_g = None
+    if out is not None:
+        out, out_g, _ = _gpu_array(out, "out", "box_filter")
+    want = np.dtype(dtype) if dtype is not None else (out_g.dtype if out_g is not None
+                                                       else None)
+    kw = {"normalize": bool(normalize), "mode": mode, "border": border, "stat": stat,
+          "cval": float(cval)}
+    tname, hw = _core._cuda_box_filter_image(desc, None, size,
+                                             dtype=want.name if want is not None else None,
+                                             batch=True, **kw)
+    out_type = np.dtype(tname)
+    if want is None and ops.torch and out_type.kind == "u" and not ops.has(out_type):
+        out_type = np.dtype(np.int64)  # the same sums, in the type PyTorch has
+    shape = out_shape(hw)
+    if out_g is not None:
+        if out_g.shape != shape:
+            raise BadShapeError(f"out has shape {_shape_text(out_g.shape)}, expected "
+                                f"{_shape_text(shape)}")
+        if out_g.dtype != out_type:
+            raise BadTypeError(f"out has dtype {out_g.dtype} but dtype={out_type} was asked")
+        if out_g.readonly:
+            raise InvalidArgumentError("out is read-only")
+    with _gpu._device_scope(ops.lib, g.device):
+        res = out if out is not None and _c_contiguous(out_g) else ops.empty(shape, out_type)
+        r = _gpu._Gpu(res, "out")
+        rdesc, _ = _box_batch_desc(r, channel_axis, "out")
+        _core._cuda_box_filter_image(desc, rdesc, size, dtype=out_type.name, stream=r.stream,
+                                     device=g.device, batch=True, **kw)
         if out is not None:
             if res is not out:
                 ops.copy_into(out, res)

@@ -22,6 +22,7 @@ table, mapping: four kernels on the stream, the CPU's values bit for bit), into
 a new array of the input's library or into out= (which may be the image).
 """
 
+import builtins
 import operator
 
 import numpy as np
@@ -34,13 +35,15 @@ from ._gpu_ops import ops_for
 
 _DATA_RANGE_TYPES = tuple(np.dtype(t) for t in (np.int32, np.float32, np.float64))
 _SCAN_TILE = 8192  # values per block of the device scan (hist_post.cu)
+builtins_range = builtins.range  # `range` is a keyword argument's name here
 
 
 def _hist_args(image, *, bins=None, range=None, mask=None, relative=False, cumulative=False,
                of_all_samples=False, channels=True, method="auto", threads=0, out=None,
-               info=False):
+               info=False, batch=False, range_per_image=False, channel_axis=None):
     return (image, bins, range, mask, bool(relative), bool(cumulative), bool(of_all_samples),
-            bool(channels), method, out, bool(info))
+            bool(channels), method, out, bool(info), bool(batch), bool(range_per_image),
+            channel_axis)
 
 
 def _joint_args(a, b, *, bins=None, range=None, mask=None, method="auto", threads=0, out=None,
@@ -212,9 +215,12 @@ def _stream_scope(ops, g):
 
 
 def histogram(image, bins, rng, mask, relative, cumulative, all_samples, channels, method,
-              out, want_info):
+              out, want_info, batch=False, per_image=False, channel_axis=None):
     """pixsum.histogram() of a GPU image (see the module docstring)."""
     _check_method("histogram", method)
+    if batch:
+        return _histogram_batch(image, bins, rng, mask, relative, cumulative, all_samples,
+                                channels, out, want_info, per_image, channel_axis)
     arr, g, back = _gpu_array(image, "image", "histogram")
     ops = ops_for(g)
     layout = _Layout(g, channels, "image")
@@ -263,6 +269,207 @@ def histogram(image, bins, rng, mask, relative, cumulative, all_samples, channel
     if back is not None and out is None:
         res = back(res)
     return res, info
+
+
+class _BatchLayout:
+    """A stack of N images read as a batch: (N, H, W), (N, H, W, C), or with
+    channel_axis=1 PyTorch's (N, C, H, W) as N x C one-channel images (its N
+    and C axes must merge into one of uniform stride). desc describes the
+    batch with the depth axis as its images; images/channels/dims (depth N x
+    H x W of the library's view) and the counts' shape follow."""
+
+    def __init__(self, g, channel_axis, channels):
+        nd = len(g.shape)
+        if channel_axis not in (None, -1, 1, nd - 1):
+            raise InvalidArgumentError("histogram: with batch=True, channel_axis must be None, "
+                                       f"-1 or 1, not {channel_axis}")
+        if not channels:
+            raise InvalidArgumentError("histogram: batch=True reads (N, H, W) or (N, H, W, C); "
+                                       "channels=False does not apply")
+        first = channel_axis == 1 and nd == 4
+        if nd not in (3, 4) or (channel_axis == 1 and nd != 4):
+            raise BadShapeError("histogram: batch=True reads (N, H, W), (N, H, W, C) or, with "
+                                "channel_axis=1, (N, C, H, W); got shape "
+                                f"{_shape_text(g.shape)}")
+        if 0 in g.shape:
+            raise BadShapeError(f"image of shape {_shape_text(g.shape)} is empty")
+        ptr, tname, shape, st = g.desc()
+        self.g = g
+        if first:
+            n, c, h, w = shape
+            if not 1 <= c <= 4:
+                raise BadShapeError(f"image has {c} channels on axis 1; pixsum handles 1..4")
+            if n > 1 and c > 1 and st[0] != c * st[1]:
+                raise BadStrideError("histogram: the (N, C, H, W) stack's images and channels "
+                                     "cannot be read as one axis of N x C images (axis 0's "
+                                     "stride is not C times axis 1's); pass a contiguous copy")
+            self.images, self.channels = n, c
+            step = st[1] if c > 1 else st[0]
+            self.desc = (ptr, tname, (n * c, h, w), (step, st[2], st[3]))
+            self.views = n * c  # one-channel images of the library's batch
+            self.dims = (h, w)
+            self.count_shape = (n, c)
+        else:
+            if nd == 4 and not 1 <= shape[3] <= 4:
+                raise BadShapeError(f"image has {shape[3]} channels on its last axis; pixsum "
+                                    "handles 1..4 interleaved channels")
+            self.images, self.channels = shape[0], (shape[3] if nd == 4 else 1)
+            self.desc = (ptr, tname, tuple(shape), tuple(st))
+            self.views = self.images
+            self.dims = (shape[1], shape[2])
+            self.count_shape = (self.images, self.channels) if nd == 4 else (self.images,)
+        self.first = first
+        self.has_channels = nd == 4
+
+
+def _batch_mask(mask_obj, lay):
+    """The descriptor (spatial 3) of a batch's mask: (H, W) shared by every
+    image, or (N, H, W) one per image; bool or uint8, columns contiguous."""
+    if mask_obj is None:
+        return None
+    arr, _ = _gpu.adopt(mask_obj)
+    if arr is None or not _gpu.is_device_array(arr):
+        raise UnsupportedError(f"histogram: the mask is a {type(mask_obj).__name__} in host "
+                               "memory while the image is on the GPU; pass the mask as a GPU "
+                               "array too")
+    try:
+        g = _gpu._Gpu(arr, "mask", allow_bool=True)
+    except BadTypeError:
+        raise BadTypeError("mask must be bool or uint8") from None
+    if g.dtype not in (np.dtype(np.bool_), np.dtype(np.uint8)):
+        raise BadTypeError("mask must be bool or uint8")
+    h, w = lay.dims
+    shape, st = g.shape, g.strides
+    if tuple(shape) not in ((h, w), (lay.images, h, w)):
+        raise BadShapeError(f"mask of shape {_shape_text(shape)} does not match the batch: "
+                            f"({h}, {w}) for every image or ({lay.images}, {h}, {w}), one per "
+                            "image")
+    if w > 1 and st[-1] != 1:
+        raise BadStrideError("mask: its columns are not contiguous, so it cannot be read in "
+                             "place; pass a contiguous copy")
+    rs = st[-2] if h > 1 else w
+    if len(shape) == 2:
+        return (g.ptr, "u8", (1, h, w), (h * abs(rs), rs, 1))
+    if lay.first and lay.channels > 1:
+        raise UnsupportedError("histogram: a mask per image with channel_axis=1 is not "
+                               "available; pass one (H, W) mask for every image, or the "
+                               "(N, H, W, C) layout")
+    ss = st[0] if lay.images > 1 else h * abs(rs)
+    return (g.ptr, "u8", (lay.images, h, w), (ss, rs, 1))
+
+
+def _histogram_batch(image, bins, rng, mask, relative, cumulative, all_samples, channels,
+                     out, want_info, per_image, channel_axis):
+    """histogram(batch=True) of a GPU stack: pixsum_cuda_histogram_batch(),
+    one launch for uint8 (see pixsum_cuda.h), counts (N, bins) or (N, C,
+    bins) in the input's library. One range for the batch; int32/float32/
+    float64 stacks without range= get the stack's data range (reduced on the
+    device and read back: a synchronisation), or with range_per_image=True
+    are refused (each image's own range would read every image back)."""
+    arr, g, back = _gpu_array(image, "image", "histogram")
+    ops = ops_for(g)
+    lay = _BatchLayout(g, channel_axis, channels)
+    with _stream_scope(ops, g):
+        mdesc = _batch_mask(mask, lay)
+        needs_data = rng is None and g.dtype in _DATA_RANGE_TYPES
+        if needs_data and per_image:
+            raise UnsupportedError("histogram: range_per_image=True of a GPU stack of "
+                                   f"{g.dtype} needs range=; each image's own data range "
+                                   "would read every image back")
+        if needs_data:
+            # the whole stack's data range: the single-image rule over all samples
+            # (and the mask's selection, broadcast over the stack)
+            sel = None
+            if mask is not None:
+                marr, _ = _gpu.adopt(mask)
+                sel = marr != 0
+                if lay.first:
+                    sel = sel.reshape(((lay.images, 1) if sel.ndim == 3 else (1, 1)) +
+                                      tuple(lay.dims))
+            flat = _Layout.__new__(_Layout)
+            flat.g, flat.has_channels = g, lay.has_channels and not lay.first
+            proxy, pmask = _proxy(ops, arr, flat, sel, True)
+        else:
+            proxy, pmask = np.zeros(2, dtype=g.dtype), None
+        nbins, lo, hi = _core._hist_resolve(proxy, bins, rng, pmask)
+        nch = lay.channels
+        shape = lay.count_shape + (nbins,)
+        total = lay.images * nch * nbins
+        cdt = _counts_dtype(ops)
+        if relative:
+            res, res_g = _result(ops, out, shape, np.float64, (np.dtype(np.float64),),
+                                 "float64")
+        else:
+            res, res_g = _result(ops, out, shape, cdt,
+                                 (np.dtype(np.uint64), np.dtype(cdt)), "uint64")
+        if relative or (cumulative and nbins > _SCAN_TILE):
+            counts = ops.empty((total,), np.int64)
+            counts_ptr = _gpu._Gpu(counts, "counts").ptr
+        else:
+            counts_ptr = res_g.ptr
+        # totals: one record per image of the library's batch
+        need_totals = relative or want_info
+        totals = ops.empty((lay.views * 17,), np.int64) if need_totals else None
+        totals_ptr = _gpu._Gpu(totals, "totals").ptr if totals is not None else 0
+        _core._cuda_histogram(3, lay.desc, counts_ptr, total, bins=nbins, lo=lo, hi=hi,
+                              mask=mdesc, totals=totals_ptr, stream=g.stream, device=g.device,
+                              batch=True, range_per_image=per_image)
+        if relative or cumulative:
+            # per image: the rows of its channels (the device post-processing
+            # takes 1-4 channels a call)
+            rec = 17 * 8
+            for n in builtins_range(lay.images):
+                off = n * nch * nbins * 8
+                if relative:
+                    if lay.first:
+                        # one record per (image, channel): post each channel alone
+                        for c in builtins_range(nch):
+                            o = off + c * nbins * 8
+                            _core._cuda_hist_post(counts_ptr + o, 1, nbins, res_g.ptr + o,
+                                                  relative=True, cumulative=cumulative,
+                                                  of_all_samples=all_samples,
+                                                  totals=totals_ptr + (n * nch + c) * rec,
+                                                  stream=g.stream)
+                    else:
+                        _core._cuda_hist_post(counts_ptr + off, nch, nbins, res_g.ptr + off,
+                                              relative=True, cumulative=cumulative,
+                                              of_all_samples=all_samples,
+                                              totals=totals_ptr + n * rec, stream=g.stream)
+                else:
+                    _core._cuda_hist_post(counts_ptr + off, nch, nbins, res_g.ptr + off,
+                                          stream=g.stream)
+        if not want_info:
+            return back(res) if back is not None and out is None else res
+        t = ops.to_host(totals).view(np.uint64).reshape(lay.views, 17)  # a synchronisation
+        info = _batch_info(t, lay, nbins, lo, hi)
+    if back is not None and out is None:
+        res = back(res)
+    return res, info
+
+
+def _batch_info(t, lay, nbins, lo, hi):
+    """histogram(batch=True, info=True)'s dict, as for NumPy stacks: a list per
+    field with one entry per image; one range (lo, hi, edges) for the batch."""
+    nch = lay.channels
+    pixels, in_range, below, above, nan = [], [], [], [], []
+    for n in builtins_range(lay.images):
+        if lay.first:
+            recs = t[n * nch:(n + 1) * nch]
+            pixels.append(int(recs[0][0]))
+            in_range.append([int(r[1]) for r in recs])
+            below.append([int(r[5]) for r in recs])
+            above.append([int(r[9]) for r in recs])
+            nan.append([int(r[13]) for r in recs])
+        else:
+            r = t[n]
+            pixels.append(int(r[0]))
+            in_range.append([int(v) for v in r[1:1 + nch]])
+            below.append([int(v) for v in r[5:5 + nch]])
+            above.append([int(v) for v in r[9:9 + nch]])
+            nan.append([int(v) for v in r[13:13 + nch]])
+    return {"bins": nbins, "channels": nch, "lo": lo, "hi": hi,
+            "edges": _core._hist_edges(nbins, lo, hi), "pixels": pixels,
+            "in_range": in_range, "below": below, "above": above, "nan": nan}
 
 
 def threshold_otsu(image, bins, rng, mask, method, want_info):

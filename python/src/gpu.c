@@ -205,32 +205,38 @@ static PyObject *no_cuda(void)
 
 const char psb_cuda_histogram_doc[] =
 "_cuda_histogram(spatial, image, counts, counts_len, *, bins, lo, hi, mask=None,\n"
-"                totals=0, stream=0, device=0)\n"
+"                totals=0, stream=0, device=0, batch=False, range_per_image=False)\n"
 "--\n\n"
 "Internal: pixsum_cuda_histogram() of device memory. image and mask are\n"
 "(ptr, dtype name, shape, byte strides) tuples (the mask's dtype u8, one\n"
 "channel); counts is the device pointer of counts_len u64, totals 0 or the\n"
 "device pointer of a pixsum_cuda_hist_totals (17 u64). bins, lo and hi are\n"
-"the resolved bins and range. Enqueues on `stream` and returns without\n"
-"synchronising. Use pixsum.histogram() with a GPU array instead.";
+"the resolved bins and range. batch=True (spatial 3): the depth axis holds\n"
+"N images, pixsum_cuda_histogram_batch() (the mask's depth N or 1; totals\n"
+"N records; range_per_image sets PIXSUM_HIST_RANGE_PER_IMAGE). Enqueues on\n"
+"`stream` and returns without synchronising. Use pixsum.histogram() with a\n"
+"GPU array instead.";
 
 PyObject *psb_py_cuda_histogram(PyObject *self, PyObject *args, PyObject *kwargs)
 {
     (void)self;
     static char *kwlist[] = {"spatial", "image", "counts", "counts_len", "bins", "lo", "hi",
-                             "mask", "totals", "stream", "device", NULL};
-    int spatial, device = 0;
+                             "mask", "totals", "stream", "device", "batch", "range_per_image",
+                             NULL};
+    int spatial, device = 0, batch = 0, per_image = 0;
     PyObject *image, *mask = Py_None;
     unsigned long long counts, totals = 0, stream = 0;
     Py_ssize_t counts_len, bins;
     double lo, hi;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "iOKnndd|$OKKi:_cuda_histogram", kwlist,
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "iOKnndd|$OKKipp:_cuda_histogram", kwlist,
                                      &spatial, &image, &counts, &counts_len, &bins, &lo, &hi,
-                                     &mask, &totals, &stream, &device))
+                                     &mask, &totals, &stream, &device, &batch, &per_image))
         return NULL;
 #ifdef PSB_HAVE_CUDA
     if (spatial != 2 && spatial != 3)
         return psb_fail(PIXSUM_ERR_INVALID_ARG, "spatial must be 2 or 3");
+    if (batch && spatial != 3)
+        return psb_fail(PIXSUM_ERR_INVALID_ARG, "a batch is described with spatial 3");
     if (counts_len < 0 || bins < 1)
         return psb_fail(PIXSUM_ERR_INVALID_ARG, "counts_len must be >= 0 and bins >= 1");
     pixsum_view vin, vmask;
@@ -248,17 +254,25 @@ PyObject *psb_py_cuda_histogram(PyObject *self, PyObject *args, PyObject *kwargs
         return NULL;
     int st;
     Py_BEGIN_ALLOW_THREADS
-    st = pixsum_cuda_histogram(ctx, &vin, &spec, (uint64_t *)(uintptr_t)counts,
-                               (size_t)counts_len,
-                               (pixsum_cuda_hist_totals *)(uintptr_t)totals,
-                               (void *)(uintptr_t)stream);
+    if (batch)
+        st = pixsum_cuda_histogram_batch(ctx, &vin, &spec,
+                                         per_image ? PIXSUM_HIST_RANGE_PER_IMAGE : 0u,
+                                         (uint64_t *)(uintptr_t)counts, (size_t)counts_len,
+                                         (pixsum_cuda_hist_totals *)(uintptr_t)totals,
+                                         (void *)(uintptr_t)stream);
+    else
+        st = pixsum_cuda_histogram(ctx, &vin, &spec, (uint64_t *)(uintptr_t)counts,
+                                   (size_t)counts_len,
+                                   (pixsum_cuda_hist_totals *)(uintptr_t)totals,
+                                   (void *)(uintptr_t)stream);
     Py_END_ALLOW_THREADS
     if (st != PIXSUM_OK)
         return psb_fail_library(st, "histogram (CUDA)");
     Py_RETURN_NONE;
 #else
     (void)spatial; (void)image; (void)mask; (void)counts; (void)totals; (void)stream;
-    (void)device; (void)counts_len; (void)bins; (void)lo; (void)hi;
+    (void)device; (void)counts_len; (void)bins; (void)lo; (void)hi; (void)batch;
+    (void)per_image;
     return no_cuda();
 #endif
 }

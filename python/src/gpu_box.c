@@ -7,7 +7,8 @@
  * reports the output's dtype and shape (out=None, so pixsum/_gpu_box.py can
  * allocate it with the input's array library) or enqueues
  * pixsum_cuda_box_filter() on the caller's stream with the GIL released,
- * without synchronising. Without CUDA in the library the launch raises
+ * without synchronising (a batch of N images, (N, H, W[, C]), in one
+ * launch). Without CUDA in the library the launch raises
  * pixsum.UnavailableError (the planning call still works).
  */
 #include "binding.h"
@@ -96,34 +97,40 @@ pixsum_type psb_box_default_type(pixsum_type in, const pixsum_box_filter_spec *s
 
 const char psb_cuda_box_filter_image_doc[] =
 "_cuda_box_filter_image(image, out, size, *, normalize=True, mode='same', border=None,\n"
-"                       stat=None, cval=0.0, dtype=None, stream=0, device=0)\n"
+"                       stat=None, cval=0.0, dtype=None, stream=0, device=0,\n"
+"                       batch=False)\n"
 "--\n\n"
 "Internal: box_filter() of device memory. image and out are (ptr, dtype name,\n"
-"shape, byte strides) tuples of 2-D images (with an optional channel axis);\n"
+"shape, byte strides) tuples of 2-D images (with an optional channel axis),\n"
+"or with batch=True of N images (N, H, W[, C]), filtered in one launch;\n"
 "the keywords are box_filter()'s. out=None returns (dtype name, (H, W)) of\n"
-"the result without launching anything; otherwise pixsum_cuda_box_filter()\n"
-"is enqueued on `stream` (a cudaStream_t as an int) on `device` and None is\n"
-"returned without synchronising. Use pixsum.box_filter() with a GPU array.";
+"the result (of one image) without launching anything; otherwise\n"
+"pixsum_cuda_box_filter() is enqueued on `stream` (a cudaStream_t as an int)\n"
+"on `device` and None is returned without synchronising. Use\n"
+"pixsum.box_filter() with a GPU array.";
 
 PyObject *psb_py_cuda_box_filter_image(PyObject *self, PyObject *args, PyObject *kwargs)
 {
     (void)self;
     static char *kwlist[] = {"image", "out", "size", "normalize", "mode", "border", "stat",
-                             "cval", "dtype", "stream", "device", NULL};
+                             "cval", "dtype", "stream", "device", "batch", NULL};
     PyObject *image, *out, *size, *dtype_obj = Py_None;
-    int normalize = 1, device = 0;
+    int normalize = 1, device = 0, batch = 0;
     const char *mode = "same", *border = NULL, *stat = NULL;
     double cval = 0;
     unsigned long long stream = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOO|$pszzdOKi:_cuda_box_filter_image",
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOO|$pszzdOKip:_cuda_box_filter_image",
                                      kwlist, &image, &out, &size, &normalize, &mode, &border,
-                                     &stat, &cval, &dtype_obj, &stream, &device))
+                                     &stat, &cval, &dtype_obj, &stream, &device, &batch))
         return NULL;
     pixsum_box_filter_spec spec;
     pixsum_type ot;
     pixsum_view vin, vout;
+    /* a batch: the depth axis holds the images (spatial 3) */
+    const int spatial = batch ? 3 : 2;
     if (!psb_box_spec_from_args(size, normalize, mode, border, stat, cval, &spec) ||
-        !psb_dtype_arg(dtype_obj, &ot) || !psb_desc_view(image, 2, 2, 3, "image", &vin))
+        !psb_dtype_arg(dtype_obj, &ot) ||
+        !psb_desc_view(image, spatial, spatial, spatial + 1, "image", &vin))
         return NULL;
     size_t ow, oh;
     int st = pixsum_box_filter_shape(&spec, vin.width, vin.height, &ow, &oh);
@@ -133,7 +140,7 @@ PyObject *psb_py_cuda_box_filter_image(PyObject *self, PyObject *args, PyObject 
         ot = psb_box_default_type(vin.type, &spec, vin.width, vin.height);
     if (out == Py_None)
         return Py_BuildValue("s(nn)", psb_dtype_name(ot), (Py_ssize_t)oh, (Py_ssize_t)ow);
-    if (!psb_desc_view(out, 2, 2, 3, "out", &vout))
+    if (!psb_desc_view(out, spatial, spatial, spatial + 1, "out", &vout))
         return NULL;
 #ifdef PSB_HAVE_CUDA
     pixsum_ctx *ctx = pixsum_ctx_new();

@@ -391,3 +391,135 @@ def _any_host(x):
         size = int(name[4:]) // 8
         return x.view(getattr(torch, f"int{size * 8}")).cpu().numpy().view(f"u{size}")
     return x.cpu().numpy()
+
+
+# ---- batches: histogram(batch=True) and box_filter(batch=True) of GPU stacks ----------------
+
+def _per_image_hist(img, **kw):
+    """The histograms of a host stack one image at a time, with the batch's range
+    (NumPy batch=True on the host is the reference; this checks it too)."""
+    return np.stack([pixsum.histogram(np.ascontiguousarray(img[n]), **kw)
+                     for n in range(img.shape[0])])
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint16, np.float32])
+@pytest.mark.parametrize("shape", [(1, 1, 1), (3, 1, 999), (17, 77, 1), (3, 224, 224),
+                                   (5, 31, 17, 3), (2, 9, 10, 4)])
+def test_histogram_batch(lib, rng, dtype, shape):
+    img = random_image(rng, shape, dtype)
+    d = lib.dev(img)
+    rng_kw = {"range": (-150.0, 170.5)} if np.dtype(dtype).kind == "f" else {}
+    for kw in ({}, {"bins": 13}, {"bins": 100, "range": (-60.5, 90.25)}, {"cumulative": True},
+               {"relative": True}, {"range_per_image": True}):
+        kw = {**rng_kw, **kw}
+        want = pixsum.histogram(img, batch=True, **kw)
+        same(lib, pixsum.histogram(d, batch=True, **kw), want)
+        if not kw.get("range_per_image") and not kw.get("relative"):
+            one = {k: v for k, v in kw.items() if k != "range_per_image"}
+            info = pixsum.histogram(img, batch=True, info=True, **kw)[1]
+            one.setdefault("range", (info["lo"], info["hi"]))
+            one["bins"] = info["bins"]
+            np.testing.assert_array_equal(want, _per_image_hist(img, **one))
+    got, ginfo = pixsum.histogram(d, batch=True, bins=7, range=(-10, 10), info=True)
+    want, winfo = pixsum.histogram(img, batch=True, bins=7, range=(-10, 10), info=True)
+    same(lib, got, want)
+    for key in winfo:
+        if key == "edges":
+            np.testing.assert_array_equal(ginfo[key], winfo[key])
+        else:
+            assert ginfo[key] == winfo[key], key
+
+
+def test_histogram_batch_data_range_masks(lib, rng):
+    img = random_image(rng, (6, 40, 50), np.float32)
+    d = lib.dev(img)
+    # the stack's own data range (one synchronisation), as on the host
+    same(lib, pixsum.histogram(d, batch=True), pixsum.histogram(img, batch=True))
+    with pytest.raises(pixsum.UnsupportedError):
+        pixsum.histogram(d, batch=True, range_per_image=True)
+    u8 = random_image(rng, (6, 40, 50), np.uint8)
+    du8 = lib.dev(u8)
+    shared = rng.integers(0, 2, size=(40, 50)).astype(np.uint8)
+    each = rng.integers(0, 2, size=(6, 40, 50)).astype(bool)
+    for m in (shared, each):
+        same(lib, pixsum.histogram(du8, batch=True, mask=lib.dev(m)),
+             pixsum.histogram(u8, batch=True, mask=m))
+        same(lib, pixsum.histogram(d, batch=True, mask=lib.dev(m)),
+             pixsum.histogram(img, batch=True, mask=m))
+    # a strided stack (every other row and image)
+    big = random_image(rng, (8, 60, 70), np.uint8)
+    view = lib.dev(big)[::2, ::2, 3:67]
+    same(lib, pixsum.histogram(view, batch=True),
+         pixsum.histogram(np.ascontiguousarray(big[::2, ::2, 3:67]), batch=True))
+
+
+def test_histogram_batch_channels_first(lib, rng):
+    if lib.name != "torch":
+        pytest.skip("channel_axis=1 is PyTorch's (N, C, H, W)")
+    img = random_image(rng, (5, 3, 33, 47), np.uint8)
+    d = lib.dev(img)
+    got = pixsum.histogram(d, batch=True, channel_axis=1, bins=64)
+    # (N, C, bins): channel c of image n is the plane img[n, c]
+    want = pixsum.histogram(np.ascontiguousarray(img.transpose(0, 2, 3, 1)), batch=True,
+                            bins=64)
+    same(lib, got, want)
+    mask = rng.integers(0, 2, size=(33, 47)).astype(np.uint8)
+    same(lib, pixsum.histogram(d, batch=True, channel_axis=1, mask=lib.dev(mask)),
+         pixsum.histogram(np.ascontiguousarray(img.transpose(0, 2, 3, 1)), batch=True,
+                          mask=mask))
+    with pytest.raises(pixsum.BadShapeError):
+        pixsum.histogram(lib.dev(img[0]), batch=True, channel_axis=1)
+    with pytest.raises(pixsum.InvalidArgumentError):
+        pixsum.histogram(img, batch=True, channel_axis=1)  # host stacks: (N, H, W, C)
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint16, np.int16, np.float32])
+@pytest.mark.parametrize("shape", [(1, 1, 1), (3, 1, 77), (17, 45, 1), (3, 99, 131),
+                                   (4, 40, 61, 3)])
+@pytest.mark.parametrize("size", [1, (3, 5), 21])
+def test_box_filter_batch(lib, rng, dtype, shape, size):
+    img = random_image(rng, shape, dtype)
+    d = lib.dev(img)
+    for kw in ({"mode": "same"}, {"mode": "valid"}, {"normalize": False},
+               {"border": "reflect101", "stat": "var"}, {"border": "constant", "cval": 3.0},
+               {"border": "replicate", "dtype": np.float32}):
+        try:
+            want = pixsum.box_filter(img, size, batch=True, **kw)
+        except pixsum.BadShapeError:
+            with pytest.raises(pixsum.BadShapeError):
+                pixsum.box_filter(d, size, batch=True, **kw)
+            continue
+        got = pixsum.box_filter(d, size, batch=True, **kw)
+        if lib.name == "torch" and want.dtype.kind == "u" and not lib.has(want.dtype):
+            want = want.astype(np.int64)  # documented stand-in
+        # each image equals the single-image GPU call bit for bit
+        single = np.stack([lib.host(pixsum.box_filter(lib.dev(img[n]), size, **kw))
+                           for n in range(shape[0])])
+        if single.dtype != lib.host(got).dtype:
+            single = single.astype(lib.host(got).dtype)
+        np.testing.assert_array_equal(lib.host(got), single)
+        if want.dtype.kind == "f" and (np.dtype(dtype).kind == "f" or
+                                       kw.get("stat") == "var"):
+            # float images: f64 sums of shifted samples, within the CPU's bound
+            # (float32 results: to float32's precision)
+            tol = 1e-6 if want.dtype == np.float32 else 1e-9
+            np.testing.assert_allclose(lib.host(got), want, rtol=tol, atol=1e-5)
+        else:
+            same(lib, got, want)
+
+
+def test_box_filter_batch_channels_first_and_out(lib, rng):
+    img = random_image(rng, (4, 2, 50, 70), np.uint8)
+    d = lib.dev(img)
+    if lib.name == "torch":
+        got = pixsum.box_filter(d, 5, batch=True, channel_axis=1, normalize=False)
+        want = pixsum.box_filter(img, 5, batch=True, channel_axis=1, normalize=False)
+        if not lib.has(want.dtype):
+            want = want.astype(np.int64)
+        same(lib, got, want)
+    stack = random_image(rng, (6, 30, 40), np.uint16)
+    out = lib.dev(np.zeros((6, 30, 40), np.uint16))
+    assert pixsum.box_filter(lib.dev(stack), 3, batch=True, dtype=np.uint16, out=out) is out
+    same(lib, out, pixsum.box_filter(stack, 3, batch=True, dtype=np.uint16))
+    with pytest.raises(pixsum.BadShapeError):
+        pixsum.box_filter(lib.dev(stack[0]), 3, batch=True)

@@ -2,7 +2,9 @@
  * box_filter.cu - the streamed box filter of pixsum_cuda_box_filter(): the
  * statistic of every kw x kh window of a device image, with no integral
  * table: the input is read once (plus the kh - 1 rows above each band and
- * the kw - 1 columns beside each tile) and the output written once.
+ * the kw - 1 columns beside each tile) and the output written once. A batch
+ * of images is the grid's z: every image gets the tiles and bands of the
+ * single-image call, so its results are that call's, bit for bit.
  *
  * A block owns a tile of `te` output samples (columns x channels) and a band
  * of `bh` output rows. Its 256 threads hold the running column sums of the
@@ -314,8 +316,11 @@ template <typename Tin> struct Lanes {
 
 template <typename Tin, typename Acc, typename Tout, bool SQ>
 __global__ void __launch_bounds__(kThreads, 2)
-box_kernel(const psi_cu_box_job j, const psi_cu_box_geo geo)
+box_kernel(psi_cu_box_job j, const psi_cu_box_geo geo)
 {
+    /* a batch: this block's image (grid z) */
+    j.in = (const char *)j.in + (long long)blockIdx.z * j.in_slice;
+    j.out = (char *)j.out + (long long)blockIdx.z * j.out_slice;
     typedef typename SqOf<Acc>::T Q;
     constexpr bool kF64 = sizeof(Acc) == 8 && (Acc)0.5 != (Acc)0;
     extern __shared__ __align__(16) unsigned char smem[];
@@ -575,7 +580,8 @@ cudaError_t launch(const psi_cu_box_job &j, const psi_cu_box_geo &g, cudaStream_
         if (e != cudaSuccess)
             return e;
     }
-    box_kernel<Tin, Acc, Tout, SQ><<<dim3(g.grid_x, g.grid_y), g.threads, g.smem, s>>>(j, g);
+    box_kernel<Tin, Acc, Tout, SQ>
+        <<<dim3(g.grid_x, g.grid_y, (unsigned)j.images), g.threads, g.smem, s>>>(j, g);
     return cudaGetLastError();
 }
 
@@ -795,8 +801,11 @@ __device__ __forceinline__ const char *fast_row(const psi_cu_box_job &j, long lo
 
 template <typename Tin, typename Acc, typename Tout, int MODE>
 __global__ void __launch_bounds__(kFastMaxThreads)
-fast_kernel(const psi_cu_box_job j, const fast_geo f)
+fast_kernel(psi_cu_box_job j, const fast_geo f)
 {
+    /* a batch: this block's image (grid z) */
+    j.in = (const char *)j.in + (long long)blockIdx.z * j.in_slice;
+    j.out = (char *)j.out + (long long)blockIdx.z * j.out_slice;
     typedef FastIn<Tin> L;
     typedef typename L::Raw Raw;
     constexpr int R = L::R;
@@ -1005,7 +1014,7 @@ cudaError_t launch_fast(const psi_cu_box_job &j, fast_geo f, int threads, long l
                         cudaStream_t s)
 {
     const size_t smem = (size_t)2 * f.g * f.ep * sizeof(Acc);
-    void (*kern)(const psi_cu_box_job, const fast_geo) = fast_kernel<Tin, Acc, Tout, MODE>;
+    void (*kern)(psi_cu_box_job, const fast_geo) = fast_kernel<Tin, Acc, Tout, MODE>;
     cudaError_t e;
     if (smem > 48 * 1024 &&
         (e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize,
@@ -1035,7 +1044,7 @@ cudaError_t launch_fast(const psi_cu_box_job &j, fast_geo f, int threads, long l
         bh = (oh + 65534) / 65535;
     bh = (bh + f.g - 1) / f.g * f.g;
     f.bh = bh;
-    const dim3 grid((unsigned)tiles, (unsigned)((oh + bh - 1) / bh));
+    const dim3 grid((unsigned)tiles, (unsigned)((oh + bh - 1) / bh), (unsigned)j.images);
     kern<<<grid, threads, smem, s>>>(j, f);
     return cudaGetLastError();
 }
@@ -1168,14 +1177,9 @@ extern "C" int psi_cu_box_geometry(const psi_cu_box_job *j, int sm_count, psi_cu
     return 1;
 }
 
-extern "C" int psi_cu_box_filter(const psi_cu_box_job *job, const psi_cu_box_geo *geo,
-                                 void *stream)
+/* One launch for up to 65535 images (the grid's z). */
+static int filter_images(const psi_cu_box_job &j, const psi_cu_box_geo &g, cudaStream_t s)
 {
-    const psi_cu_box_job &j = *job;
-    const psi_cu_box_geo &g = *geo;
-    if (j.out_width <= 0 || j.out_height <= 0)
-        return 0;
-    const cudaStream_t s = (cudaStream_t)stream;
     int taken = 0;
     cudaError_t e = try_fast(j, s, &taken);
     if (taken)
@@ -1190,4 +1194,24 @@ extern "C" int psi_cu_box_filter(const psi_cu_box_job *job, const psi_cu_box_geo
     default: e = launch_f64<double>(j, g, s); break;
     }
     return (int)e;
+}
+
+extern "C" int psi_cu_box_filter(const psi_cu_box_job *job, const psi_cu_box_geo *geo,
+                                 void *stream)
+{
+    if (job->out_width <= 0 || job->out_height <= 0)
+        return 0;
+    /* every image with the single-image geometry; batches past the grid's
+     * z limit in launches of 65535 images */
+    const long long images = job->images > 0 ? job->images : 1;
+    for (long long z = 0; z < images; z += 65535) {
+        psi_cu_box_job part = *job;
+        part.images = images - z < 65535 ? images - z : 65535;
+        part.in = (const char *)job->in + z * job->in_slice;
+        part.out = (char *)job->out + z * job->out_slice;
+        const int e = filter_images(part, *geo, (cudaStream_t)stream);
+        if (e)
+            return e;
+    }
+    return 0;
 }

@@ -5,7 +5,11 @@
  * the same requests and resolve the same accumulator), then the device and
  * the memory are checked and the streamed kernel of box_filter.cu is
  * enqueued on the caller's stream. It keeps no state and allocates nothing.
+ * A view of depth N is a batch of N images (src/box_batch.h validates it as
+ * the CPU does): the kernel's grid gets N in z, each image with the tile
+ * geometry of the single-image call, so every image equals that call.
  */
+#include "../box_batch.h"
 #include "../box_filter.h"
 #include "pixsum_cuda.h"
 
@@ -22,7 +26,7 @@ int pixsum_cuda_box_filter(pixsum_ctx *ctx, const pixsum_view *in,
 {
     psi_clear_error();
     psi_box_plan plan;
-    int st = psi_box_filter_prepare(in, spec, out, &plan);
+    int st = psi_box_filter_prepare_batch(in, spec, out, &plan);
     if (st != PIXSUM_OK)
         return st;
     if (in->width * in->channels > (size_t)INT32_MAX)
@@ -35,6 +39,9 @@ int pixsum_cuda_box_filter(pixsum_ctx *ctx, const pixsum_view *in,
     j.in_row = in->row_stride;
     j.out = out->data;
     j.out_row = out->row_stride;
+    j.images = (long long)in->depth;
+    j.in_slice = in->depth > 1 ? in->slice_stride : 0;
+    j.out_slice = in->depth > 1 ? out->slice_stride : 0;
     j.in_type = (int)in->type;
     j.out_type = (int)out->type;
     j.acc = (int)plan.acc;
@@ -56,7 +63,9 @@ int pixsum_cuda_box_filter(pixsum_ctx *ctx, const pixsum_view *in,
     {
         size_t vb = (size_t)j.in_size * (j.in_size == 8 ? 2 : 4);
         size_t rs = (size_t)(in->row_stride < 0 ? -in->row_stride : in->row_stride);
-        j.vec_ok = (uintptr_t)in->data % vb == 0 && (in->height == 1 || rs % vb == 0);
+        size_t zs = (size_t)(in->slice_stride < 0 ? -in->slice_stride : in->slice_stride);
+        j.vec_ok = (uintptr_t)in->data % vb == 0 && (in->height == 1 || rs % vb == 0) &&
+                   (in->depth <= 1 || zs % vb == 0);
     }
     j.cval = plan.cval_int;
     j.cval_f = spec->border == PIXSUM_BORDER_CONSTANT ? spec->border_value : 0.0;
@@ -75,12 +84,8 @@ int pixsum_cuda_box_filter(pixsum_ctx *ctx, const pixsum_view *in,
     }
 
     const pixsum_ctx *c = ctx ? ctx : &psi_default_ctx;
-    int n = pixsum_cuda_device_count();
-    if (n <= 0)
-        return psi_fail(PIXSUM_ERR_UNAVAILABLE, "no CUDA device");
-    if (c->cuda_device >= n)
-        return psi_fail(PIXSUM_ERR_UNAVAILABLE, "CUDA device %d requested, %d present",
-                        c->cuda_device, n);
+    if ((st = psi_cuda_need_device(c)) != PIXSUM_OK)
+        return st;
     PSI_CUDA_TRY(cudaSetDevice(c->cuda_device), "cudaSetDevice");
     int sm = 0;
     PSI_CUDA_TRY(cudaDeviceGetAttribute(&sm, cudaDevAttrMultiProcessorCount, c->cuda_device),

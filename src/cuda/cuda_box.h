@@ -22,6 +22,8 @@ typedef struct psi_cu_box_job {
     ptrdiff_t in_row;
     void *out;              /* output row y at out + y * out_row */
     ptrdiff_t out_row;
+    long long images;       /* a batch: image z at in + z * in_slice, out + z * out_slice */
+    ptrdiff_t in_slice, out_slice;
     int in_type, out_type;  /* pixsum_type */
     int acc;                /* psi_box_acc: u32, u64 or f64 running sums */
     int stat, border;       /* pixsum_box_stat, pixsum_border */

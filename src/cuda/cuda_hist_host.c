@@ -5,7 +5,10 @@
  * (shared with the CPU through psi_hist_prepare(), so bins and ranges resolve
  * identically), the per-context histogram scratch, and the registered method
  * "cuda.hist" that serves pixsum_histogram() on host memory (image and mask
- * copied in, counted, counts copied out).
+ * copied in, counted, counts copied out). pixsum_cuda_histogram_batch()
+ * counts a u8 batch in one launch (hist_batch.cu) and other batches image
+ * by image with the single-image kernels, all with the batch's one
+ * resolved range.
  *
  * Every CUDA error becomes PIXSUM_ERR_CUDA with CUDA's text as the detail.
  * The counting paths a context forces for tests (pixsum_cuda_set_force())
@@ -15,6 +18,7 @@
 #include "pixsum_cuda.h"
 
 #include "cuda_hist.h"
+#include "cuda_hist_batch.h"
 #include "cuda_memcheck.h"
 #include "cuda_status.h"
 
@@ -32,6 +36,8 @@ typedef struct hist_state {
     size_t d_in_bytes, d_mask_bytes, d_out_bytes;
     void *d_eq; /* equalisation: counts and cumulative counts (u64), tables (u16) */
     size_t d_eq_bytes;
+    void *d_batch; /* u8 batches: raw sums and tickets, zero between launches */
+    size_t d_batch_bytes;
 } hist_state;
 
 static void hist_state_release(void *p)
@@ -44,18 +50,8 @@ static void hist_state_release(void *p)
     cudaFree(h->d_mask);
     cudaFree(h->d_out);
     cudaFree(h->d_eq);
+    cudaFree(h->d_batch);
     free(h);
-}
-
-static int need_device(const pixsum_ctx *c)
-{
-    int n = pixsum_cuda_device_count();
-    if (n <= 0)
-        return psi_fail(PIXSUM_ERR_UNAVAILABLE, "no CUDA device");
-    if (c->cuda_device >= n)
-        return psi_fail(PIXSUM_ERR_UNAVAILABLE, "CUDA device %d requested, %d present",
-                        c->cuda_device, n);
-    return PIXSUM_OK;
 }
 
 /* The context's histogram state on its device (created on demand). */
@@ -248,6 +244,7 @@ typedef struct hist_call {
     void *totals;
     void *stream;
     int reserve_only;
+    unsigned flags; /* batches: PIXSUM_HIST_RANGE_PER_IMAGE */
 } hist_call;
 
 static int run_count(pixsum_ctx *c, const hist_call *k)
@@ -263,7 +260,7 @@ static int run_count(pixsum_ctx *c, const hist_call *k)
                                "channels x bins")) != PIXSUM_OK)
             return st;
     }
-    if ((st = need_device(c)) != PIXSUM_OK)
+    if ((st = psi_cuda_need_device(c)) != PIXSUM_OK)
         return st;
     hist_state *h;
     if ((st = state_for(c, &h)) != PIXSUM_OK)
@@ -273,6 +270,101 @@ static int run_count(pixsum_ctx *c, const hist_call *k)
     if (k->reserve_only)
         return grow_ws(h, psi_ch_workspace_bytes(&plan));
     return launch_count(h, &plan, k->totals);
+}
+
+static pixsum_view slice_of(const pixsum_view *v, size_t z)
+{
+    pixsum_view s;
+    pixsum_view_roi3d(v, 0, 0, z, v->width, v->height, 1, &s);
+    return s;
+}
+
+/* A batch: validated as a whole (the CPU batch's rules, so bins and range
+ * resolve as there), then u8 images of fewer than 2^31 bytes in one launch
+ * of hist_batch.cu, other batches image by image through the single-image
+ * plans with the batch's bins and range, on the same stream. */
+static int run_batch(pixsum_ctx *c, const hist_call *k)
+{
+    const pixsum_view *in = k->in;
+    if (!in || !k->counts)
+        return psi_fail(PIXSUM_ERR_NULL, "image or counts is NULL");
+    if (k->flags & ~PIXSUM_HIST_RANGE_PER_IMAGE)
+        return psi_fail(PIXSUM_ERR_INVALID_ARG, "unknown flags 0x%x", k->flags);
+    psi_ch_type t;
+    if (ch_type(in->type, &t) && !psi_hist_small_type(in->type) &&
+        !(k->spec && k->spec->lo != k->spec->hi))
+        return psi_fail(PIXSUM_ERR_INVALID_ARG,
+                        "a batch of %s device images needs a given range (spec lo < hi): its "
+                        "default range, over the batch or per image, would read the data on "
+                        "the host", pixsum_type_name(in->type));
+    psi_hist_params p;
+    int st = psi_hist_prepare_batch(in, k->spec, &p);
+    if (st != PIXSUM_OK)
+        return st;
+    if (p.bins > PIXSUM_CUDA_HIST_MAX_BINS)
+        return psi_fail(PIXSUM_ERR_UNSUPPORTED, "%zu bins: the CUDA histograms take at most %zu",
+                        p.bins, PIXSUM_CUDA_HIST_MAX_BINS);
+    if (!aligned_view(in) || (p.mask.data && !aligned_view(&p.mask)))
+        return psi_fail(PIXSUM_ERR_UNSUPPORTED,
+                        "the CUDA histograms need samples aligned to their size");
+    const size_t n = in->depth, per = p.bins * in->channels;
+    if (per > SIZE_MAX / 8 / n)
+        return psi_fail(PIXSUM_ERR_TOO_LARGE, "%zu images x %zu counts overflow", n, per);
+    if ((st = check_counts(in, k->counts, k->counts_len, n * per,
+                           "images x channels x bins")) != PIXSUM_OK)
+        return st;
+    if ((st = psi_cuda_need_device(c)) != PIXSUM_OK)
+        return st;
+    hist_state *h;
+    if ((st = state_for(c, &h)) != PIXSUM_OK)
+        return st;
+    void *stream = ctx_stream(c, k->stream);
+    pixsum_cuda_hist_totals *totals = k->totals;
+    const size_t image_bytes = in->width * in->height * in->channels;
+    if (in->type == PIXSUM_U8 && image_bytes < ((size_t)1 << 31)) {
+        psi_hb_batch b;
+        memset(&b, 0, sizeof b);
+        b.data = in->data;
+        b.row = in->row_stride;
+        b.slice = in->slice_stride;
+        b.width = (long long)in->width;
+        b.height = (long long)in->height;
+        b.channels = (long long)in->channels;
+        b.images = (long long)n;
+        if (p.mask.data) {
+            b.mask = p.mask.data;
+            b.mask_row = p.mask.row_stride;
+            b.mask_slice = p.mask.depth == 1 ? 0 : p.mask.slice_stride;
+        }
+        b.bins = (unsigned)p.bins;
+        for (int v = 0; v < 256; v++)
+            b.cls[v] = psi_bins_class_int(&p.b, v);
+        b.counts = (unsigned long long *)k->counts;
+        b.totals = (unsigned long long *)totals;
+        int e = 0;
+        size_t scratch = psi_hb_scratch_bytes(&b, h->sm_count, &e);
+        if (e)
+            return psi_cuda_fail((cudaError_t)e, "cuda.hist (batch)");
+        if (scratch) {
+            if ((st = grow_buf(&h->d_batch, &h->d_batch_bytes, scratch,
+                               "cudaMalloc (batch scratch)", 1)) != PIXSUM_OK)
+                return st;
+            b.scratch = h->d_batch;
+        }
+        e = psi_hb_launch(&b, h->sm_count, stream);
+        return e ? psi_cuda_fail((cudaError_t)e, "cuda.hist (batch)") : PIXSUM_OK;
+    }
+    for (size_t z = 0; z < n; z++) {
+        pixsum_view image = slice_of(in, z);
+        psi_hist_params one = p;
+        if (p.mask.data && p.mask.depth > 1)
+            one.mask = slice_of(&p.mask, z);
+        psi_ch_plan plan;
+        make_plan(c, h, &image, &one, k->counts + z * per, stream, &plan);
+        if ((st = launch_count(h, &plan, totals ? totals + z : NULL)) != PIXSUM_OK)
+            return psi_fail(st, "image %zu: %s", z, pixsum_last_error());
+    }
+    return PIXSUM_OK;
 }
 
 static int run_joint(pixsum_ctx *c, const hist_call *k)
@@ -302,7 +394,7 @@ static int run_joint(pixsum_ctx *c, const hist_call *k)
         return st;
     if ((st = check_counts(b, k->counts, k->counts_len, cells, "bins_a x bins_b")) != PIXSUM_OK)
         return psi_fail(st, "image b: %s", pixsum_last_error());
-    if ((st = need_device(c)) != PIXSUM_OK)
+    if ((st = psi_cuda_need_device(c)) != PIXSUM_OK)
         return st;
     hist_state *h;
     if ((st = state_for(c, &h)) != PIXSUM_OK)
@@ -342,7 +434,7 @@ static int run_equalize(pixsum_ctx *c, const hist_call *k)
     if (!aligned_view(out))
         return psi_fail(PIXSUM_ERR_UNSUPPORTED,
                         "the CUDA equalisation needs output samples aligned to their size");
-    if ((st = need_device(c)) != PIXSUM_OK)
+    if ((st = psi_cuda_need_device(c)) != PIXSUM_OK)
         return st;
     hist_state *h;
     if ((st = state_for(c, &h)) != PIXSUM_OK)
@@ -410,6 +502,23 @@ int pixsum_cuda_histogram(pixsum_ctx *ctx, const pixsum_view *in, const pixsum_h
     k.totals = totals;
     k.stream = stream;
     return with_ctx(ctx, &k, run_count);
+}
+
+int pixsum_cuda_histogram_batch(pixsum_ctx *ctx, const pixsum_view *in,
+                                const pixsum_hist_spec *spec, unsigned flags, uint64_t *counts,
+                                size_t counts_len, pixsum_cuda_hist_totals *totals, void *stream)
+{
+    psi_clear_error();
+    hist_call k;
+    memset(&k, 0, sizeof k);
+    k.in = in;
+    k.spec = spec;
+    k.flags = flags;
+    k.counts = counts;
+    k.counts_len = counts_len;
+    k.totals = totals;
+    k.stream = stream;
+    return with_ctx(ctx, &k, run_batch);
 }
 
 int pixsum_cuda_hist_reserve(pixsum_ctx *ctx, const pixsum_view *in, const pixsum_hist_spec *spec)
@@ -558,7 +667,7 @@ int psi_cuda_hist_run(const psi_job *job)
 {
     pixsum_ctx *c = job->ctx;
     psi_hist_params *p = (psi_hist_params *)job->extra;
-    int st = need_device(c);
+    int st = psi_cuda_need_device(c);
     hist_state *h;
     if (st != PIXSUM_OK || (st = state_for(c, &h)) != PIXSUM_OK)
         return st;

@@ -139,16 +139,6 @@ static bool cuda_available(void)
     return pixsum_cuda_device_count() > 0;
 }
 
-static int need_device(int device)
-{
-    if (!cuda_available())
-        return psi_fail(PIXSUM_ERR_UNAVAILABLE, "no CUDA device");
-    if (device >= device_total)
-        return psi_fail(PIXSUM_ERR_UNAVAILABLE, "CUDA device %d requested, %d present", device,
-                        device_total);
-    return PIXSUM_OK;
-}
-
 /* Grows the workspace to `bytes` (zeroing it), on the state's device. */
 static int reserve_ws(psi_cuda_state *s, size_t bytes)
 {
@@ -558,7 +548,7 @@ int pixsum_cuda_reserve(pixsum_ctx *ctx, size_t bytes)
     psi_clear_error();
     if (!ctx)
         return psi_fail(PIXSUM_ERR_NULL, "context is NULL");
-    int st = need_device(ctx->cuda_device);
+    int st = psi_cuda_need_device(ctx);
     if (st != PIXSUM_OK)
         return st;
     psi_cuda_state *s = state_of(ctx);
@@ -611,7 +601,7 @@ static int device_entry(pixsum_ctx *ctx, const pixsum_view *in, const pixsum_vie
     dev_request r;
     int st = validate(c, in, out, out_sq, batch, &r);
     if (st == PIXSUM_OK)
-        st = need_device(c->cuda_device);
+        st = psi_cuda_need_device(c);
     if (st == PIXSUM_OK)
         st = check_request_memory(&r, c->cuda_device);
     if (st != PIXSUM_OK)
@@ -691,7 +681,7 @@ int pixsum_cuda_integral_tilted(pixsum_ctx *ctx, const pixsum_view *in, const pi
     if ((st = make_plan(in, out, 0, 0, &plan)) != PIXSUM_OK)
         return st;
     plan.out_slice = 0;
-    if ((st = need_device(c->cuda_device)) != PIXSUM_OK ||
+    if ((st = psi_cuda_need_device(c)) != PIXSUM_OK ||
         (st = psi_cuda_check_view(in, "input", c->cuda_device)) != PIXSUM_OK ||
         (st = psi_cuda_check_view(out, "table", c->cuda_device)) != PIXSUM_OK)
         return st;
@@ -748,7 +738,7 @@ int pixsum_cuda_integral_ws(const pixsum_ctx *ctx, const pixsum_view *in, const 
     dev_request r;
     int st = validate(c, in, out, out_sq, batch != 0, &r);
     if (st == PIXSUM_OK)
-        st = need_device(c->cuda_device);
+        st = psi_cuda_need_device(c);
     if (st == PIXSUM_OK)
         st = check_request_memory(&r, c->cuda_device);
     if (st == PIXSUM_OK)
@@ -918,7 +908,7 @@ static int finish_chunk(psi_cuda_state *s, const stage_job *j, int slot, size_t 
 static int run_host(const psi_job *job, psi_cu_method m)
 {
     pixsum_ctx *c = job->ctx;
-    int st = need_device(c->cuda_device);
+    int st = psi_cuda_need_device(c);
     if (st != PIXSUM_OK)
         return st;
     psi_cuda_state *s = state_of(c);
@@ -1115,7 +1105,7 @@ static int run_method(const psi_job *job, psi_cu_method m)
     if (job->ctx->padded)
         return psi_fail(PIXSUM_ERR_UNSUPPORTED,
                         "padded tables in device memory: use pixsum_cuda_integral()");
-    int st = need_device(job->ctx->cuda_device);
+    int st = psi_cuda_need_device(job->ctx);
     if (st != PIXSUM_OK)
         return st;
     psi_cuda_state *s = state_of(job->ctx);

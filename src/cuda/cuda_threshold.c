@@ -74,14 +74,10 @@ static int launch_local(pixsum_ctx *ctx, const pixsum_view *in, const psi_box_pl
     j.fg = lp->fg;
 
     const pixsum_ctx *c = ctx ? ctx : &psi_default_ctx;
-    int n = pixsum_cuda_device_count();
-    if (n <= 0)
-        return psi_fail(PIXSUM_ERR_UNAVAILABLE, "no CUDA device");
-    if (c->cuda_device >= n)
-        return psi_fail(PIXSUM_ERR_UNAVAILABLE, "CUDA device %d requested, %d present",
-                        c->cuda_device, n);
+    int st = psi_cuda_need_device(c);
+    if (st != PIXSUM_OK)
+        return st;
     PSI_CUDA_TRY(cudaSetDevice(c->cuda_device), "cudaSetDevice");
-    int st;
     if ((st = psi_cuda_check_view(in, "input", c->cuda_device)) != PIXSUM_OK ||
         (lp->has_map && (st = psi_cuda_check_view(&lp->map, "map", c->cuda_device)) != PIXSUM_OK) ||
         (lp->has_mask &&
