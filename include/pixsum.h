@@ -515,9 +515,11 @@ PIXSUM_API int pixsum_box_stats(const pixsum_ctx *ctx, const pixsum_view *sum_ta
  * Defaults (spec NULL, bins 0 or lo == hi):
  *   u8  -> 256 bins over [0, 256)          u16 -> 65536 bins over [0, 65536)
  *   i16 -> 65536 bins over [-32768, 32768)
- *   i32 -> 256 bins over [min, max + 1) of the data: the maximum is counted
- *   in the last bin, and with 256 dividing max + 1 - min every edge is an
- *   integer.
+ *   i32, u32 -> 256 bins over [min, max + 1) of the data: the maximum is
+ *   counted in the last bin, and with 256 dividing max + 1 - min every edge
+ *   is an integer (u32: 0 and 2^32 - 1 are exact doubles, so is max + 1).
+ *   u32 images are counted on the CPU only (the device entry points of
+ *   pixsum_cuda.h refuse them with PIXSUM_ERR_BAD_TYPE).
  *   f32, f64 -> 256 bins over [min, next double above max) of the finite
  *   samples: the maximum is counted in the last bin, and the edges are rarely
  *   round numbers (give a range for round edges). When that max is DBL_MAX,
@@ -556,7 +558,7 @@ typedef struct pixsum_hist_info {
  * (and mask). Use it to size the counts buffer (channels x bins). Returns
  * PIXSUM_OK, PIXSUM_ERR_NULL (in or info NULL), PIXSUM_ERR_BAD_SHAPE /
  * PIXSUM_ERR_BAD_STRIDE (bad image or mask view), PIXSUM_ERR_BAD_TYPE (input
- * type u32/u64/i64 or mask not u8), PIXSUM_ERR_INVALID_ARG (bins above
+ * type u64/i64 or mask not u8), PIXSUM_ERR_INVALID_ARG (bins above
  * PIXSUM_HIST_MAX_BINS, lo > hi, non-finite lo/hi, or a range so narrow that
  * bins / (hi - lo) overflows). */
 PIXSUM_API int pixsum_hist_resolve(const pixsum_view *in, const pixsum_hist_spec *spec,
@@ -570,7 +572,7 @@ PIXSUM_API int pixsum_hist_resolve(const pixsum_view *in, const pixsum_hist_spec
 PIXSUM_API double pixsum_hist_edge(size_t bins, double lo, double hi, size_t i);
 
 /* Absolute histogram h_i of every channel of `in` (2-D or 3-D; u8 u16 i16 i32
- * f32 f64; 1-4 channels counted in one pass) into `counts`: channel c's bin i
+ * u32 f32 f64; 1-4 channels counted in one pass) into `counts`: channel c's bin i
  * at counts[c * bins + i], u64 counts that never wrap. `counts_len` is the
  * number of elements of `counts` (at least channels x bins). spec NULL = all
  * defaults. `info` may be NULL; when given it receives the bins, range and the
@@ -595,7 +597,7 @@ PIXSUM_API int pixsum_histogram(pixsum_ctx *ctx, const pixsum_view *in,
  * counts[(n * channels + c) * bins + i]. Each equals, bit for bit,
  * pixsum_histogram() of that image with the bins and range resolved for the
  * batch. Bins and range follow pixsum_histogram()'s rules; where the range
- * defaults to the data's (i32, f32, f64 without a range), it covers the
+ * defaults to the data's (i32, u32, f32, f64 without a range), it covers the
  * selected samples of the whole batch, so that the N histograms share their
  * edges, or with PIXSUM_HIST_RANGE_PER_IMAGE each image's own samples
  * (infos[n] then gives image n's range). spec->mask, if given: a u8
@@ -748,10 +750,11 @@ typedef struct pixsum_joint_info {
 } pixsum_joint_info;
 
 /* Joint (2-D) histogram of two 1-channel images of the same width, height and
- * depth (types may differ): counts[i * bins_b + j] = number of pixels whose a
- * sample falls in bin i of spec_a and whose b sample falls in bin j of spec_b
- * (bin rules above). Defaults differ from pixsum_histogram(): 256 bins per axis
- * for every type (u8: [0, 256); u16: [0, 65536); others: data range as above).
+ * depth (types may differ, any type of pixsum_histogram()): counts[i * bins_b
+ * + j] = number of pixels whose a sample falls in bin i of spec_a and whose b
+ * sample falls in bin j of spec_b (bin rules above). Defaults differ from
+ * pixsum_histogram(): 256 bins per axis for every type (u8: [0, 256); u16:
+ * [0, 65536); others: data range as above).
  * A pixel counts where both specs' masks (if any) are != 0; pairs with either
  * sample outside its range or NaN are only counted in info->excluded. (i16
  * default: 256 bins over [-32768, 32768).)
@@ -797,6 +800,23 @@ PIXSUM_API int pixsum_joint_stats_compute(const uint64_t *counts, size_t bins_a,
  * or out of another type), PIXSUM_ERR_ALIASING, PIXSUM_ERR_NO_MEMORY. */
 PIXSUM_API int pixsum_equalize(pixsum_ctx *ctx, const pixsum_view *in,
                                const pixsum_view *out, const pixsum_view *mask);
+
+/* One pixsum_equalize() per image of a batch: `in` holds N = in->depth 2-D
+ * images (one per slice; pixsum_equalize() itself reads a 3-D view as one
+ * volume with one histogram), each equalised by its own histogram into the
+ * same slice of `out` (u8 or u16, in's type and shape; out == in allowed).
+ * mask: NULL, or a u8 1-channel view of in's width and height with depth N
+ * (one mask per image) or depth 1 (one mask for every image). Each image's
+ * result equals, bit for bit, pixsum_equalize() of that slice with its mask.
+ * With several threads in the context and at least as many images as
+ * threads, the images are shared out over the threads (each on one
+ * thread); otherwise each image in turn uses every thread. Returns the codes
+ * of pixsum_equalize() (PIXSUM_ERR_BAD_SHAPE also for a mask of another
+ * depth), checked for the whole batch before anything is written; a
+ * PIXSUM_ERR_NO_MEMORY while equalising one image names it in the detail
+ * text and may leave other images written. */
+PIXSUM_API int pixsum_equalize_batch(pixsum_ctx *ctx, const pixsum_view *in,
+                                     const pixsum_view *out, const pixsum_view *mask);
 
 /* Histogram equalisation with a bin count, of integer and float images (2-D
  * or 3-D, 1-4 channels, each channel on its own, every pixel mapped, the
@@ -891,6 +911,27 @@ typedef struct pixsum_otsu_result {
 PIXSUM_API int pixsum_otsu_image(pixsum_ctx *ctx, const pixsum_view *in,
                                  const pixsum_hist_spec *spec, unsigned flags,
                                  pixsum_otsu_result *res);
+
+/* pixsum_otsu_image() of each image of a batch: `in` holds N = in->depth 2-D
+ * images (one per slice); image n's result goes to results[n]
+ * (n_results >= N). The histograms are pixsum_histogram_batch()'s: bins and
+ * range resolved once for the batch (where the range comes from the data, it
+ * covers the selected samples of the whole batch) or, with flag
+ * PIXSUM_HIST_RANGE_PER_IMAGE, from each image's own samples; spec->mask as
+ * in pixsum_histogram_batch() (depth N or 1). flags: any of
+ * PIXSUM_HIST_RANGE_PER_IMAGE, PIXSUM_HIST_CLOSED_LAST, PIXSUM_HIST_F32_EDGES
+ * (the last two as pixsum_otsu_image(); with either, each image is counted
+ * again over its edges). results[n] equals, bit for bit,
+ * pixsum_otsu_image() of slice n with spec's bins and range set to those of
+ * results[n].info. Images are shared out over the context's threads as in
+ * pixsum_histogram_batch(). Returns PIXSUM_OK, PIXSUM_ERR_NULL, the codes of
+ * pixsum_histogram_batch(), PIXSUM_ERR_BAD_SHAPE (n_results < N, a mask of
+ * another depth), PIXSUM_ERR_INVALID_ARG (unknown flags; an image with no
+ * threshold, as pixsum_otsu_image(): named in the detail text, and other
+ * images' results may then be written), PIXSUM_ERR_NO_MEMORY. */
+PIXSUM_API int pixsum_otsu_batch(pixsum_ctx *ctx, const pixsum_view *in,
+                                 const pixsum_hist_spec *spec, unsigned flags,
+                                 pixsum_otsu_result *results, size_t n_results);
 
 /* --- Integral histograms (Porikli 2005) -------------------------------- */
 
@@ -1033,7 +1074,13 @@ PIXSUM_API pixsum_type pixsum_box_filter_type(pixsum_type in,
 
 /* Box filter of the 2-D image `in` into `out`, which the caller allocates
  * with the shape of pixsum_box_filter_shape() and in's channels (1-4); any row
- * strides. Inputs: u8 u16 i16 i32 u32 f32 f64. Outputs:
+ * strides. A view of depth N > 1 is a batch of N independent 2-D images (one
+ * per slice, slice stride = the image stride): `out` then has depth N too,
+ * image n's filter goes to out's slice n and equals, bit for bit, the call
+ * on that slice alone. With several threads in the context and at least as
+ * many images as threads, the images are shared out over the threads (each
+ * filtered on one thread); otherwise each image in turn uses every thread.
+ * Inputs: u8 u16 i16 i32 u32 f32 f64. Outputs:
  *   sum:       u32 u64 (unsigned inputs), i32 i64, f32 f64; integer outputs
  *              are exact and must hold every window sum (kw x kh x the input
  *              type's largest magnitude), else PIXSUM_ERR_OVERFLOW;
@@ -1057,16 +1104,17 @@ PIXSUM_API pixsum_type pixsum_box_filter_type(pixsum_type in,
  * context's threads, in OpenMP builds) or "auto" (box.omp where built).
  * Returns PIXSUM_OK, or: PIXSUM_ERR_NULL (ctx may be NULL; in, spec, out not),
  * the codes of pixsum_view_check() for in and out, PIXSUM_ERR_BAD_SHAPE
- * (depth > 1, out of the wrong size or channels, VALID window larger than
- * the image), PIXSUM_ERR_INVALID_ARG (zero window side, unknown stat or
- * border, a constant value that is not finite or not an integer of the input
+ * (out's depth is not in's, out of the wrong size or channels, VALID window
+ * larger than the image), PIXSUM_ERR_INVALID_ARG (zero window side, unknown
+ * stat or border, a constant value that is not finite or not an integer of the input
  * type's range for integer inputs), PIXSUM_ERR_BAD_TYPE (input or output type
  * not supported for the stat), PIXSUM_ERR_OVERFLOW (integer sum output or
  * accumulation that cannot hold one window), PIXSUM_ERR_TOO_LARGE (kw x kh
  * overflows), PIXSUM_ERR_ALIASING (in and out overlap), PIXSUM_ERR_UNSUPPORTED
  * (the context's method is not a box filter method), PIXSUM_ERR_NO_MEMORY.
  * On error `out` is left untouched (except PIXSUM_ERR_NO_MEMORY from one band
- * of box.omp, which may leave the other bands written). */
+ * of box.omp, which may leave the other bands written, or from one image of
+ * a batch, named in the detail text, which may leave other images written). */
 PIXSUM_API int pixsum_box_filter(pixsum_ctx *ctx, const pixsum_view *in,
                                  const pixsum_box_filter_spec *spec, const pixsum_view *out);
 

@@ -1,6 +1,7 @@
 /*
  * batch.c - how the batched entry points (pixsum_integral_batch(),
- * pixsum_histogram_batch()) spread their images: with several threads in the
+ * pixsum_histogram_batch(), the box filter of a view of depth N,
+ * pixsum_equalize_batch(), pixsum_otsu_batch()) spread their images: with several threads in the
  * context, at least as many images as threads and a CPU method, each image
  * runs on one thread (a copy of the context with one thread and no backend
  * state); otherwise the images run in turn, each with every thread. The

@@ -5,9 +5,13 @@
  * overflow, aliasing) and resolved into the plan a method runs
  * (src/cpu/box_stream.h), before the registry picks the method. The CUDA
  * entry pixsum_cuda_box_filter() validates through the same function
- * (psi_box_filter_prepare(), src/box_filter.h).
+ * (psi_box_filter_prepare(), src/box_filter.h). A view of depth N is a
+ * batch of N independent images: slice 0 validates the request for all of
+ * them (psi_box_filter_prepare_batch(), src/box_batch.h, which the CUDA entry
+ * shares), and the images are shared out over the context's threads by
+ * psi_batch_run() (src/batch.c), each filtered exactly as a single image.
  */
-#include "box_filter.h"
+#include "box_batch.h"
 
 #include <math.h>
 #include <string.h>
@@ -197,8 +201,10 @@ int psi_box_input_plan(const pixsum_view *in, const pixsum_box_filter_spec *spec
         return st;
     if ((st = pixsum_view_check(in)) != PIXSUM_OK)
         return psi_fail(st, "input: %s", pixsum_last_error());
-    if (in->depth != 1)
-        return psi_fail(PIXSUM_ERR_BAD_SHAPE, "the box filter takes 2-D images (depth 1)");
+    if (in->depth != 1) /* reached by the local operations, which take one image */
+        return psi_fail(PIXSUM_ERR_BAD_SHAPE, "one 2-D image (depth 1) is taken here, not %zu "
+                        "slices (a batch of images: pixsum_box_filter())",
+                        in->depth);
     if (!box_input_type(in->type))
         return psi_fail(PIXSUM_ERR_BAD_TYPE, "box filters take u8 u16 i16 i32 u32 f32 f64 "
                         "images, not %s", pixsum_type_name(in->type));
@@ -245,7 +251,8 @@ int psi_box_filter_prepare(const pixsum_view *in, const pixsum_box_filter_spec *
     if ((st = pixsum_view_check(out)) != PIXSUM_OK)
         return psi_fail(st, "output: %s", pixsum_last_error());
     if (in->depth != 1 || out->depth != 1)
-        return psi_fail(PIXSUM_ERR_BAD_SHAPE, "the box filter takes 2-D images (depth 1)");
+        return psi_fail(PIXSUM_ERR_BAD_SHAPE, "one image of a box filter is a 2-D view "
+                        "(depth 1; a view of depth N is a batch of N images)");
     size_t ow, oh;
     psi_box_plan plan;
     if ((st = psi_box_input_plan(in, spec, &ow, &oh, &plan)) != PIXSUM_OK)
@@ -273,16 +280,11 @@ bool psi_views_overlap(const pixsum_view *a, const pixsum_view *b)
     return alo < bhi && blo < ahi;
 }
 
-int pixsum_box_filter(pixsum_ctx *ctx, const pixsum_view *in,
-                      const pixsum_box_filter_spec *spec, const pixsum_view *out)
+/* Runs one validated 2-D box filter with the context's method. */
+static int filter_one(pixsum_ctx *c, const pixsum_view *in, const pixsum_view *out,
+                      const psi_box_plan *plan)
 {
-    psi_clear_error();
-    psi_box_plan plan;
-    int st = psi_box_filter_prepare(in, spec, out, &plan);
-    if (st != PIXSUM_OK)
-        return st;
-    pixsum_ctx local = psi_default_ctx;
-    pixsum_ctx *c = ctx ? ctx : &local;
+    psi_box_plan local_plan = *plan; /* a method may keep state in its job's plan */
     psi_job job;
     memset(&job, 0, sizeof job);
     job.op = PIXSUM_OP_BOX_FILTER;
@@ -290,11 +292,51 @@ int pixsum_box_filter(pixsum_ctx *ctx, const pixsum_view *in,
     job.out = *out;
     job.threads = psi_ctx_threads(c);
     job.ctx = c;
-    job.extra = &plan;
+    job.extra = &local_plan;
     const psi_method *m;
-    if ((st = psi_choose_method(&job, &m)) != PIXSUM_OK)
+    int st = psi_choose_method(&job, &m);
+    if (st != PIXSUM_OK)
         return st;
-    st = m->run(&job);
+    return m->run(&job);
+}
+
+static pixsum_view slice_of(const pixsum_view *v, size_t z)
+{
+    pixsum_view s;
+    pixsum_view_roi3d(v, 0, 0, z, v->width, v->height, 1, &s);
+    return s;
+}
+
+/* What every image of a box filter batch shares. */
+typedef struct box_batch {
+    const pixsum_view *in, *out;
+    const psi_box_plan *plan;
+} box_batch;
+
+static int filter_image(pixsum_ctx *c, size_t z, void *user)
+{
+    const box_batch *b = user;
+    pixsum_view in = slice_of(b->in, z), out = slice_of(b->out, z);
+    return filter_one(c, &in, &out, b->plan);
+}
+
+int pixsum_box_filter(pixsum_ctx *ctx, const pixsum_view *in,
+                      const pixsum_box_filter_spec *spec, const pixsum_view *out)
+{
+    psi_clear_error();
+    /* the one rule for one image or a batch, shared with the CUDA entry */
+    psi_box_plan plan;
+    int st = psi_box_filter_prepare_batch(in, spec, out, &plan);
+    if (st != PIXSUM_OK)
+        return st;
+    pixsum_ctx local = psi_default_ctx;
+    pixsum_ctx *c = ctx ? ctx : &local;
+    if (in->depth == 1) {
+        st = filter_one(c, in, out, &plan);
+    } else {
+        box_batch b = {in, out, &plan};
+        st = psi_batch_run(c, in->depth, filter_image, &b);
+    }
     if (st == PIXSUM_OK)
         psi_clear_error();
     return st;

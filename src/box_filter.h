@@ -10,9 +10,10 @@
 
 #include "cpu/box_stream.h"
 
-/* Checks a box filter request as pixsum_box_filter() documents (NULLs, the
- * spec, both views, shapes, types, overflow, border value, aliasing; in that
- * order) and, on success, fills *plan. Touches no pixel memory, so the views
+/* Checks a box filter request of one 2-D image (depth 1) as
+ * pixsum_box_filter() documents (NULLs, the spec, both views, shapes, types,
+ * overflow, border value, aliasing; in that order) and, on success, fills
+ * *plan; pixsum_box_filter() checks a batch by its first image with it. Touches no pixel memory, so the views
  * may describe device memory. Returns PIXSUM_OK or the error codes of
  * pixsum_box_filter() (with the detail text set), leaving *plan untouched on
  * error. */

@@ -12,6 +12,9 @@
  * Output types: sum -> the narrowest integer type that cannot overflow for
  * one window (or --type); mean, var and std -> f64 (or --type f32, and for
  * means of u8/u16 images the image's own type, rounded to nearest).
+ * With --batch, the pages of a TIFF (or the first axis of a .npy stack) are
+ * N images filtered in one library call (a view of depth N) and written as
+ * an (N, ...) .npy or a multi-page TIFF.
  */
 #include "cli_util.h"
 #include "commands.h"
@@ -31,6 +34,7 @@ static void box_usage(FILE *f)
     fprintf(f,
             "usage: pixsum box IN -o OUT --window WxH [--stat sum|mean|var|std]\n"
             "                  [--border B] [--value V] [--type T] [--method NAME]\n"
+            "                  [--page N | --batch]\n"
             "\n"
             "Box filter: each output pixel is the sum, mean, (population) variance or\n"
             "standard deviation of the W x H window around it, per channel, streamed\n"
@@ -47,13 +51,17 @@ static void box_usage(FILE *f)
             "                 type exact for one window); mean: f64 (default), f32, or u8/u16\n"
             "                 for u8/u16 images (rounded to nearest); var/std: f64, f32\n"
             "  --method NAME  box filter method (see 'pixsum methods --op box'); --threads N\n"
+            "  --page N       read page N (0-based) of a multi-page TIFF\n"
+            "  --batch        read the pages of a TIFF, or a .npy stack (N,H,W[,C]), as N\n"
+            "                 images: N filtered images, written as an (N,...) .npy or one\n"
+            "                 TIFF page each (the images spread over the threads)\n"
             "The window's left column is x - floor(W/2), its top row y - floor(H/2).\n");
 }
 
 int cmd_box(int argc, char **argv)
 {
     const char *in_path = NULL, *out_path = NULL;
-    pxio_options in_opt = {0}; /* --page N */
+    pxio_options in_opt = {0}; /* --page N, --batch */
     pixsum_box_filter_spec spec;
     memset(&spec, 0, sizeof spec);
     spec.stat = PIXSUM_BOX_SUM;
@@ -108,7 +116,7 @@ int cmd_box(int argc, char **argv)
             if (end == v || *end || errno || !isfinite(spec.border_value))
                 return cli_usage_error(CMD, "--value takes a finite number, not '%s'", v);
             have_value = 1;
-        } else if ((m = cli_parse_pages(CMD, argc, argv, &i, 0, &in_opt)) != 0) {
+        } else if ((m = cli_parse_pages(CMD, argc, argv, &i, 1, &in_opt)) != 0) {
             if (m < 0)
                 return CLI_EXIT_USAGE;
         } else if (cli_take_input(CMD, arg, &in_path) != CLI_EXIT_OK) {
@@ -129,6 +137,8 @@ int cmd_box(int argc, char **argv)
                                pixsum_type_name(common.type));
     if (have_value && spec.border != PIXSUM_BORDER_CONSTANT)
         return cli_usage_error(CMD, "--value is the value of --border constant");
+    if (cli_check_pages(CMD, &in_opt) != CLI_EXIT_OK)
+        return CLI_EXIT_USAGE;
     int rc = cli_check_not_input(CMD, in_path, out_path, "the output");
     if (rc != 0)
         return rc;
@@ -146,8 +156,9 @@ int cmd_box(int argc, char **argv)
     cli_note_pages(CMD, in_path, &img.info, &in_opt);
     pixsum_view src = img.view, out = {0};
     size_t OW, OH;
-    if (src.depth != 1) {
-        rc = cli_error(CMD, "%s: the box filter takes 2-D images, not volumes", in_path);
+    if (src.depth != 1 && !in_opt.batch) {
+        rc = cli_error(CMD, "%s: the box filter takes 2-D images, not volumes (--batch reads "
+                       "the pages or a .npy stack as N images)", in_path);
         goto done;
     }
     pixsum_box_filter_spec unit = spec;
@@ -188,13 +199,13 @@ int cmd_box(int argc, char **argv)
                        in_path, pixsum_type_name(src.type), spec.kw, spec.kh);
         goto done;
     }
-    size_t ob = pixsum_packed_bytes(otype, OW, OH, 1, src.channels);
+    size_t ob = pixsum_packed_bytes(otype, OW, OH, src.depth, src.channels);
     void *od = ob && ob <= (size_t)PTRDIFF_MAX ? malloc(ob) : NULL;
     if (!od) {
         rc = cli_alloc_error(CMD, in_path, "the output", ob);
         goto done;
     }
-    out = pixsum_view_2d(od, otype, OW, OH, src.channels, 0);
+    out = pixsum_view_3d(od, otype, OW, OH, src.depth, src.channels, 0, 0);
     if ((st = pixsum_box_filter(ctx, &src, &spec, &out)) != PIXSUM_OK) {
         rc = cli_lib_error(CMD, in_path, st);
         goto done;

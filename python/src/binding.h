@@ -219,7 +219,7 @@ PyObject *psb_py_equalize(PyObject *self, PyObject *args, PyObject *kwargs);
 PyObject *psb_py_joint_stats(PyObject *self, PyObject *args);
 PyObject *psb_py_hist_resolve(PyObject *self, PyObject *args);
 PyObject *psb_py_hist_edges(PyObject *self, PyObject *args);
-PyObject *psb_py_otsu(PyObject *self, PyObject *args);
+PyObject *psb_py_otsu(PyObject *self, PyObject *args, PyObject *kwargs);
 PyObject *psb_py_threshold_otsu(PyObject *self, PyObject *args, PyObject *kwargs);
 PyObject *psb_py_ihist_new(PyObject *self, PyObject *args, PyObject *kwargs); /* ihist.c */
 PyObject *psb_py_ihist_query(PyObject *self, PyObject *args, PyObject *kwargs); /* ihist.c */
@@ -251,7 +251,8 @@ extern const char psb_threshold_local_doc[], psb_normalize_local_doc[], psb_cuda
     {"_joint_stats", psb_py_joint_stats, METH_VARARGS, psb_joint_stats_doc},            \
     {"_hist_resolve", psb_py_hist_resolve, METH_VARARGS, psb_hist_resolve_doc},         \
     {"_hist_edges", psb_py_hist_edges, METH_VARARGS, psb_hist_edges_doc},              \
-    {"otsu", psb_py_otsu, METH_VARARGS, psb_otsu_doc},                                  \
+    {"otsu", (PyCFunction)(void (*)(void))psb_py_otsu, METH_VARARGS | METH_KEYWORDS,     \
+     psb_otsu_doc},                                  \
     {"threshold_otsu", (PyCFunction)(void (*)(void))psb_py_threshold_otsu,              \
      METH_VARARGS | METH_KEYWORDS, psb_threshold_otsu_doc},                             \
     {"_ihist_new", (PyCFunction)(void (*)(void))psb_py_ihist_new,                       \
@@ -295,6 +296,14 @@ typedef struct psb_integral_args {
     int no_copy;           /* copy=False: a layout the view cannot describe is refused
                               instead of copied (with the array's own library) */
 } psb_integral_args;
+
+/* Reads batch= and channel_axis= (module.c) into a->batch and
+ * a->channels_first: with batch, channel_axis None, -1 (interleaved channels)
+ * or 1 (channels-first (N, C, H, W)); without batch, a 3-D image's channel
+ * axis (0..2 or -3..-1) into *image_axis (2 when None). Returns 1, or 0 with
+ * pixsum.InvalidArgumentError set naming `name`. */
+int psb_batch_args(const char *name, int batch, PyObject *channel_axis,
+                   psb_integral_args *a, int *image_axis);
 
 /* The integral of a GPU array `image` of kind `kind` (psb_array_kind_of()):
  * for a PyTorch CUDA tensor or a CuPy array, read in C (pointer, shape,

@@ -200,18 +200,18 @@ const char psb_histogram_doc[] =
 "          cumulative=False, of_all_samples=False, channels=True, method='auto',\n"
 "          threads=0, out=None, info=False, batch=False, range_per_image=False,\n"
 "          closed_last=False, weights=None, density=False, return_centers=False,\n"
-"          f32_edges=False)\n"
+"          f32_edges=False, channel_axis=None)\n"
 "--\n\n"
 "Histogram of every channel of an image, counted in one pass, read in place.\n\n"
 "image: (N,), (H, W), (H, W, C) or (D, H, W, C) (with channels=False a 3-D\n"
-"  array is a volume (D, H, W)); dtype uint8, uint16, int16, int32, float32 or\n"
-"  float64; any row stride.\n"
+"  array is a volume (D, H, W)); dtype uint8, uint16, int16, int32, uint32,\n"
+"  float32 or float64 (uint32 on the host only); any row stride.\n"
 "bins, range: `bins` equal half-open bins over [lo, hi) = range, defined by\n"
 "  their edges e[i] = lo + i * ((hi - lo) / bins), e[bins] = hi (info['edges'],\n"
 "  NumPy's linspace): bin i holds exactly the samples e[i] <= v < e[i + 1];\n"
 "  v < lo and v >= hi are in no bin (see info), NaN neither. Defaults: uint8\n"
-"  256 bins over [0, 256), uint16 and int16 65536 unit bins, int32 256 bins\n"
-"  over [min, max + 1), floats 256 bins over [min, next double above max) of\n"
+"  256 bins over [0, 256), uint16 and int16 65536 unit bins, int32 and uint32\n"
+"  256 bins over [min, max + 1), floats 256 bins over [min, next double above max) of\n"
 "  the finite samples (the maximum is in the last bin).\n"
 "mask: bool or uint8 array of the image's spatial shape; only pixels where it\n"
 "  is non-zero are counted.\n"
@@ -241,10 +241,15 @@ const char psb_histogram_doc[] =
 "batch: read axis 0 as N independent images, (N, H, W) or (N, H, W, C), and\n"
 "  return N histograms, (N, bins) or (N, C, bins), in one call\n"
 "  (pixsum_histogram_batch(), images spread over the threads). They share one\n"
-"  range, so they compare: where it defaults to the data's (int32, floats),\n"
+"  range, so they compare: where it defaults to the data's (int32, uint32,\n"
+"  floats),\n"
 "  it covers the whole stack, or each image's own with range_per_image=True.\n"
 "  mask: (H, W) for every image or (N, H, W), one per image. info then holds\n"
-"  per-image lists (lo, hi and edges too with range_per_image=True).\n\n"
+"  per-image lists (lo, hi and edges too with range_per_image=True).\n"
+"  GPU arrays: one launch for uint8 stacks (pixsum_cuda_histogram_batch());\n"
+"  channel_axis=1 reads PyTorch's (N, C, H, W) as N x C one-channel images\n"
+"  (counts (N, C, bins)); int32/float stacks need range= with\n"
+"  range_per_image=True.\n\n"
 "Returns uint64 counts of shape (bins,) for one channel, (C, bins) for an image\n"
 "with a channel axis (float64 when relative), or (counts, info) with info=True.\n"
 "The counts never wrap, and every method (CPU and GPU) gives identical counts.\n\n"
@@ -659,21 +664,22 @@ PyObject *psb_py_histogram(PyObject *self, PyObject *args, PyObject *kwargs)
     static char *kwlist[] = {"image", "bins", "range", "mask", "relative", "cumulative",
                              "of_all_samples", "channels", "method", "threads", "out",
                              "info", "batch", "range_per_image", "closed_last", "weights",
-                             "density", "return_centers", "f32_edges", NULL};
+                             "density", "return_centers", "f32_edges", "channel_axis", NULL};
     static const char *const host_only[] = {"closed_last", "weights", "density",
                                             "return_centers", "f32_edges", NULL};
-    PyObject *image, *bins_obj = NULL, *range_obj = NULL, *f32_obj = NULL;
+    PyObject *image, *bins_obj = NULL, *range_obj = NULL, *f32_obj = NULL,
+             *channel_axis = Py_None;
     hist_request rq;
     memset(&rq, 0, sizeof rq);
     rq.channels = 1;
     int batch = 0, per_image = 0;
     psb_opts o = {NULL, 0, 0, 0};
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$OOOppppznOppppOppO:histogram", kwlist,
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$OOOppppznOppppOppOO:histogram", kwlist,
                                      &image, &bins_obj, &range_obj, &rq.mask, &rq.relative,
                                      &rq.cumulative, &rq.all_samples, &rq.channels, &o.method,
                                      &o.threads, &rq.out, &rq.want_info, &batch, &per_image,
                                      &rq.closed_last, &rq.weights, &rq.density, &rq.centers,
-                                     &f32_obj))
+                                     &f32_obj, &channel_axis))
         return NULL;
     if (!parse_f32_edges(f32_obj, &rq.f32_edges))
         return NULL;
@@ -701,12 +707,16 @@ PyObject *psb_py_histogram(PyObject *self, PyObject *args, PyObject *kwargs)
                  "density and return_centers are for one image, not batch=True");
         goto done;
     }
+    if (channel_axis != Py_None && !(batch && psb_is_gpu_array(image))) {
+        psb_fail(PIXSUM_ERR_INVALID_ARG,
+                 "histogram: channel_axis is read with batch=True for GPU arrays (channel_axis=1: "
+                 "(N, C, H, W)); for a host stack pass (N, H, W, C)");
+        goto done;
+    }
     if (psb_is_gpu_array(image)) {
-        if (batch)
-            psb_fail(PIXSUM_ERR_UNSUPPORTED,
-                     "histogram(batch=True) of a GPU array is not available yet: "
-                     "count each image, or the stack's host copy");
-        else if (extended)
+        /* batch=True (with range_per_image and channel_axis) goes through
+         * with the other keywords (pixsum/_gpu_hist.py) */
+        if (extended)
             psb_fail(PIXSUM_ERR_UNSUPPORTED,
                      "histogram of a GPU array: bins as edges, closed_last, weights, density "
                      "and return_centers are not available on the GPU yet; pass the host copy");
@@ -884,9 +894,51 @@ done:
     return result;
 }
 
+/* The stack of a batch=True call (equalize(), threshold_otsu()): the array
+ * (copied once only where a view cannot describe it, e.g. channels-first
+ * axes that do not merge) and its view of N (or N*C) 2-D images. Returns the
+ * new reference, or NULL with an exception set. */
+static PyArrayObject *batch_input(PyObject *image, const psb_integral_args *a, pixsum_view *v)
+{
+    PyArrayObject *in = psb_input_array(image, "image", PSB_IN_VOLUME |
+                                        (a->channels_first ? PSB_IN_MERGE01 : 0u));
+    if (!in)
+        return NULL;
+    pixsum_type t = psb_type_of_descr(PyArray_DESCR(in));
+    if (t == PIXSUM_TYPE_NONE) {
+        psb_fail_dtype("image", PyArray_DESCR(in), NULL);
+        Py_DECREF(in);
+        return NULL;
+    }
+    if (!psb_batch_view(PyArray_DATA(in), t, PyArray_NDIM(in), PyArray_DIMS(in),
+                        PyArray_STRIDES(in), a->channels_first, "image", v)) {
+        Py_DECREF(in);
+        return NULL;
+    }
+    return in;
+}
+
+/* The mask of a batch: None, (H, W) for every image, or one per image
+ * ((N, H, W), or (N*C, H, W) for a channels-first stack). */
+static int batch_mask(PyObject *mask_obj, const pixsum_view *vin, PyArrayObject **keep,
+                      pixsum_view *vmask)
+{
+    *keep = NULL;
+    if (!mask_obj || mask_obj == Py_None)
+        return 1;
+    PyArrayObject *m = psb_as_array(mask_obj, "mask");
+    if (!m)
+        return 0;
+    pixsum_view shape = *vin;
+    if (PyArray_NDIM(m) == 2)
+        shape.depth = 1;
+    Py_DECREF(m);
+    return psb_mask_view(mask_obj, &shape, keep, vmask);
+}
+
 const char psb_equalize_doc[] =
 "equalize(image, *, mask=None, channels=True, method='auto', threads=0, out=None,\n"
-"         nbins=None, dtype=None)\n"
+"         nbins=None, dtype=None, batch=False, channel_axis=None)\n"
 "--\n\n"
 "Histogram equalisation, each channel on its own (pixsum_equalize_bins()).\n\n"
 "uint8 / uint16 images, result of the same dtype (the default): with L levels\n"
@@ -910,24 +962,94 @@ const char psb_equalize_doc[] =
 "  read in place.\n"
 "out: an existing array of the same shape and of the result's dtype;\n"
 "  out=image equalises in place.\n"
+"batch: read axis 0 as N independent images, (N, H, W) or (N, H, W, C),\n"
+"  each equalised by its own histogram (pixsum_equalize_batch(), images\n"
+"  spread over the threads; without batch a 3-D stack is one volume with one\n"
+"  histogram); uint8/uint16 images to their own dtype (nbins and dtype are\n"
+"  for one image). mask: (H, W) for every image or (N, H, W) one per image.\n"
+"channel_axis: with batch=True, None/-1 or 1: PyTorch's channels-first\n"
+"  (N, C, H, W) read as N*C one-channel images (mask (H, W) or (N*C, H, W)).\n"
 "Returns the equalised image (a new array unless out is given).\n\n"
 "GPU arrays (uint8, uint16, no nbins or dtype): histogram and cumulative\n"
 "histogram on the device, the same exact integer mapping computed with the\n"
 "array library, applied by a gather; the result is identical to the CPU's, on\n"
 "the caller's stream, no synchronisation.";
 
+/* equalize(..., batch=True): one equalisation per image of a stack. */
+static PyObject *equalize_batch(PyObject *image, PyObject *mask_obj, int channels,
+                                const psb_opts *o, PyObject *out, size_t nbins, pixsum_type ot,
+                                int batch, PyObject *channel_axis)
+{
+    psb_integral_args a;
+    memset(&a, 0, sizeof a);
+    int image_axis;
+    if (!psb_batch_args("equalize", batch, channel_axis, &a, &image_axis))
+        return NULL;
+    if (!batch)
+        return psb_fail(PIXSUM_ERR_INVALID_ARG, "equalize: channel_axis is read with "
+                        "batch=True only (1: channels-first (N, C, H, W) stacks)");
+    if (!channels)
+        return psb_fail(PIXSUM_ERR_INVALID_ARG, "equalize: batch=True reads (N, H, W) or "
+                        "(N, H, W, C); channels=False does not apply");
+    if (nbins || ot != PIXSUM_TYPE_NONE)
+        return psb_fail(PIXSUM_ERR_INVALID_ARG, "equalize: nbins and dtype are for one "
+                        "image, not batch=True (a batch maps uint8/uint16 to their own dtype)");
+    pixsum_view vin, vout, vmask;
+    PyArrayObject *in = batch_input(image, &a, &vin), *mask = NULL, *res = NULL;
+    if (!in)
+        return NULL;
+    pixsum_ctx *ctx = NULL;
+    PyObject *result = NULL;
+    if (vin.type != PIXSUM_U8 && vin.type != PIXSUM_U16) {
+        psb_fail(PIXSUM_ERR_BAD_TYPE, "equalize: batch=True takes uint8 or uint16 images, "
+                 "not %s", psb_dtype_name(vin.type));
+        goto done;
+    }
+    if (!batch_mask(mask_obj, &vin, &mask, &vmask))
+        goto done;
+    pixsum_type t = vin.type;
+    if (!(res = psb_output(out, PyArray_NDIM(in), PyArray_DIMS(in), &t, "out")))
+        goto done;
+    if (!PyArray_ISWRITEABLE(res)) {
+        psb_fail(PIXSUM_ERR_INVALID_ARG, "out is read-only");
+        goto done;
+    }
+    if (!psb_batch_view(PyArray_DATA(res), t, PyArray_NDIM(res), PyArray_DIMS(res),
+                        PyArray_STRIDES(res), a.channels_first, "out", &vout))
+        goto done;
+    if (!(ctx = psb_make_ctx(o)))
+        goto done;
+    int st;
+    Py_BEGIN_ALLOW_THREADS
+    st = pixsum_equalize_batch(ctx, &vin, &vout, mask ? &vmask : NULL);
+    Py_END_ALLOW_THREADS
+    if (st != PIXSUM_OK) {
+        psb_fail_library(st, "equalize");
+        goto done;
+    }
+    result = (PyObject *)res;
+    res = NULL;
+done:
+    pixsum_ctx_free(ctx);
+    Py_XDECREF(res);
+    Py_XDECREF(mask);
+    Py_DECREF(in);
+    return result;
+}
+
 PyObject *psb_py_equalize(PyObject *self, PyObject *args, PyObject *kwargs)
 {
     (void)self;
     static char *kwlist[] = {"image", "mask", "channels", "method", "threads", "out",
-                             "nbins", "dtype", NULL};
+                             "nbins", "dtype", "batch", "channel_axis", NULL};
     static const char *const host_only[] = {"nbins", "dtype", NULL};
     PyObject *image, *mask_obj = NULL, *out = NULL, *nbins_obj = NULL, *dtype_obj = NULL;
-    int channels = 1;
+    PyObject *channel_axis = NULL;
+    int channels = 1, batch = 0;
     psb_opts o = {NULL, 0, 0, 0};
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$OpznOOO:equalize", kwlist, &image,
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$OpznOOOpO:equalize", kwlist, &image,
                                      &mask_obj, &channels, &o.method, &o.threads, &out,
-                                     &nbins_obj, &dtype_obj))
+                                     &nbins_obj, &dtype_obj, &batch, &channel_axis))
         return NULL;
     size_t nbins = 0;
     pixsum_type ot = PIXSUM_TYPE_NONE;
@@ -943,6 +1065,9 @@ PyObject *psb_py_equalize(PyObject *self, PyObject *args, PyObject *kwargs)
         Py_XDECREF(k);
         return r;
     }
+    if (batch || (channel_axis && channel_axis != Py_None))
+        return equalize_batch(image, mask_obj, channels, &o, out, nbins, ot, batch,
+                              channel_axis);
     PyArrayObject *in = psb_as_array(image, "image");
     if (!in)
         return NULL;
@@ -985,19 +1110,23 @@ done:
 }
 
 const char psb_otsu_doc[] =
-"otsu(counts) -> int\n"
+"otsu(counts, *, batch=False) -> int\n"
 "--\n\n"
 "Otsu's threshold bin of one histogram: the bin t maximising the between-class\n"
 "variance of the classes bins 0..t and t+1..bins-1 (the smallest t on ties).\n"
 "counts: a 1-D array of non-negative integer counts (e.g. from histogram(),\n"
 "copied to the host first for a GPU array). Raises InvalidArgumentError when\n"
-"there are fewer than 2 bins or fewer than two non-empty bins.";
+"there are fewer than 2 bins or fewer than two non-empty bins.\n"
+"batch: counts is (N, bins), one histogram per row (histogram(batch=True)'s\n"
+"  counts of one-channel images); returns an int64 array of the N bins.";
 
-PyObject *psb_py_otsu(PyObject *self, PyObject *args)
+PyObject *psb_py_otsu(PyObject *self, PyObject *args, PyObject *kwargs)
 {
     (void)self;
+    static char *kwlist[] = {"counts", "batch", NULL};
     PyObject *obj;
-    if (!PyArg_ParseTuple(args, "O:otsu", &obj))
+    int batch = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$p:otsu", kwlist, &obj, &batch))
         return NULL;
     if (psb_is_gpu_array(obj))
         return psb_fail(PIXSUM_ERR_UNSUPPORTED,
@@ -1007,10 +1136,12 @@ PyObject *psb_py_otsu(PyObject *self, PyObject *args)
                                                           NPY_ARRAY_IN_ARRAY);
     if (!raw)
         return NULL;
-    if (PyArray_NDIM(raw) != 1) {
+    if (PyArray_NDIM(raw) != 1 + batch) {
         int nd = PyArray_NDIM(raw);
         Py_DECREF(raw);
-        return psb_fail(PIXSUM_ERR_BAD_SHAPE, "otsu: counts must be a 1-D array, not %d-D", nd);
+        return psb_fail(PIXSUM_ERR_BAD_SHAPE, batch ? "otsu: with batch=True counts must be "
+                        "a 2-D array (N, bins), not %d-D" : "otsu: counts must be a 1-D array, "
+                        "not %d-D (for (N, bins) pass batch=True)", nd);
     }
     if (!PyArray_ISINTEGER(raw) && !PyArray_ISBOOL(raw)) {
         Py_DECREF(raw);
@@ -1020,20 +1151,38 @@ PyObject *psb_py_otsu(PyObject *self, PyObject *args)
      * uint64; the library reads both as u64 */
     int is_signed = PyArray_ISSIGNED(raw);
     PyArrayObject *c = (PyArrayObject *)PyArray_FROMANY(
-        (PyObject *)raw, is_signed ? NPY_INT64 : NPY_UINT64, 1, 1,
+        (PyObject *)raw, is_signed ? NPY_INT64 : NPY_UINT64, 1 + batch, 1 + batch,
         NPY_ARRAY_IN_ARRAY | NPY_ARRAY_FORCECAST);
     Py_DECREF(raw);
     if (!c)
         return NULL;
     if (is_signed) {
         const int64_t *v = PyArray_DATA(c);
-        for (npy_intp i = 0; i < PyArray_DIM(c, 0); i++)
+        for (npy_intp i = 0; i < PyArray_SIZE(c); i++)
             if (v[i] < 0) {
                 Py_DECREF(c);
                 return psb_fail(PIXSUM_ERR_INVALID_ARG,
                                 "otsu: counts must not be negative (counts[%zd] = %lld)",
                                 (Py_ssize_t)i, (long long)v[i]);
             }
+    }
+    if (batch) {
+        npy_intp n = PyArray_DIM(c, 0);
+        size_t bins = (size_t)PyArray_DIM(c, 1);
+        PyArrayObject *res = (PyArrayObject *)PyArray_SimpleNew(1, &n, NPY_INT64);
+        int st = PIXSUM_OK;
+        for (npy_intp i = 0; res && i < n && st == PIXSUM_OK; i++) {
+            size_t t = 0;
+            st = pixsum_otsu((const uint64_t *)PyArray_DATA(c) + (size_t)i * bins, bins, &t);
+            ((int64_t *)PyArray_DATA(res))[i] = (int64_t)t;
+            if (st != PIXSUM_OK)
+                psb_fail(st, "otsu: histogram %zd of the batch: %s", (Py_ssize_t)i,
+                         pixsum_last_error());
+        }
+        Py_DECREF(c);
+        if (st != PIXSUM_OK)
+            Py_CLEAR(res);
+        return (PyObject *)res;
     }
     size_t t = 0;
     int st = pixsum_otsu(PyArray_DATA(c), (size_t)PyArray_DIM(c, 0), &t);
@@ -1045,7 +1194,8 @@ PyObject *psb_py_otsu(PyObject *self, PyObject *args)
 
 const char psb_threshold_otsu_doc[] =
 "threshold_otsu(image, *, bins=None, range=None, mask=None, method='auto', threads=0,\n"
-"               info=False, closed_last=False, value='upper', f32_edges=False)\n"
+"               info=False, closed_last=False, value='upper', f32_edges=False,\n"
+"               batch=False, range_per_image=False, channel_axis=None)\n"
 "--\n\n"
 "Otsu's threshold of a one-channel image: histogram() with these bins, range\n"
 "and mask, then otsu() of the counts (pixsum_otsu_image()). Returns the upper\n"
@@ -1071,23 +1221,114 @@ const char psb_threshold_otsu_doc[] =
 "in an image that is not constant (no threshold exists).\n\n"
 "GPU arrays: the histogram is counted on the device; its counts are copied to\n"
 "the host for the search (a synchronisation). closed_last and value are for\n"
-"host arrays.";
+"host arrays.\n\n"
+"batch: read axis 0 as N independent one-channel images, (N, H, W) or\n"
+"  (N, H, W, 1), and return a float64 array of N thresholds (info: a dict of\n"
+"  arrays 'bin', 'lo', 'hi' and the int 'bins'), each equal to the call on\n"
+"  that image with the batch's bins and range (pixsum_otsu_batch()). Where the\n"
+"  range comes from the data it covers the whole batch, or with\n"
+"  range_per_image=True each image's own samples. mask: (H, W) for every\n"
+"  image or (N, H, W). channel_axis=1: channels-first (N, C, H, W) stacks,\n"
+"  one threshold per image and channel, shape (N, C). CPU arrays only.";
+
+/* threshold_otsu(..., batch=True): one Otsu threshold per image of a stack. */
+static PyObject *threshold_otsu_batch(PyObject *image, const pixsum_hist_spec *spec_in,
+                                      PyObject *mask_obj, const psb_opts *o, unsigned flags,
+                                      int which, int want_info, PyObject *channel_axis)
+{
+    psb_integral_args a;
+    memset(&a, 0, sizeof a);
+    int image_axis;
+    if (!psb_batch_args("threshold_otsu", 1, channel_axis, &a, &image_axis))
+        return NULL;
+    pixsum_hist_spec spec = *spec_in;
+    pixsum_view vin, vmask;
+    PyArrayObject *in = batch_input(image, &a, &vin), *mask = NULL, *res = NULL;
+    if (!in)
+        return NULL;
+    pixsum_ctx *ctx = NULL;
+    PyObject *result = NULL, *d = NULL;
+    pixsum_otsu_result *r = NULL;
+    if (vin.channels != 1) {
+        psb_fail(PIXSUM_ERR_BAD_SHAPE, "threshold_otsu: batch=True reads one-channel images "
+                 "(N, H, W); for channels-first (N, C, H, W) stacks pass channel_axis=1");
+        goto done;
+    }
+    if (!batch_mask(mask_obj, &vin, &mask, &vmask))
+        goto done;
+    if (mask)
+        spec.mask = &vmask;
+    npy_intp shape[2] = {PyArray_DIM(in, 0), a.channels_first ? PyArray_DIM(in, 1) : 1};
+    int nd = a.channels_first ? 2 : 1;
+    size_t n = vin.depth;
+    if (!(res = (PyArrayObject *)PyArray_SimpleNew(nd, shape, NPY_FLOAT64)) ||
+        !(ctx = psb_make_ctx(o)))
+        goto done;
+    if (!(r = PyMem_RawCalloc(n, sizeof *r))) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    int st;
+    Py_BEGIN_ALLOW_THREADS
+    st = pixsum_otsu_batch(ctx, &vin, &spec, flags, r, n);
+    Py_END_ALLOW_THREADS
+    if (st != PIXSUM_OK) {
+        psb_fail_library(st, "threshold_otsu");
+        goto done;
+    }
+    double *v = PyArray_DATA(res);
+    for (size_t i = 0; i < n; i++)
+        v[i] = which == 0 ? r[i].threshold : which == 1 ? r[i].center : r[i].lower;
+    if (want_info) {
+        PyArrayObject *bin = (PyArrayObject *)PyArray_SimpleNew(nd, shape, NPY_INT64);
+        PyArrayObject *lo = (PyArrayObject *)PyArray_SimpleNew(nd, shape, NPY_FLOAT64);
+        PyArrayObject *hi = (PyArrayObject *)PyArray_SimpleNew(nd, shape, NPY_FLOAT64);
+        if (bin && lo && hi)
+            for (size_t i = 0; i < n; i++) {
+                ((int64_t *)PyArray_DATA(bin))[i] =
+                    r[i].bin == SIZE_MAX ? -1 : (int64_t)r[i].bin;
+                ((double *)PyArray_DATA(lo))[i] = r[i].info.lo;
+                ((double *)PyArray_DATA(hi))[i] = r[i].info.hi;
+            }
+        if (bin && lo && hi)
+            d = Py_BuildValue("{s:O,s:n,s:O,s:O}", "bin", bin, "bins",
+                              (Py_ssize_t)r[0].info.bins, "lo", lo, "hi", hi);
+        Py_XDECREF(bin);
+        Py_XDECREF(lo);
+        Py_XDECREF(hi);
+        if (d)
+            result = Py_BuildValue("(ON)", (PyObject *)res, d);
+    } else {
+        result = (PyObject *)res;
+        Py_INCREF(result);
+    }
+done:
+    PyMem_RawFree(r);
+    pixsum_ctx_free(ctx);
+    Py_XDECREF(res);
+    Py_XDECREF(mask);
+    Py_DECREF(in);
+    return result;
+}
 
 PyObject *psb_py_threshold_otsu(PyObject *self, PyObject *args, PyObject *kwargs)
 {
     (void)self;
     static char *kwlist[] = {"image", "bins", "range", "mask", "method", "threads", "info",
-                             "closed_last", "value", "f32_edges", NULL};
+                             "closed_last", "value", "f32_edges", "batch", "range_per_image",
+                             "channel_axis", NULL};
     static const char *const host_only[] = {"closed_last", "value", "f32_edges", NULL};
     PyObject *image, *bins_obj = NULL, *range_obj = NULL, *mask_obj = NULL;
-    int want_info = 0, closed_last = 0;
+    PyObject *channel_axis = NULL;
+    int want_info = 0, closed_last = 0, batch = 0, per_image = 0;
     unsigned f32_edges = 0;
     PyObject *f32_obj = NULL;
     const char *value = "upper";
     psb_opts o = {NULL, 0, 0, 0};
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$OOOznppsO:threshold_otsu", kwlist,
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$OOOznppsOppO:threshold_otsu", kwlist,
                                      &image, &bins_obj, &range_obj, &mask_obj, &o.method,
-                                     &o.threads, &want_info, &closed_last, &value, &f32_obj))
+                                     &o.threads, &want_info, &closed_last, &value, &f32_obj,
+                                     &batch, &per_image, &channel_axis))
         return NULL;
     if (!parse_f32_edges(f32_obj, &f32_edges))
         return NULL;
@@ -1110,6 +1351,14 @@ PyObject *psb_py_threshold_otsu(PyObject *self, PyObject *args, PyObject *kwargs
         Py_XDECREF(k);
         return r;
     }
+    if ((per_image || (channel_axis && channel_axis != Py_None)) && !batch)
+        return psb_fail(PIXSUM_ERR_INVALID_ARG, "threshold_otsu: range_per_image and "
+                        "channel_axis are read with batch=True only");
+    if (batch)
+        return threshold_otsu_batch(image, &spec, mask_obj, &o,
+                                    (closed_last ? PIXSUM_HIST_CLOSED_LAST : 0u) | f32_edges |
+                                        (per_image ? PIXSUM_HIST_RANGE_PER_IMAGE : 0u),
+                                    which, want_info, channel_axis);
     PyArrayObject *in = psb_as_array(image, "image");
     if (!in)
         return NULL;

@@ -106,12 +106,13 @@ static void *fail_not_integral_input(const char *name, pixsum_type t)
 /* No channel_axis for one image: channels interleaved on the last axis. */
 #define IMAGE_AXIS_LAST 2
 
-/* Reads batch= and channel_axis= into a: with batch, channel_axis None or -1
+/* Reads batch= and channel_axis= into a (declared in binding.h, shared with
+ * hist.c): with batch, channel_axis None or -1
  * (the last axis: interleaved channels) or 1 (channels-first). Without
  * batch, channel_axis names the channel axis of a 3-D image: 0, 1 or 2 (or
  * -3..-1), into *image_axis (IMAGE_AXIS_LAST when None). Returns 1, or 0
  * with an exception set. */
-static int batch_args(const char *name, int batch, PyObject *channel_axis,
+int psb_batch_args(const char *name, int batch, PyObject *channel_axis,
                       psb_integral_args *a, int *image_axis)
 {
     a->batch = batch;
@@ -363,7 +364,7 @@ static PyObject *integral_common(enum integral_kind kind, PyObject *args, PyObje
         out_sq = NULL;
     psb_integral_args a = {name, kind == KIND_VOLUME ? 3 : 2, kind == KIND_SQ, 0, 0,
                            dtype_obj, sq_dtype_obj, out, out_sq, o, !copy};
-    if (!batch_args(name, batch, channel_axis, &a, &image_axis))
+    if (!psb_batch_args(name, batch, channel_axis, &a, &image_axis))
         return NULL;
     if (batch && (carry || carry_sq))
         return psb_fail(PIXSUM_ERR_UNSUPPORTED, "%s: carry rows continue the table of one "
@@ -1079,7 +1080,7 @@ static int parse_size(PyObject *obj, size_t *kh, size_t *kw)
 PyDoc_STRVAR(box_filter_doc,
 "box_filter(image, size, *, normalize=True, mode='same', dtype=None,\n"
 "           method='auto', threads=0, out=None, border=None, stat=None, cval=0.0,\n"
-"           copy=True)\n"
+"           copy=True, batch=False, channel_axis=None)\n"
 "--\n\n"
 "Box (moving-window) filter of a 2-D image: the library's streamed\n"
 "pixsum_box_filter(), which reads the image once and writes the result once;\n"
@@ -1107,7 +1108,15 @@ PyDoc_STRVAR(box_filter_doc,
 "  windows). var/std: float64 (default) or float32.\n"
 "method: 'auto' (default), 'box.stream' (one thread) or 'box.omp' (bands of\n"
 "  rows over `threads` threads, 0 = all cores).\n"
-"out: an existing array to write into.\n\n"
+"out: an existing array to write into.\n"
+"batch: read axis 0 as N independent images, (N, H, W) or (N, H, W, C), and\n"
+"  return the N filtered images (N, H', W'[, C]) in one call, each equal to\n"
+"  the call on that image (the images are spread over the threads). Without\n"
+"  it a 3-D array is one (H, W, C) image, and shapes that can only be stacks\n"
+"  are refused (BadShapeError names this keyword).\n"
+"channel_axis: with batch=True, None or -1 (channels interleaved on the last\n"
+"  axis) or 1: PyTorch's channels-first (N, C, H, W) read as N*C one-channel\n"
+"  images, in place where the N and C axes merge; the result is (N, C, H', W').\n\n"
 "Integer sums are exact; integer variances are exact up to the final\n"
 "division. The GIL is released during the computation.\n\n"
 "GPU images (CuPy, PyTorch) take the library's streamed CUDA method\n"
@@ -1148,19 +1157,31 @@ static PyObject *py_box_filter(PyObject *self, PyObject *args, PyObject *kwargs)
 {
     (void)self;
     static char *kwlist[] = {"image", "size", "normalize", "mode", "dtype", "method", "threads",
-                             "out", "border", "stat", "cval", "copy", NULL};
+                             "out", "border", "stat", "cval", "copy", "batch", "channel_axis",
+                             NULL};
     PyObject *image = NULL, *size_obj = NULL, *dtype_obj = NULL, *out = NULL;
+    PyObject *channel_axis = NULL;
     int normalize = 1;
     const char *mode = "same", *border_name = NULL, *stat_name = NULL;
     double cval = 0;
-    int copy = 1;
+    int copy = 1, batch = 0, image_axis;
     psb_opts o = {NULL, 0, 0, 0};
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|$psOznOzzdp:box_filter", kwlist, &image,
-                                     &size_obj, &normalize, &mode, &dtype_obj, &o.method,
-                                     &o.threads, &out, &border_name, &stat_name, &cval, &copy))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|$psOznOzzdppO:box_filter", kwlist,
+                                     &image, &size_obj, &normalize, &mode, &dtype_obj,
+                                     &o.method, &o.threads, &out, &border_name, &stat_name,
+                                     &cval, &copy, &batch, &channel_axis))
         return NULL;
     if (psb_is_gpu_array(image))
         return psb_gpu_dispatch("box_filter", args, kwargs);
+    psb_integral_args a;
+    memset(&a, 0, sizeof a);
+    a.spatial = 2;
+    if (!psb_batch_args("box_filter", batch, channel_axis, &a, &image_axis))
+        return NULL;
+    if (!batch && channel_axis && channel_axis != Py_None)
+        return psb_fail(PIXSUM_ERR_INVALID_ARG, "box_filter: channel_axis is read with "
+                        "batch=True only (1: channels-first (N, C, H, W) stacks); an image's "
+                        "channels are on its last axis");
     pixsum_box_filter_spec spec;
     memset(&spec, 0, sizeof spec);
     pixsum_type out_type;
@@ -1171,7 +1192,10 @@ static PyObject *py_box_filter(PyObject *self, PyObject *args, PyObject *kwargs)
     if (stat_name && !parse_box_stat(stat_name, &spec.stat))
         return NULL;
     spec.border_value = cval;
-    PyArrayObject *in = psb_input_array(image, "image", copy ? 0u : PSB_IN_NO_COPY);
+    PyArrayObject *in = psb_input_array(image, "image",
+                                        (copy ? 0u : PSB_IN_NO_COPY) |
+                                            (batch ? PSB_IN_VOLUME : 0u) |
+                                            (a.channels_first ? PSB_IN_MERGE01 : 0u));
     if (!in)
         return NULL;
     PyArrayObject *res = NULL;
@@ -1180,7 +1204,10 @@ static PyObject *py_box_filter(PyObject *self, PyObject *args, PyObject *kwargs)
     pixsum_view vin, vout;
     size_t ow, oh;
     int st;
-    if (!psb_view_of(in, 2, 0, "image", &vin))
+    int nd = PyArray_NDIM(in);
+    if (!batch && !psb_check_unbatched("box_filter", nd, PyArray_DIMS(in)))
+        goto done;
+    if (!call_view(in, &a, 0, "image", &vin))
         goto done;
     pixsum_box_filter_spec unit = spec;
     unit.kw = unit.kh = 1;
@@ -1211,14 +1238,15 @@ static PyObject *py_box_filter(PyObject *self, PyObject *args, PyObject *kwargs)
                 out_type = PIXSUM_F64;
         }
     }
-    npy_intp shape[3];
-    int nd = PyArray_NDIM(in);
-    shape[0] = (npy_intp)oh;
-    shape[1] = (npy_intp)ow;
-    if (nd == 3)
-        shape[2] = (npy_intp)vin.channels;
+    /* The input's layout: (H, W[, C]), a batch (N, H, W[, C]), or
+     * channels-first (N, C, H, W) with the image axes last. */
+    npy_intp shape[4];
+    memcpy(shape, PyArray_DIMS(in), (size_t)nd * sizeof *shape);
+    int row_axis = !batch ? 0 : a.channels_first ? 2 : 1;
+    shape[row_axis] = (npy_intp)oh;
+    shape[row_axis + 1] = (npy_intp)ow;
     if (!(res = psb_output(out, nd, shape, &out_type, "out")) ||
-        !psb_view_of(res, 2, 1, "out", &vout))
+        !call_view(res, &a, 1, "out", &vout))
         goto done;
     if (!(ctx = psb_make_ctx(&o)))
         goto done;

@@ -5,7 +5,11 @@ batched table must equal the per-image call bit for bit (integer tables; float
 tables with one thread on the CPU, where the summation order is the same), on
 random N, sizes (1x1, odd, tall, wide), types, channels and strided views,
 on the CPU and (CuPy, PyTorch) on the GPU. Also: the shape rules and their
-messages, out=, and the overflow rule counting one image."""
+messages, out=, and the overflow rule counting one image. Then box_filter,
+equalize, otsu and threshold_otsu with batch=True on NumPy stacks: each image
+equal to its single call, and some cases against references from the
+definitions (window sums, the equalisation formula, Otsu by trying every
+split), masks shared and per image, shared and per-image ranges."""
 
 import numpy as np
 import pytest
@@ -182,6 +186,200 @@ def test_no_reference_leaks(rng):
         with pytest.raises(pixsum.BadShapeError):
             pixsum.integral(x, batch=True, out=np.empty((3, 8, 8), np.uint32))
     assert [sys.getrefcount(o) for o in (x, out, dt)] == before
+
+
+# ---- box_filter, equalize, otsu and threshold_otsu of stacks (CPU) -----------------------
+
+BOX_DTYPES = [np.uint8, np.uint16, np.int16, np.int32, np.uint32, np.float32, np.float64]
+BOX_MODES = ["same", "valid", "reflect101", "reflect", "replicate", "constant"]
+
+
+@pytest.mark.parametrize("dtype", BOX_DTYPES)
+@pytest.mark.parametrize("hw", SIZES)
+@pytest.mark.parametrize("channels", [None, 1, 3, 4])
+def test_box_filter_batch_equals_per_image(rng, dtype, hw, channels):
+    n = int(rng.integers(1, 8))
+    x = random_image(rng, (n,) + hw + ((channels,) if channels else ()), dtype)
+    for mode in BOX_MODES:
+        size = (int(rng.integers(1, hw[0] + 1)), int(rng.integers(1, hw[1] + 1))) \
+            if mode == "valid" else (int(rng.integers(1, 6)), int(rng.integers(1, 6)))
+        for stat in ("sum", "mean", "var", "std"):
+            kw = dict(mode=mode, stat=stat, cval=1)
+            if stat == "mean" and dtype in (np.uint8, np.uint16) and rng.integers(2):
+                kw["dtype"] = dtype
+            same(pixsum.box_filter(x, size, batch=True, **kw),
+                 per_image(pixsum.box_filter, x, size=size, **kw))
+
+
+def test_box_filter_batch_against_window_sums(rng):
+    """valid window sums of every image from the definition (all windows)."""
+    from numpy.lib.stride_tricks import sliding_window_view
+    for n, (h, w), k in [(1, (1, 1), (1, 1)), (2, (1, 17), (1, 4)), (7, (23, 1), (5, 1)),
+                         (3, (9, 13), (3, 5))]:
+        x = random_image(rng, (n, h, w), np.uint8)
+        want = sliding_window_view(x.astype(np.int64), k, axis=(1, 2)).sum(axis=(-2, -1))
+        got = pixsum.box_filter(x, k, batch=True, mode="valid", normalize=False)
+        np.testing.assert_array_equal(got, want)
+
+
+def test_box_filter_batch_layouts(rng):
+    base = random_image(rng, (6, 30, 40, 3), np.uint8)
+    strided = base[::2, 3:25, 5:33]                       # slices, rows and columns apart
+    same(pixsum.box_filter(strided, 3, batch=True), per_image(pixsum.box_filter, strided,
+                                                              size=3))
+    nchw = random_image(rng, (3, 4, 20, 21), np.uint16)   # PyTorch (N, C, H, W)
+    got = pixsum.box_filter(nchw, (3, 5), batch=True, channel_axis=1, mode="reflect",
+                            stat="mean", dtype=np.uint16)
+    assert got.shape == nchw.shape
+    for i in range(3):
+        for c in range(4):
+            same(got[i, c], pixsum.box_filter(nchw[i, c], (3, 5), mode="reflect",
+                                              stat="mean", dtype=np.uint16))
+    # channels-first whose N and C axes do not merge: copied, or refused with copy=False
+    odd = np.ascontiguousarray(nchw.transpose(1, 0, 2, 3)).transpose(1, 0, 2, 3)
+    same(pixsum.box_filter(odd, 3, batch=True, channel_axis=1),
+         pixsum.box_filter(np.ascontiguousarray(odd), 3, batch=True, channel_axis=1))
+    with pytest.raises(pixsum.BadStrideError):
+        pixsum.box_filter(odd, 3, batch=True, channel_axis=1, copy=False)
+    out = np.empty((6, 30, 40, 3), np.float32)
+    r = pixsum.box_filter(base, 5, batch=True, out=out)
+    assert r is out
+    same(out, per_image(pixsum.box_filter, base, size=5, dtype=np.float32))
+
+
+def test_box_filter_batch_refusals(rng):
+    stack = random_image(rng, (8, 20, 30), np.uint8)
+    with pytest.raises(pixsum.BadShapeError, match="batch=True"):
+        pixsum.box_filter(stack, 3)
+    with pytest.raises(pixsum.BadShapeError, match="batch=True"):
+        pixsum.box_filter(random_image(rng, (2, 3, 20, 30), np.uint8), 3)
+    with pytest.raises(pixsum.InvalidArgumentError, match="channel_axis"):
+        pixsum.box_filter(stack, 3, channel_axis=1)
+    with pytest.raises(pixsum.InvalidArgumentError, match="channel_axis"):
+        pixsum.box_filter(stack, 3, batch=True, channel_axis=2)
+    with pytest.raises(pixsum.BadShapeError):
+        pixsum.box_filter(stack, 3, batch=True, out=np.empty((7, 20, 30), np.float64))
+    with pytest.raises(pixsum.BadShapeError, match="batch=True"):
+        pixsum.box_filter(stack[0], 3, batch=True)
+
+
+def ref_equalize(img, mask=None):
+    """One channel equalised from the definition (exact integers, halves up)."""
+    levels = 256 if img.dtype == np.uint8 else 65536
+    sel = img if mask is None else img[mask != 0]
+    cdf = np.cumsum(np.bincount(sel.ravel(), minlength=levels)).astype(np.int64)
+    n, nz = cdf[-1], cdf[cdf > 0]
+    cmin = int(nz[0]) if nz.size else 0
+    if n == cmin:
+        return img.copy()
+    num = np.maximum(cdf - cmin, 0).astype(object) * (levels - 1)
+    lut = np.array([(2 * a + (n - cmin)) // (2 * (n - cmin)) for a in num], np.int64)
+    return lut[img].astype(img.dtype)
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint16])
+@pytest.mark.parametrize("hw", SIZES)
+@pytest.mark.parametrize("channels", [None, 2, 3])
+def test_equalize_batch(rng, dtype, hw, channels):
+    n = int(rng.integers(1, 8))
+    x = random_image(rng, (n,) + hw + ((channels,) if channels else ()), dtype)
+    same(pixsum.equalize(x, batch=True), per_image(pixsum.equalize, x))
+    shared = (rng.random(hw) < 0.6).astype(np.uint8)
+    per = (rng.random((n,) + hw) < 0.6).astype(np.uint8)
+    same(pixsum.equalize(x, batch=True, mask=shared),
+         per_image(pixsum.equalize, x, mask=shared))
+    same(pixsum.equalize(x, batch=True, mask=per),
+         np.stack([pixsum.equalize(x[i], mask=per[i]) for i in range(n)]))
+    if channels is None:
+        got = pixsum.equalize(x, batch=True, mask=per)
+        for i in range(n):
+            same(got[i], ref_equalize(x[i], per[i]))
+
+
+def test_equalize_batch_layouts_and_refusals(rng):
+    x = random_image(rng, (5, 16, 18), np.uint8)
+    y = x.copy()
+    assert pixsum.equalize(y, batch=True, out=y) is y      # in place
+    same(y, per_image(pixsum.equalize, x))
+    nchw = random_image(rng, (2, 3, 9, 10), np.uint8)
+    got = pixsum.equalize(nchw, batch=True, channel_axis=1)
+    same(got, np.stack([[pixsum.equalize(nchw[i, c]) for c in range(3)] for i in range(2)]))
+    # without batch=True a stack stays one volume with one histogram
+    vol = pixsum.equalize(x, channels=False)
+    same(vol, ref_equalize(x))
+    with pytest.raises(pixsum.InvalidArgumentError, match="nbins"):
+        pixsum.equalize(x, batch=True, nbins=16)
+    with pytest.raises(pixsum.BadTypeError):
+        pixsum.equalize(x.astype(np.float32), batch=True)
+    with pytest.raises(pixsum.InvalidArgumentError, match="batch=True"):
+        pixsum.equalize(x, channel_axis=1)
+    with pytest.raises(pixsum.BadShapeError):
+        pixsum.equalize(x, batch=True, mask=np.ones((3, 16, 18), np.uint8))
+
+
+def ref_otsu_bin(counts):
+    """The bin maximising the between-class variance, every split tried."""
+    best, best_t = -1.0, 0
+    idx = np.arange(len(counts), dtype=np.float64)
+    for t in range(len(counts) - 1):
+        w0, w1 = counts[:t + 1].sum(), counts[t + 1:].sum()
+        if w0 == 0 or w1 == 0:
+            continue
+        m0 = (idx[:t + 1] * counts[:t + 1]).sum() / w0
+        m1 = (idx[t + 1:] * counts[t + 1:]).sum() / w1
+        v = float(w0) * float(w1) * (m0 - m1) ** 2
+        if v > best * (1 + 1e-12):
+            best, best_t = v, t
+    return best_t
+
+
+@pytest.mark.parametrize("n", [1, 2, 7])
+def test_threshold_otsu_batch(rng, n):
+    x = np.where(rng.random((n, 21, 19)) < 0.5, rng.integers(0, 90, (n, 21, 19)),
+                 rng.integers(130, 256, (n, 21, 19))).astype(np.uint8)
+    got = pixsum.threshold_otsu(x, batch=True)
+    assert got.shape == (n,) and got.dtype == np.float64
+    for i in range(n):
+        assert got[i] == pixsum.threshold_otsu(x[i])
+        assert got[i] == ref_otsu_bin(np.bincount(x[i].ravel(), minlength=256)) + 1
+    same(pixsum.otsu(pixsum.histogram(x, batch=True), batch=True),
+         np.array([pixsum.otsu(np.bincount(x[i].ravel(), minlength=256))
+                   for i in range(n)], np.int64))
+    # floats: one range for the batch by default, each image's with range_per_image
+    f = rng.random((n, 12, 13)) * (1 + np.arange(n))[:, None, None]
+    shared, info = pixsum.threshold_otsu(f, batch=True, info=True)
+    for i in range(n):
+        assert shared[i] == pixsum.threshold_otsu(f[i], bins=info["bins"],
+                                                  range=(info["lo"][i], info["hi"][i]))
+        assert info["lo"][i] == f.min()
+    own = pixsum.threshold_otsu(f, batch=True, range_per_image=True)
+    same(own, np.array([pixsum.threshold_otsu(f[i]) for i in range(n)]))
+    for value in ("center", "lower"):
+        same(pixsum.threshold_otsu(f, batch=True, range_per_image=True, value=value,
+                                   closed_last=True),
+             np.array([pixsum.threshold_otsu(f[i], value=value, closed_last=True)
+                       for i in range(n)]))
+    m = (rng.random((12, 13)) < 0.7).astype(np.uint8)
+    same(pixsum.threshold_otsu(f, batch=True, range_per_image=True, mask=m),
+         np.array([pixsum.threshold_otsu(f[i], mask=m) for i in range(n)]))
+
+
+def test_threshold_otsu_batch_layouts_and_refusals(rng):
+    nchw = random_image(rng, (2, 3, 9, 10), np.uint8)
+    got = pixsum.threshold_otsu(nchw, batch=True, channel_axis=1)
+    assert got.shape == (2, 3)
+    for i in range(2):
+        for c in range(3):
+            assert got[i, c] == pixsum.threshold_otsu(nchw[i, c])
+    with pytest.raises(pixsum.InvalidArgumentError, match="batch=True"):
+        pixsum.threshold_otsu(nchw[0], range_per_image=True)
+    with pytest.raises(pixsum.BadShapeError, match="channel_axis=1"):
+        pixsum.threshold_otsu(random_image(rng, (2, 9, 10, 3), np.uint8), batch=True)
+    with pytest.raises(pixsum.InvalidArgumentError, match="image 1"):
+        pixsum.threshold_otsu(np.stack([nchw[0, 0], np.full((9, 10), np.nan)]), batch=True,
+                              range_per_image=True)
+    with pytest.raises(pixsum.BadShapeError, match="batch=True"):
+        pixsum.otsu(np.ones((3, 8), np.int64))
 
 
 # ---- GPU: CuPy arrays and PyTorch tensors -------------------------------------------------

@@ -5,7 +5,10 @@
  * rows split over threads), equalisation to floats (scikit-image's
  * equalize_hist: the normalised cumulative histogram interpolated at the bin
  * centres), and Otsu's threshold (pixsum's upper-edge convention and
- * scikit-image's bin centre; constant images give their value).
+ * scikit-image's bin centre; constant images give their value). Batches
+ * (a view of depth N as N images): pixsum_equalize_batch() and
+ * pixsum_otsu_batch() (on pixsum_histogram_batch()'s counts), images shared
+ * out over the threads by psi_batch_run().
  */
 #include "hist_classify.h"
 
@@ -212,6 +215,61 @@ int pixsum_equalize(pixsum_ctx *ctx, const pixsum_view *in, const pixsum_view *o
 {
     psi_clear_error();
     return equalize_common(ctx, in, out, mask, NULL, 0);
+}
+
+static pixsum_view slice_of(const pixsum_view *v, size_t z)
+{
+    pixsum_view s;
+    pixsum_view_roi3d(v, 0, 0, z, v->width, v->height, 1, &s);
+    return s;
+}
+
+/* Image z of a mask given for a batch: its own slice, or the shared one. */
+static pixsum_view mask_of(const pixsum_view *mask, size_t z)
+{
+    return mask->depth == 1 ? *mask : slice_of(mask, z);
+}
+
+/* What every image of an equalisation batch shares. */
+typedef struct equalize_batch {
+    const pixsum_view *in, *out, *mask;
+} equalize_batch;
+
+static int equalize_image(pixsum_ctx *c, size_t z, void *user)
+{
+    const equalize_batch *b = user;
+    pixsum_view in = slice_of(b->in, z), out = slice_of(b->out, z), mask;
+    if (b->mask)
+        mask = mask_of(b->mask, z);
+    return equalize_common(c, &in, &out, b->mask ? &mask : NULL, NULL, 0);
+}
+
+int pixsum_equalize_batch(pixsum_ctx *ctx, const pixsum_view *in, const pixsum_view *out,
+                          const pixsum_view *mask)
+{
+    psi_clear_error();
+    int st = psi_equalize_check(in, out);
+    if (st != PIXSUM_OK)
+        return st;
+    if (mask) { /* the mask rules of pixsum_histogram() on image 0, and its depth */
+        if ((st = pixsum_view_check(mask)) != PIXSUM_OK)
+            return psi_fail(st, "mask: %s", pixsum_last_error());
+        if (mask->depth != 1 && mask->depth != in->depth)
+            return psi_fail(PIXSUM_ERR_BAD_SHAPE, "the mask holds %zu images; a batch of %zu "
+                            "takes one mask per image or one for all (depth 1)", mask->depth,
+                            in->depth);
+        pixsum_view in0 = slice_of(in, 0), m0 = mask_of(mask, 0);
+        pixsum_hist_spec probe = {1, 0.0, 1.0, &m0};
+        pixsum_hist_info unused;
+        if ((st = pixsum_hist_resolve(&in0, &probe, &unused)) != PIXSUM_OK)
+            return st;
+    }
+    pixsum_ctx local = psi_default_ctx;
+    equalize_batch b = {in, out, mask};
+    st = psi_batch_run(ctx ? ctx : &local, in->depth, equalize_image, &b);
+    if (st == PIXSUM_OK)
+        psi_clear_error();
+    return st;
 }
 
 int pixsum_equalize_counts(pixsum_ctx *ctx, const pixsum_view *in, const pixsum_view *out,
@@ -557,6 +615,45 @@ static bool constant_channel0(const pixsum_view *in, const pixsum_view *mask, do
     return seen;
 }
 
+/* Otsu's result for image `in` from its counts h (channel 0's first),
+ * counted over `edges` (info's bins and range): a constant channel 0 gives
+ * its value, else the search of pixsum_otsu(). Returns PIXSUM_OK or
+ * pixsum_otsu()'s PIXSUM_ERR_INVALID_ARG; *res is written on success only. */
+static int otsu_of_counts(const pixsum_view *in, const pixsum_view *mask, const uint64_t *h,
+                          const pixsum_hist_info *info, const double *edges, unsigned f32,
+                          pixsum_otsu_result *res)
+{
+    const size_t bins = info->bins;
+    size_t nonempty = 0, t = 0;
+    for (size_t i = 0; i < bins; i++)
+        nonempty += h[i] != 0;
+    double v;
+    int st;
+    if (nonempty < 2 && constant_channel0(in, mask, &v)) {
+        memset(res, 0, sizeof *res);
+        res->threshold = res->center = res->lower = v;
+        res->bin = SIZE_MAX;
+        for (size_t i = 0; i < bins; i++)
+            if (h[i])
+                res->bin = i;
+        res->constant = 1;
+        res->info = *info;
+    } else if ((st = pixsum_otsu(h, bins, &t)) == PIXSUM_OK) {
+        memset(res, 0, sizeof *res);
+        res->bin = t;
+        res->lower = edges[t];
+        res->threshold = edges[t + 1];
+        pixsum_hist_info one = *info; /* bin t alone: its two edges */
+        one.bins = 1;
+        one.channels = 1;
+        pixsum_hist_centers(&one, edges + t, f32, &res->center);
+        res->info = *info;
+    } else {
+        return st;
+    }
+    return PIXSUM_OK;
+}
+
 int pixsum_otsu_image(pixsum_ctx *ctx, const pixsum_view *in, const pixsum_hist_spec *spec,
                       unsigned flags, pixsum_otsu_result *res)
 {
@@ -598,30 +695,8 @@ int pixsum_otsu_image(pixsum_ctx *ctx, const pixsum_view *in, const pixsum_hist_
         s.hi = info.hi;
         st = pixsum_histogram(ctx, in, &s, h, n, &info);
     }
-    size_t nonempty = 0, t = 0;
-    for (size_t i = 0; st == PIXSUM_OK && i < bins; i++)
-        nonempty += h[i] != 0;
-    double v;
-    if (st == PIXSUM_OK && nonempty < 2 && constant_channel0(in, spec ? spec->mask : NULL, &v)) {
-        memset(res, 0, sizeof *res);
-        res->threshold = res->center = res->lower = v;
-        res->bin = SIZE_MAX;
-        for (size_t i = 0; i < bins; i++)
-            if (h[i])
-                res->bin = i;
-        res->constant = 1;
-        res->info = info;
-    } else if (st == PIXSUM_OK && (st = pixsum_otsu(h, bins, &t)) == PIXSUM_OK) {
-        memset(res, 0, sizeof *res);
-        res->bin = t;
-        res->lower = edges[t];
-        res->threshold = edges[t + 1];
-        pixsum_hist_info one = info; /* bin t alone: its two edges */
-        one.bins = 1;
-        one.channels = 1;
-        pixsum_hist_centers(&one, edges + t, f32, &res->center);
-        res->info = info;
-    }
+    if (st == PIXSUM_OK)
+        st = otsu_of_counts(in, spec ? spec->mask : NULL, h, &info, edges, f32, res);
     free(h);
     free(edges);
     return st;
@@ -641,4 +716,123 @@ int pixsum_otsu_threshold(pixsum_ctx *ctx, const pixsum_view *in, const pixsum_h
     if (bin)
         *bin = res.bin;
     return PIXSUM_OK;
+}
+
+/* What every image of an Otsu batch shares: the batch's counts and infos
+ * (pixsum_histogram_batch()), the caller's spec and flags. */
+typedef struct otsu_batch {
+    const pixsum_view *in;
+    const pixsum_hist_spec *spec;
+    unsigned flags;
+    const uint64_t *counts;
+    const pixsum_hist_info *infos;
+    pixsum_otsu_result *results;
+} otsu_batch;
+
+/* Image z from the batch's counts (no flag changes the counting). */
+static int otsu_counted_image(pixsum_ctx *c, size_t z, void *user)
+{
+    (void)c;
+    const otsu_batch *b = user;
+    const pixsum_hist_info *info = &b->infos[z];
+    pixsum_view image = slice_of(b->in, z), mask;
+    const pixsum_view *m = b->spec ? b->spec->mask : NULL;
+    if (m) {
+        mask = mask_of(m, z);
+        m = &mask;
+    }
+    double *edges = malloc((info->bins + 1) * sizeof *edges);
+    if (!edges)
+        return psi_fail(PIXSUM_ERR_NO_MEMORY, "cannot allocate %zu edges", info->bins + 1);
+    int st = pixsum_hist_uniform_edges(info->bins, info->lo, info->hi, 0, edges);
+    if (st == PIXSUM_OK)
+        st = otsu_of_counts(&image, m, b->counts + z * info->bins * info->channels, info,
+                            edges, 0, &b->results[z]);
+    free(edges);
+    return st;
+}
+
+/* Image z with the closed last bin or f32 edges: pixsum_otsu_image() with
+ * the bins and range the batch resolved for it. */
+static int otsu_edges_image(pixsum_ctx *c, size_t z, void *user)
+{
+    const otsu_batch *b = user;
+    pixsum_view image = slice_of(b->in, z), mask;
+    pixsum_hist_spec one = b->spec ? *b->spec : (pixsum_hist_spec){0};
+    one.bins = b->infos[z].bins;
+    one.lo = b->infos[z].lo;
+    one.hi = b->infos[z].hi;
+    if (one.mask) {
+        mask = mask_of(one.mask, z);
+        one.mask = &mask;
+    }
+    return pixsum_otsu_image(c, &image, &one, b->flags, &b->results[z]);
+}
+
+int pixsum_otsu_batch(pixsum_ctx *ctx, const pixsum_view *in, const pixsum_hist_spec *spec,
+                      unsigned flags, pixsum_otsu_result *results, size_t n_results)
+{
+    psi_clear_error();
+    if (!in || !results)
+        return psi_fail(PIXSUM_ERR_NULL, "image or results is NULL");
+    const unsigned known = PIXSUM_HIST_CLOSED_LAST | PIXSUM_HIST_F32_EDGES |
+                           PIXSUM_HIST_RANGE_PER_IMAGE;
+    if (flags & ~known)
+        return psi_fail(PIXSUM_ERR_INVALID_ARG, "unknown flags 0x%x", flags);
+    int st = pixsum_view_check(in);
+    if (st != PIXSUM_OK)
+        return psi_fail(st, "input: %s", pixsum_last_error());
+    const size_t n = in->depth;
+    if (n_results < n)
+        return psi_fail(PIXSUM_ERR_BAD_SHAPE, "results holds %zu values, the batch has %zu "
+                        "images", n_results, n);
+    /* The bin count: the batch's spec on image 0, with a placeholder range
+     * where the range would come from the data (the bin count never does). */
+    pixsum_hist_spec probe = spec ? *spec : (pixsum_hist_spec){0};
+    pixsum_view in0 = slice_of(in, 0), m0;
+    if (probe.mask) {
+        if ((st = pixsum_view_check(probe.mask)) != PIXSUM_OK)
+            return psi_fail(st, "mask: %s", pixsum_last_error());
+        if (probe.mask->depth != 1 && probe.mask->depth != n)
+            return psi_fail(PIXSUM_ERR_BAD_SHAPE, "the mask holds %zu images; a batch of %zu "
+                            "takes one mask per image or one for all (depth 1)",
+                            probe.mask->depth, n);
+        m0 = mask_of(probe.mask, 0);
+        probe.mask = &m0;
+    }
+    if (probe.lo == probe.hi && !psi_hist_small_type(in->type)) {
+        probe.lo = 0;
+        probe.hi = 1;
+    }
+    pixsum_hist_info info0;
+    if ((st = pixsum_hist_resolve(&in0, &probe, &info0)) != PIXSUM_OK)
+        return st;
+    const size_t per = info0.bins * in->channels;
+    if (per > SIZE_MAX / sizeof(uint64_t) / n)
+        return psi_fail(PIXSUM_ERR_TOO_LARGE, "%zu images x %zu counts overflow", n, per);
+    uint64_t *counts = malloc(n * per * sizeof *counts);
+    pixsum_hist_info *infos = malloc(n * sizeof *infos);
+    if (!counts || !infos) {
+        free(counts);
+        free(infos);
+        return psi_fail(PIXSUM_ERR_NO_MEMORY, "cannot allocate %zu histograms", n);
+    }
+    pixsum_ctx local = psi_default_ctx;
+    pixsum_ctx *c = ctx ? ctx : &local;
+    st = pixsum_histogram_batch(c, in, spec,
+                                flags & PIXSUM_HIST_RANGE_PER_IMAGE
+                                    ? PIXSUM_HIST_RANGE_PER_IMAGE : 0u,
+                                counts, n * per, infos);
+    if (st == PIXSUM_OK) {
+        const unsigned f32 = in->type == PIXSUM_F32 ? (flags & PIXSUM_HIST_F32_EDGES) : 0u;
+        otsu_batch b = {in, spec, flags & ~PIXSUM_HIST_RANGE_PER_IMAGE, counts, infos,
+                        results};
+        bool edges = (flags & PIXSUM_HIST_CLOSED_LAST) || f32;
+        st = psi_batch_run(c, n, edges ? otsu_edges_image : otsu_counted_image, &b);
+    }
+    free(counts);
+    free(infos);
+    if (st == PIXSUM_OK)
+        psi_clear_error();
+    return st;
 }

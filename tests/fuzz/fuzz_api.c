@@ -33,8 +33,15 @@
  *     untouched or, for integer outputs of integer images, equals the sums
  *     (or rounded means) of the windows computed here from the definition,
  *     and never gives a negative variance;
+ *   - the slices as a batch of box filters (pixsum_box_filter() of depth N),
+ *     equalisations (pixsum_equalize_batch()) and Otsu thresholds
+ *     (pixsum_otsu_batch()) fail leaving their outputs untouched (the first
+ *     two) or equal the single-image calls on each slice;
  *   - in CUDA builds, pixsum_cuda_integral_batch[_sq]() on a batch's host
  *     views answer with a status and, when they refuse, write nothing;
+ *   - pixsum_cuda_histogram_batch() on a batch's host views returns the CPU
+ *     batch's error code, its own refusals, or (a valid request, on a device
+ *     number no system has) UNAVAILABLE, and writes nothing;
  *   - pixsum_cuda_box_filter() on the same request returns the CPU's error
  *     code, or (a valid request, on a device number no system has)
  *     UNAVAILABLE, and writes nothing;
@@ -302,6 +309,32 @@ static void fuzz_histogram_batch(reader *r, pixsum_ctx *ctx, const image *in,
     int st = pixsum_histogram_batch(ctx, &in->view, spec, flags, counts, len, infos);
     if ((flags == 2 || len < n * per) && st == PIXSUM_OK)
         abort();
+#ifdef PIXSUM_HAVE_CUDA
+    {
+        /* the CUDA batch on the same (host) views, on a device no system has
+         * (1024): the CPU's validation error, or its own refusals (no range
+         * for a type that needs one, bins or alignment it does not take), or
+         * UNAVAILABLE for a valid request; it never writes */
+        uint64_t *g = malloc(bytes);
+        pixsum_ctx *gctx = pixsum_ctx_new();
+        if (g && gctx && pixsum_ctx_set(gctx, PIXSUM_PARAM_CUDA_DEVICE, 1024) == PIXSUM_OK) {
+            memset(g, FILL, bytes);
+            int gst = pixsum_cuda_histogram_batch(gctx, &in->view, spec, flags, g, len, NULL,
+                                                  NULL);
+            int own = gst == PIXSUM_ERR_INVALID_ARG || gst == PIXSUM_ERR_UNSUPPORTED;
+            /* the CPU's context method may answer instead of validation */
+            int valid = st == PIXSUM_OK || st == PIXSUM_ERR_NO_MEMORY ||
+                        st == PIXSUM_ERR_UNSUPPORTED || st == PIXSUM_ERR_UNAVAILABLE;
+            if (gst == PIXSUM_OK || (valid ? gst != PIXSUM_ERR_UNAVAILABLE && !own
+                                           : gst != st && !own))
+                abort(); /* the CUDA batch's validation differs from the CPU's */
+            if (!untouched((unsigned char *)g, bytes))
+                abort();
+        }
+        pixsum_ctx_free(gctx);
+        free(g);
+    }
+#endif
     if (st != PIXSUM_OK) {
         if (flags != 1 && !untouched((unsigned char *)counts, bytes))
             abort();
@@ -816,6 +849,147 @@ static int64_t sample_i(const pixsum_view *v, size_t x, size_t y, size_t c)
     }
 }
 
+/* Whether slice z of view b holds the bytes of the packed single image a. */
+static int slice_same(const pixsum_view *b, size_t z, const pixsum_view *a)
+{
+    size_t row = a->width * a->channels * pixsum_type_size(a->type);
+    for (size_t y = 0; y < a->height; y++)
+        if (memcmp((const char *)b->data + (ptrdiff_t)z * b->slice_stride +
+                       (ptrdiff_t)y * b->row_stride,
+                   (const char *)a->data + (ptrdiff_t)y * a->row_stride, row) != 0)
+            return 0;
+    return 1;
+}
+
+/* The slices of `in` as a box filter batch (pixsum_box_filter() of a view
+ * of depth N, output of depth N, sometimes one image short): a failure
+ * leaves the output untouched; on success each image equals the call on
+ * its slice alone. */
+static void fuzz_box_filter_batch(reader *r, pixsum_ctx *ctx, const image *in)
+{
+    pixsum_box_filter_spec spec;
+    memset(&spec, 0, sizeof spec);
+    spec.kw = take_u8(r) % 9;
+    spec.kh = take_u8(r) % 9;
+    spec.stat = (pixsum_box_stat)(take_u8(r) % 4);
+    spec.border = (pixsum_border)(take_u8(r) % PIXSUM_BORDER_COUNT);
+    spec.border_value = (double)(take_u8(r) % 3);
+    pixsum_type ot = pixsum_box_filter_type(in->view.type, &spec);
+    size_t ow, oh, n = in->view.depth, ch = in->view.channels;
+    if (ot == PIXSUM_TYPE_NONE ||
+        pixsum_box_filter_shape(&spec, in->view.width, in->view.height, &ow, &oh) != PIXSUM_OK)
+        return;
+    size_t d = n - (n > 1 && take_u8(r) % 8 == 0); /* sometimes one short: refused */
+    size_t bytes = pixsum_packed_bytes(ot, ow, oh, d, ch), one_bytes = bytes / d;
+    if (bytes == 0 || ow > 64 || oh > 64 || n > 64)
+        return;
+    unsigned char *buf = malloc(bytes), *one = malloc(one_bytes);
+    if (!buf || !one)
+        goto done;
+    memset(buf, FILL, bytes);
+    pixsum_view out = pixsum_view_3d(buf, ot, ow, oh, d, ch, 0, 0);
+    int st = pixsum_box_filter(ctx, &in->view, &spec, &out);
+    if (st != PIXSUM_OK) {
+        if (!untouched(buf, bytes))
+            abort();
+        goto done;
+    }
+    if (d != n)
+        abort(); /* an output of another depth must be refused */
+    for (size_t z = 0; z < n; z++) {
+        pixsum_view iz, oz = pixsum_view_2d(one, ot, ow, oh, ch, 0);
+        if (pixsum_view_roi3d(&in->view, 0, 0, z, in->view.width, in->view.height, 1, &iz) !=
+                PIXSUM_OK ||
+            pixsum_box_filter(ctx, &iz, &spec, &oz) != PIXSUM_OK || !slice_same(&out, z, &oz))
+            abort(); /* a batch's image differs from the call on its slice */
+    }
+done:
+    free(buf);
+    free(one);
+}
+
+/* pixsum_equalize_batch() of the slices (u8/u16), mask none, shared or per
+ * image (fuzzed bits): a failure leaves the output untouched; on success each
+ * image equals pixsum_equalize() of its slice with its mask. */
+static void fuzz_equalize_batch(reader *r, pixsum_ctx *ctx, const image *in)
+{
+    const pixsum_view *v = &in->view;
+    size_t n = v->depth, bytes = pixsum_packed_bytes(v->type, v->width, v->height, n,
+                                                     v->channels);
+    size_t plane = v->width * v->height;
+    if (bytes == 0 || n > 64 || plane > 4096)
+        return;
+    unsigned mask_kind = take_u8(r) % 4; /* none, shared, per image, a wrong depth */
+    size_t mdepth = mask_kind == 1 ? 1 : mask_kind == 2 ? n : n + 1;
+    unsigned char *out = malloc(bytes), *one = malloc(bytes / n);
+    uint8_t *mask = mask_kind ? malloc(plane * mdepth) : NULL;
+    if (!out || !one || (mask_kind && !mask))
+        goto done;
+    for (size_t i = 0; mask && i < plane * mdepth; i++)
+        mask[i] = take_u8(r) & 1;
+    pixsum_view mv = pixsum_view_3d(mask, PIXSUM_U8, v->width, v->height, mdepth, 1, 0, 0);
+    memset(out, FILL, bytes);
+    pixsum_view ov = pixsum_view_3d(out, v->type, v->width, v->height, n, v->channels, 0, 0);
+    int st = pixsum_equalize_batch(ctx, v, &ov, mask ? &mv : NULL);
+    if (st != PIXSUM_OK) {
+        if (!untouched(out, bytes))
+            abort();
+        goto done;
+    }
+    if (mask_kind == 3 && mdepth != 1)
+        abort(); /* a mask of another depth must be refused */
+    for (size_t z = 0; z < n; z++) {
+        pixsum_view iz, mz, oz = pixsum_view_2d(one, v->type, v->width, v->height,
+                                                v->channels, 0);
+        (void)pixsum_view_roi3d(v, 0, 0, z, v->width, v->height, 1, &iz);
+        if (mask)
+            (void)pixsum_view_roi3d(&mv, 0, 0, mdepth == 1 ? 0 : z, v->width, v->height, 1,
+                                    &mz);
+        if (pixsum_equalize(ctx, &iz, &oz, mask ? &mz : NULL) != PIXSUM_OK ||
+            !slice_same(&ov, z, &oz))
+            abort(); /* a batch's image differs from the call on its slice */
+    }
+done:
+    free(out);
+    free(one);
+    free(mask);
+}
+
+/* pixsum_otsu_batch() of the slices with fuzzed bins, range and flags: on
+ * success each result equals pixsum_otsu_image() of its slice with the bins
+ * and range the result reports; a batch of too few results is refused. */
+static void fuzz_otsu_batch(reader *r, pixsum_ctx *ctx, const image *in)
+{
+    size_t n = in->view.depth, nres = n - (take_u8(r) % 8 == 0);
+    unsigned flags = take_u8(r) & (PIXSUM_HIST_RANGE_PER_IMAGE | PIXSUM_HIST_CLOSED_LAST |
+                                   PIXSUM_HIST_F32_EDGES | 2u);
+    pixsum_hist_spec spec = {0};
+    spec.bins = take_u8(r) % 40;
+    if (take_u8(r) & 1) {
+        spec.lo = (double)(int)(take_u8(r) % 16) - 8;
+        spec.hi = spec.lo + (double)(take_u8(r) % 300);
+    }
+    if (n > 256 || nres == 0)
+        return;
+    pixsum_otsu_result *res = calloc(n, sizeof *res);
+    if (!res)
+        return;
+    int st = pixsum_otsu_batch(ctx, &in->view, &spec, flags, res, nres);
+    if (st == PIXSUM_OK && (nres < n || (flags & 2u)))
+        abort();
+    for (size_t z = 0; st == PIXSUM_OK && z < n; z++) {
+        pixsum_view iz;
+        pixsum_otsu_result one;
+        pixsum_hist_spec pinned = {res[z].info.bins, res[z].info.lo, res[z].info.hi, NULL};
+        (void)pixsum_view_roi3d(&in->view, 0, 0, z, in->view.width, in->view.height, 1, &iz);
+        if (pixsum_otsu_image(ctx, &iz, &pinned, flags & ~PIXSUM_HIST_RANGE_PER_IMAGE,
+                              &one) != PIXSUM_OK ||
+            memcmp(&one, &res[z], sizeof one) != 0)
+            abort(); /* a batch's result differs from the call on its slice */
+    }
+    free(res);
+}
+
 /* pixsum_box_filter() with a fuzzed window, statistic, border and output. */
 static void fuzz_box_filter(reader *r, pixsum_ctx *ctx, const image *in)
 {
@@ -1196,6 +1370,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             fuzz_equalize_counts(&pr, ctx, &in);
         else
             fuzz_equalize(&pr, ctx, &in);
+        fuzz_equalize_batch(&pr, ctx, &in);
+        fuzz_otsu_batch(&pr, ctx, &in);
         break;
     case 7:
         if (op & 0x40)
@@ -1208,7 +1384,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             if (op & 0x20)
                 fuzz_local(&pr, ctx, &in);
             else
+            {
                 fuzz_box_filter(&pr, ctx, &in);
+                fuzz_box_filter_batch(&pr, ctx, &in);
+            }
             break;
         }
         /* fall through */
