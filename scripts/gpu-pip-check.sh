@@ -6,9 +6,11 @@
 # PIXSUM_CUDA=ON makes that a requirement here), checks that the installed
 # package sees the GPU, then runs the whole pytest suite (python/tests: the
 # CuPy/PyTorch tests included, which skip elsewhere) against that install.
-# Optional packages missing on the machine (Dask) may be carried as
-# .gpu-deps/pydask.tar.gz (Debian's pure-Python dask, partd, locket), unpacked
-# onto PYTHONPATH. Logs: $OUT/pip-*.log.
+# Where `import dask.array` fails (no Dask, or one older than the NumPy),
+# .gpu-deps/pydask (a pure-Python Dask and its dependencies, made by
+# scripts/gpu-deps-dask.sh and carried with the tree) goes on PYTHONPATH, and
+# test_dask.py's CuPy test must then run and pass (not skip). Logs:
+# $OUT/pip-*.log.
 #
 # usage: scripts/gpu-pip-check.sh [OUT]   (PIXSUM_CUDA_ARCHS default 90-real;75-virtual)
 set -u -o pipefail
@@ -19,9 +21,8 @@ PY=$(command -v python3)
 T=/tmp/pixsum-pip
 rm -rf "$T" && mkdir -p "$T"
 extra=""
-if [ -f .gpu-deps/pydask.tar.gz ] && ! "$PY" -c "import dask" 2>/dev/null; then
-    mkdir -p /tmp/pixsum-pydeps && tar xzf .gpu-deps/pydask.tar.gz -C /tmp/pixsum-pydeps
-    extra=/tmp/pixsum-pydeps
+if [ -d .gpu-deps/pydask ] && ! "$PY" -c "import dask.array" 2>/dev/null; then
+    extra=$PWD/.gpu-deps/pydask
 fi
 echo "python: $PY ($($PY -c 'import sys, numpy; print(sys.version.split()[0], "numpy", numpy.__version__)'))"
 PIXSUM_CUDA=ON "$PY" -m pip install --no-build-isolation --no-index --no-deps --no-cache-dir \
@@ -35,4 +36,13 @@ export PYTHONPATH="$T${extra:+:$extra}" PYTHONDONTWRITEBYTECODE=1
     { echo "FAILED: the pip-installed package has no CUDA backend or sees no GPU"; exit 1; }
 cd - >/dev/null || exit 1
 "$PY" -m pytest -q -p no:cacheprovider -rs python/tests 2>&1 | tee "$OUT/pip-test.log" | tail -25
-exit "${PIPESTATUS[0]}"
+rc=${PIPESTATUS[0]}
+# Dask arrays of CuPy chunks computed on the GPU: must pass, not skip
+"$PY" -m pytest -q -p no:cacheprovider -rs python/tests/test_dask.py -k cupy 2>&1 |
+    tee "$OUT/pip-dask.log" | tail -3
+if ! grep -Eq "[0-9]+ passed" "$OUT/pip-dask.log" ||
+    grep -Eq "[0-9]+ (failed|skipped|errors?)" "$OUT/pip-dask.log"; then
+    echo "FAILED: test_dask.py's CuPy tests did not all pass"
+    rc=1
+fi
+exit "$rc"

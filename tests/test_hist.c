@@ -71,6 +71,7 @@ static double get(const pixsum_view *v, size_t x, size_t y, size_t z, size_t c)
     case PIXSUM_U16: return *(uint16_t *)p;
     case PIXSUM_I16: return *(int16_t *)p;
     case PIXSUM_I32: return *(int32_t *)p;
+    case PIXSUM_U32: return *(uint32_t *)p;
     case PIXSUM_F32: return *(float *)p;
     default: return *(double *)p;
     }
@@ -84,6 +85,7 @@ static void set(const pixsum_view *v, size_t x, size_t y, size_t z, size_t c, do
     case PIXSUM_U16: *(uint16_t *)p = (uint16_t)val; break;
     case PIXSUM_I16: *(int16_t *)p = (int16_t)val; break;
     case PIXSUM_I32: *(int32_t *)p = (int32_t)val; break;
+    case PIXSUM_U32: *(uint32_t *)p = (uint32_t)val; break;
     case PIXSUM_F32: *(float *)p = (float)val; break;
     default: *(double *)p = val; break;
     }
@@ -758,7 +760,7 @@ static void test_bad_calls(void **state)
     spec.bins = PIXSUM_HIST_MAX_BINS; /* fine: scale is finite */
     assert_int_equal(pixsum_hist_resolve(&im.v, &spec, &info), PIXSUM_OK);
     /* unsupported type */
-    image u = make_image(PIXSUM_U32, 4, 4, 1, 1, 0);
+    image u = make_image(PIXSUM_U64, 4, 4, 1, 1, 0);
     assert_int_equal(pixsum_histogram(NULL, &u.v, NULL, h, 256, NULL), PIXSUM_ERR_BAD_TYPE);
     /* bad masks */
     image m16 = make_image(PIXSUM_U16, 10, 10, 1, 1, 0);
@@ -820,6 +822,265 @@ static void test_bad_calls(void **state)
     free(m2.buf);
 }
 
+/* ---- u32 images ---------------------------------------------------------- */
+
+/* The bin of v from the definition: the i with edge[i] <= v < edge[i + 1],
+ * over the edges the library reports (pixsum_hist_edge(), e[0..bins]);
+ * bins + PSI_BIN_BELOW / ABOVE outside. Binary search over the non-decreasing
+ * edges: the last i with e[i] <= v. */
+static size_t bin_by_edges(const double *e, size_t bins, double v)
+{
+    if (v < e[0])
+        return bins + PSI_BIN_BELOW;
+    if (v >= e[bins])
+        return bins + PSI_BIN_ABOVE;
+    size_t lo = 0, hi = bins; /* e[lo] <= v < e[hi] */
+    while (hi - lo > 1) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (e[mid] <= v)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* Counts of a u32 view (any channels, strides, mask) from the definition:
+ * each sample, as the exact double it is, in the bin its edges name. */
+static reference u32_by_edges(const pixsum_view *v, const pixsum_view *mask, size_t bins,
+                              double lo, double hi)
+{
+    double *e = malloc((bins + 1) * sizeof *e);
+    assert_non_null(e);
+    for (size_t i = 0; i <= bins; i++)
+        e[i] = pixsum_hist_edge(bins, lo, hi, i);
+    reference r;
+    memset(&r, 0, sizeof r);
+    r.counts = calloc(bins * v->channels, sizeof *r.counts);
+    assert_non_null(r.counts);
+    for (size_t z = 0; z < v->depth; z++)
+        for (size_t y = 0; y < v->height; y++)
+            for (size_t x = 0; x < v->width; x++) {
+                if (mask && *(uint8_t *)sample_ptr(mask, x, y, z, 0) == 0)
+                    continue;
+                r.pixels++;
+                for (size_t c = 0; c < v->channels; c++) {
+                    uint32_t s = *(uint32_t *)sample_ptr(v, x, y, z, c);
+                    size_t b = bin_by_edges(e, bins, (double)s);
+                    if (b < bins) {
+                        r.counts[c * bins + b]++;
+                        r.in_range[c]++;
+                    } else if (b == bins + PSI_BIN_BELOW) {
+                        r.below[c]++;
+                    } else {
+                        r.above[c]++;
+                    }
+                }
+            }
+    free(e);
+    return r;
+}
+
+/* Every method's counts and totals of (v, spec) against u32_by_edges(). */
+static void check_u32(const pixsum_view *v, const pixsum_hist_spec *spec)
+{
+    pixsum_hist_info want;
+    assert_int_equal(pixsum_hist_resolve(v, spec, &want), PIXSUM_OK);
+    reference ref = u32_by_edges(v, spec ? spec->mask : NULL, want.bins, want.lo, want.hi);
+    size_t n = want.bins * v->channels;
+    uint64_t *got = malloc(n * sizeof *got);
+    assert_non_null(got);
+    pixsum_ctx *ctx = pixsum_ctx_new();
+    for (size_t m = 0; m < N_METHODS; m++) {
+        if (!method_usable(methods[m]) || strcmp(methods[m], "hist.avx512") == 0)
+            continue; /* hist.avx512 declines u32 (it has no u32 kernel) */
+        assert_int_equal(pixsum_ctx_set_method(ctx, methods[m]), PIXSUM_OK);
+        for (int threads = 1; threads <= 2; threads++) {
+            assert_int_equal(pixsum_ctx_set(ctx, PIXSUM_PARAM_THREADS, threads), PIXSUM_OK);
+            pixsum_hist_info info;
+            if (pixsum_histogram(ctx, v, spec, got, n, &info) != PIXSUM_OK)
+                fail_msg("%s: %s", methods[m], pixsum_last_error());
+            for (size_t i = 0; i < n; i++)
+                if (got[i] != ref.counts[i])
+                    fail_msg("%s u32 %zux%zux%zu x%zu, %zu bins [%.17g, %.17g): bin %zu got "
+                             "%llu want %llu", methods[m], v->width, v->height, v->depth,
+                             v->channels, want.bins, want.lo, want.hi, i,
+                             (unsigned long long)got[i], (unsigned long long)ref.counts[i]);
+            assert_int_equal(info.pixels, ref.pixels);
+            for (size_t c = 0; c < v->channels; c++) {
+                assert_int_equal(info.in_range[c], ref.in_range[c]);
+                assert_int_equal(info.below[c], ref.below[c]);
+                assert_int_equal(info.above[c], ref.above[c]);
+                assert_int_equal(info.nan[c], 0);
+            }
+        }
+    }
+    /* pixsum_histogram_edges over the library's own edges: the same counts */
+    double *e = malloc((want.bins + 1) * sizeof *e);
+    assert_non_null(e);
+    for (size_t i = 0; i <= want.bins; i++)
+        e[i] = pixsum_hist_edge(want.bins, want.lo, want.hi, i);
+    pixsum_hist_edges_spec es = {0};
+    es.edges = e;
+    es.n_edges = want.bins + 1;
+    es.mask = spec ? spec->mask : NULL;
+    assert_int_equal(pixsum_histogram_edges(NULL, v, &es, got, n, NULL), PIXSUM_OK);
+    assert_memory_equal(got, ref.counts, n * sizeof *got);
+    free(e);
+    pixsum_ctx_free(ctx);
+    free(got);
+    free(ref.counts);
+}
+
+/* Samples that test the u32 edges: 0, 2^32 - 1, 2^31, the given range's
+ * edges and their neighbours, random values of every size. */
+static uint32_t u32_sample(size_t bins, double lo, double hi)
+{
+    switch (rnd() % 8) {
+    case 0: return 0;
+    case 1: return UINT32_MAX;
+    case 2: return (uint32_t)1 << 31;
+    case 3: case 4: { /* on an edge (rounded down to an integer), or beside it */
+        double e = floor(pixsum_hist_edge(bins, lo, hi, rnd() % (bins + 1)));
+        e += (double)(int)(rnd() % 3) - 1;
+        return e < 0 ? 0 : e > 4294967295.0 ? UINT32_MAX : (uint32_t)e;
+    }
+    case 5: return (uint32_t)(rnd() & 0xff);
+    default: return (uint32_t)rnd();
+    }
+}
+
+static void test_u32(void **state)
+{
+    (void)state;
+    /* (bins, lo, hi): integer rule (bins divide the span), unequal float
+     * bins, a range inside, one bin; lo == hi: the default range */
+    static const struct { size_t bins; double lo, hi; } ranges[] = {
+        {256, 0, 4294967296.0}, {65536, 0, 4294967296.0}, {7, 1000.5, 3e9},
+        {1000, 0, 4294967295.0}, {3, 4294967290.0, 4294967296.0}, {1, 0, 1},
+        {0, 0, 0}, {17, 0, 0}, {1, 0, 0},
+    };
+    for (size_t k = 0; k < sizeof ranges / sizeof ranges[0]; k++) {
+        for (int iter = 0; iter < 12; iter++) {
+            size_t w = iter == 0 ? 1 : iter == 1 ? 1 : iter == 2 ? 23 : rnd_between(1, 40);
+            size_t h = iter == 0 ? 1 : iter == 1 ? 19 : iter == 2 ? 1 : rnd_between(1, 20);
+            size_t d = iter % 4 == 3 ? 2 : 1, ch = rnd_between(1, 4);
+            size_t pad = (rnd() % 3) * 4;
+            image im = make_image(PIXSUM_U32, w, h, d, ch, pad);
+            size_t gb = ranges[k].bins ? ranges[k].bins : 256;
+            double glo = ranges[k].lo, ghi = ranges[k].hi > glo ? ranges[k].hi : 4294967296.0;
+            for (size_t z = 0; z < d; z++)
+                for (size_t y = 0; y < h; y++)
+                    for (size_t x = 0; x < w; x++)
+                        for (size_t c = 0; c < ch; c++)
+                            *(uint32_t *)sample_ptr(&im.v, x, y, z, c) = u32_sample(gb, glo, ghi);
+            pixsum_hist_spec spec = {0};
+            spec.bins = ranges[k].bins;
+            spec.lo = ranges[k].lo;
+            spec.hi = ranges[k].hi;
+            check_u32(&im.v, &spec);
+            image mk = make_image(PIXSUM_U8, w, h, d, 1, 0);
+            for (size_t i = 0; i < w * h * d; i++)
+                ((uint8_t *)mk.buf)[i] = (uint8_t)(rnd() % 3 != 0);
+            spec.mask = &mk.v;
+            check_u32(&im.v, &spec);
+            free(mk.buf);
+            free(im.buf);
+        }
+    }
+    /* The default range is the data's [min, max + 1), 256 bins: with 0 and
+     * 2^32 - 1 in the data that is [0, 2^32) and bins of 2^24 values. */
+    image im = make_image(PIXSUM_U32, 5, 1, 1, 1, 0);
+    uint32_t vals[5] = {0, UINT32_MAX, (uint32_t)1 << 24, ((uint32_t)1 << 24) - 1, 123456789};
+    memcpy(im.buf, vals, sizeof vals);
+    pixsum_hist_info info;
+    uint64_t h[256];
+    assert_int_equal(pixsum_histogram(NULL, &im.v, NULL, h, 256, &info), PIXSUM_OK);
+    assert_true(info.bins == 256 && info.lo == 0 && info.hi == 4294967296.0);
+    assert_int_equal(h[0], 2);   /* 0 and 2^24 - 1 */
+    assert_int_equal(h[1], 1);   /* 2^24: on the edge of bin 1 */
+    assert_int_equal(h[7], 1);   /* 123456789 / 2^24 = 7.36 */
+    assert_int_equal(h[255], 1); /* 2^32 - 1 */
+    assert_int_equal(info.above[0] + info.below[0], 0);
+    /* one value: [v, v + 1), v in bin 0 */
+    image one = make_image(PIXSUM_U32, 3, 2, 1, 1, 0);
+    for (size_t i = 0; i < 6; i++)
+        ((uint32_t *)one.buf)[i] = UINT32_MAX;
+    assert_int_equal(pixsum_histogram(NULL, &one.v, NULL, h, 256, &info), PIXSUM_OK);
+    assert_true(info.lo == 4294967295.0 && info.hi == 4294967296.0 && h[0] == 6);
+
+    /* batch: each image equals its own pixsum_histogram() over the batch's
+     * range; joint: u32 against u8 equals the pair of 1-D bins */
+    image b = make_image(PIXSUM_U32, 9, 4, 3, 2, 0);
+    for (size_t i = 0; i < 9 * 4 * 3 * 2; i++)
+        ((uint32_t *)b.buf)[i] = u32_sample(256, 0, 4294967296.0);
+    pixsum_hist_info whole;
+    assert_int_equal(pixsum_hist_resolve(&b.v, NULL, &whole), PIXSUM_OK);
+    size_t per = whole.bins * 2;
+    uint64_t *bc = calloc(3 * per, sizeof *bc), *one_c = calloc(per, sizeof *one_c);
+    assert_non_null(bc);
+    assert_non_null(one_c);
+    assert_int_equal(pixsum_histogram_batch(NULL, &b.v, NULL, 0, bc, 3 * per, NULL), PIXSUM_OK);
+    for (size_t z = 0; z < 3; z++) {
+        pixsum_view slice;
+        assert_int_equal(pixsum_view_roi3d(&b.v, 0, 0, z, 9, 4, 1, &slice), PIXSUM_OK);
+        reference r = u32_by_edges(&slice, NULL, whole.bins, whole.lo, whole.hi);
+        assert_memory_equal(bc + z * per, r.counts, per * sizeof *bc);
+        free(r.counts);
+    }
+    free(bc);
+    free(one_c);
+    image ja = make_image(PIXSUM_U32, 13, 7, 1, 1, 0), jb = make_image(PIXSUM_U8, 13, 7, 1, 1, 0);
+    for (size_t i = 0; i < 13 * 7; i++) {
+        ((uint32_t *)ja.buf)[i] = u32_sample(4, 0, 4294967296.0);
+        ((uint8_t *)jb.buf)[i] = (uint8_t)rnd();
+    }
+    pixsum_hist_spec sa = {4, 0, 4294967296.0, NULL}, sb = {2, 0, 256, NULL};
+    uint64_t joint[8];
+    pixsum_joint_info ji;
+    assert_int_equal(pixsum_histogram_joint(NULL, &ja.v, &jb.v, &sa, &sb, joint, 8, &ji),
+                     PIXSUM_OK);
+    uint64_t want_joint[8] = {0};
+    double ea[5], eb[3];
+    for (size_t i = 0; i <= 4; i++)
+        ea[i] = pixsum_hist_edge(4, 0, 4294967296.0, i);
+    for (size_t i = 0; i <= 2; i++)
+        eb[i] = pixsum_hist_edge(2, 0, 256, i);
+    for (size_t i = 0; i < 13 * 7; i++)
+        want_joint[bin_by_edges(ea, 4, ((uint32_t *)ja.buf)[i]) * 2 +
+                   bin_by_edges(eb, 2, ((uint8_t *)jb.buf)[i])]++;
+    assert_memory_equal(joint, want_joint, sizeof joint);
+    assert_int_equal(ji.pairs, 13 * 7);
+    /* the joint default range of a u32 image is its data's [min, max + 1) */
+    uint32_t mn = UINT32_MAX, mx = 0;
+    for (size_t i = 0; i < 13 * 7; i++) {
+        uint32_t v = ((uint32_t *)ja.buf)[i];
+        mn = v < mn ? v : mn;
+        mx = v > mx ? v : mx;
+    }
+    uint64_t *jd = malloc(256 * 256 * sizeof *jd);
+    assert_non_null(jd);
+    assert_int_equal(pixsum_histogram_joint(NULL, &ja.v, &jb.v, NULL, NULL, jd, 256 * 256, &ji),
+                     PIXSUM_OK);
+    assert_true(ji.lo_a == (double)mn && ji.hi_a == (double)mx + 1 && ji.pairs == 13 * 7);
+    free(jd);
+    /* integral histogram: a box's counts equal pixsum_histogram() of the crop */
+    pixsum_ihist *ih = NULL;
+    assert_int_equal(pixsum_ihist_new(NULL, &ja.v, &sa, 0, &ih), PIXSUM_OK);
+    uint64_t box[4], crop_counts[4];
+    pixsum_view crop;
+    assert_int_equal(pixsum_view_roi(&ja.v, 2, 1, 9, 5, &crop), PIXSUM_OK);
+    assert_int_equal(pixsum_ihist_query(ih, 2, 1, 9, 5, box), PIXSUM_OK);
+    assert_int_equal(pixsum_histogram(NULL, &crop, &sa, crop_counts, 4, NULL), PIXSUM_OK);
+    assert_memory_equal(box, crop_counts, sizeof box);
+    pixsum_ihist_free(ih);
+    free(ja.buf);
+    free(jb.buf);
+    free(b.buf);
+    free(one.buf);
+    free(im.buf);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -837,6 +1098,7 @@ int main(void)
         cmocka_unit_test(test_masks),
         cmocka_unit_test(test_relative_cumulative),
         cmocka_unit_test(test_bad_calls),
+        cmocka_unit_test(test_u32),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

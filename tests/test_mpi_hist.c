@@ -80,6 +80,7 @@ static void fill(uint64_t *s, void *data, pixsum_type type, size_t n, int nonfin
         case PIXSUM_U16: ((uint16_t *)data)[i] = (uint16_t)(r % 5 ? r % 300 : r); break;
         case PIXSUM_I16: ((int16_t *)data)[i] = (int16_t)r; break;
         case PIXSUM_I32: ((int32_t *)data)[i] = (int32_t)(r % 7 ? (int64_t)(r % 2001) - 1000 : (int32_t)r); break;
+        case PIXSUM_U32: ((uint32_t *)data)[i] = (uint32_t)(r % 7 ? r % 3000 : r >> 32); break;
         case PIXSUM_F32:
             ((float *)data)[i] = odd ? (float)special : (float)((double)(r >> 40) / 65536.0 - 100);
             break;
@@ -91,8 +92,8 @@ static void fill(uint64_t *s, void *data, pixsum_type type, size_t n, int nonfin
     }
 }
 
-static const pixsum_type types[] = {PIXSUM_U8,  PIXSUM_U16, PIXSUM_I16,
-                                    PIXSUM_I32, PIXSUM_F32, PIXSUM_F64};
+static const pixsum_type types[] = {PIXSUM_U8,  PIXSUM_U16, PIXSUM_I16, PIXSUM_I32,
+                                    PIXSUM_U32, PIXSUM_F32, PIXSUM_F64};
 
 /* Row counts of every rank: balanced, random cuts, or one rank empty. */
 static void split(uint64_t *s, int mode, size_t height, size_t *rows)

@@ -38,11 +38,11 @@ static void hist_usage(FILE *f)
             "                   [--channel C] [--mask FILE] [--format csv|json] [-o FILE]\n"
             "                   [--plot FILE.png|FILE.svg] [--method NAME] [--threads N]\n"
             "\n"
-            "Histogram of every channel of IN (u8 u16 i16 i32 f32 f64 images).\n"
+            "Histogram of every channel of IN (u8 u16 i16 i32 u32 f32 f64 images).\n"
             "\n"
             "  --bins N        number of bins (default 256; 65536 for u16 and i16)\n"
             "  --range LO:HI   half-open range [LO, HI) (default: the type's full range\n"
-            "                  for u8/u16/i16, the data's range for i32/f32/f64)\n"
+            "                  for u8/u16/i16, the data's range for i32/u32/f32/f64)\n"
             "  --cumulative    H_k = sum of the bins 0..k\n"
             "  --relative      divide by the samples counted in bins (sums to 1)\n"
             "  --channel C     print channel C only (0-based)\n"
@@ -55,7 +55,7 @@ static void hist_usage(FILE *f)
             "  --format F      csv (default) or json\n"
             "  -o FILE         write to FILE instead of stdout (through a temporary)\n"
             "  --stream        read the image strip by strip (bounded memory; no --mask;\n"
-            "                  i32/f32/f64 need --range). Images over 1 GiB stream by\n"
+            "                  i32/u32/f32/f64 need --range). Images over 1 GiB stream by\n"
             "                  themselves when no mask or data range is needed\n"
             "  --mpi           distributed: mpirun -np N pixsum hist IN ... --mpi; each\n"
             "                  rank reads and counts its strip of rows, rank 0 writes\n"
@@ -126,7 +126,8 @@ static void write_json_counts(FILE *f, const pixsum_hist_info *info, size_t bins
  * whole image before counting). */
 static int range_from_data(pixsum_type type)
 {
-    return type == PIXSUM_I32 || type == PIXSUM_F32 || type == PIXSUM_F64;
+    return type == PIXSUM_I32 || type == PIXSUM_U32 || type == PIXSUM_F32 ||
+           type == PIXSUM_F64;
 }
 
 /* State of a streamed histogram: the resolved spec and the running totals. */

@@ -22,6 +22,10 @@ results bit for bit, whatever the chunking.
   (``pixsum_integral_carry_tile()``), reading the chunk a second time and
   writing each table byte once. Only the edge sums and carries travel between
   workers (8 bytes x (W + H) x chunks along the other axis, for u64 tables).
+  A volume's slice is its 2-D table with carries plus the 3-D table's slice
+  below it, added as it is written: a chunk takes the slice below from the
+  chunk below it (one plane per chunk), so a column of chunks runs in order
+  along the depth.
 - ``box_filter(x, size, ...)``: each output chunk is computed from its input
   chunk plus a halo of the window (clipped at the image, where the border mode
   applies, as in memory): windows larger than a chunk or the image work.
@@ -33,10 +37,12 @@ results bit for bit, whatever the chunking.
   written chunk by chunk into a Zarr array: each input chunk read twice, never
   the whole image or table in memory.
 
-CuPy-backed Dask arrays are computed on the GPU chunk by chunk: the chunk
-functions call the pixsum functions that take GPU arrays, and the carries are
-made with the chunk's own array module (the tables of GPU chunks are the GPU
-``integral()`` of the chunk plus the carries, added on the device).
+CuPy-backed Dask arrays are computed on the GPU chunk by chunk, into CuPy
+chunks (the results' meta is CuPy too): the chunk functions call the pixsum
+functions that take GPU arrays, and the carries are made with the chunk's own
+array module (the tables of GPU chunks are the GPU ``integral()`` of the chunk
+plus the carries, added on the device). Only edge sums, carries, extremes and
+counts are copied to the host.
 """
 
 import functools
@@ -220,20 +226,37 @@ def _scan_carries(edge_list, nz, ny, nx, table_dtype):
     return out
 
 
-def _tile(chunk, carries, table_dtype, squared_dtype, pad_top, pad_left):
+def _tile(chunk, carries, table_dtype, squared_dtype, pad_top, pad_left, volume=False,
+          pad_front=0, below=None):
     """Pass 2 of one (z, h, w, C) chunk: its final table(s) with its carries
     ((row, col) per table: plain first, then squared when squared_dtype), in
-    a block with a leading zero row / column when the padded table starts
-    there. Returns one array, or a pair (plain, squared)."""
+    a block with a leading zero row / column (and, for a volume, slice) when
+    the padded table starts there. Returns one array, or a pair (plain,
+    squared).
+
+    A volume's table (`volume`) is the running sum of the slices' 2-D tables:
+    slice s of the chunk is its 2-D table with carries, made in a scratch
+    plane, plus the 3-D table's slice below it (the chunk's previous output
+    slice, or for the first one `below`: the last slice of the chunk below,
+    None at the bottom), added straight into the output, so that every output
+    byte is written once."""
     xp = _xp(chunk)
     z, h, w, c = chunk.shape
     kinds = [table_dtype] + ([squared_dtype] if squared_dtype is not None else [])
-    outs = [xp.zeros((z, h + pad_top, w + pad_left, c), dtype=t) if (pad_top or pad_left)
+    padded = pad_top or pad_left or pad_front
+    outs = [xp.zeros((z + pad_front, h + pad_top, w + pad_left, c), dtype=t) if padded
             else xp.empty((z, h, w, c), dtype=t) for t in kinds]
     chunk = _aligned(chunk)
+    prev = None if below is None else below[pad_top:, pad_left:]
+    scratch = None
     for s in range(z):
         img = chunk[s]
-        views = [o[s, pad_top:, pad_left:] for o in outs]
+        out_views = [o[pad_front + s, pad_top:, pad_left:] for o in outs]
+        views = out_views
+        if volume and prev is not None:
+            if scratch is None:
+                scratch = xp.empty((h, w, c), dtype=table_dtype)
+            views = [scratch]
         if xp is np:
             kw = {}
             for n, (row, col) in enumerate(carries):
@@ -248,6 +271,11 @@ def _tile(chunk, carries, table_dtype, squared_dtype, pad_top, pad_left):
                                 **kw)
         else:
             _gpu_tile(xp, img, views, kinds, carries, s)
+        if volume:
+            if prev is not None:
+                with np.errstate(over="ignore"):  # integer tables wrap, as in memory
+                    xp.add(scratch, prev, out=out_views[0])
+            prev = out_views[0]
     return outs[0] if len(outs) == 1 else tuple(outs)
 
 
@@ -283,6 +311,7 @@ def _tables(x, *, volume, squared, dtype, sq_dtype, padded, wrap, name, store=No
     tok = tokenize(v, tdt, sdt, padded, volume, store is not None, "pixsum-integral")
     edges_name, scan_name = "pixsum-edges-" + tok, "pixsum-scan-" + tok
     carry_name, tile_name = "pixsum-carry-" + tok, "pixsum-tile-" + tok
+    below_name = "pixsum-below-" + tok
     starts = [np.concatenate([[0], np.cumsum(v.chunks[a])]).tolist() for a in range(3)]
 
     def chunk_task(k, i, j):
@@ -309,15 +338,28 @@ def _tables(x, *, volume, squared, dtype, sq_dtype, padded, wrap, name, store=No
                                              for n in range(len(kinds))])
         top = 1 if padded and i == 0 else 0
         left = 1 if padded and j == 0 else 0
+        front = 1 if padded and volume and k == 0 else 0
+        below = None
+        if volume and k > 0:
+            # the 3-D table's slice under the chunk: the last slice of the
+            # chunk below (the chunks of one column of the grid follow each
+            # other along Z; the columns run in parallel)
+            below = (below_name, k, i, j)
+            dsk[below] = (operator.getitem, (tile_name, k - 1, i, j, 0), -1)
         dsk[(tile_name, k, i, j, 0)] = (_tile, chunk_task(k, i, j), (carry_name, k, i, j),
-                                        tdt, sdt, top, left)
+                                        tdt, sdt, top, left, volume, front, below)
     pad = 1 if padded else 0
-    chunks = (v.chunks[0], (v.chunks[1][0] + pad,) + v.chunks[1][1:],
+    zpad = pad if volume else 0
+    chunks = ((v.chunks[0][0] + zpad,) + v.chunks[0][1:],
+              (v.chunks[1][0] + pad,) + v.chunks[1][1:],
               (v.chunks[2][0] + pad,) + v.chunks[2][1:], v.chunks[3])
     base = HighLevelGraph.from_collections(tile_name, dsk,
                                            dependencies=[v] if store is None else [])
+    # the chunks' array type (NumPy, or CuPy for GPU chunks) for dask's meta
+    like = getattr(v, "_meta", None)
+    xp = _xp(like) if like is not None else np
     if not squared:
-        return [da.Array(base, tile_name, chunks, meta=np.empty((0,) * 4, dtype=tdt))], back
+        return [da.Array(base, tile_name, chunks, meta=xp.empty((0,) * 4, dtype=tdt))], back
     outs = []
     for n, t in enumerate(kinds):  # the pair of tables of every chunk, taken apart
         name_n = f"pixsum-tile{n}-" + tok
@@ -326,7 +368,7 @@ def _tables(x, *, volume, squared, dtype, sq_dtype, padded, wrap, name, store=No
                           for key in dsk if key[0] == tile_name}
         deps[name_n] = {tile_name}
         outs.append(da.Array(HighLevelGraph(layers, deps), name_n, chunks,
-                             meta=np.empty((0,) * 4, dtype=t)))
+                             meta=xp.empty((0,) * 4, dtype=t)))
     return outs, back
 
 
@@ -336,22 +378,6 @@ def _read_chunk(store, region, volume):
     if not volume:
         a = a[None]
     return a if a.ndim == 4 else a[..., None]
-
-
-def _finish_volume(t, padded):
-    """The 3-D table from the per-slice 2-D tables: their running sum along
-    the slices (exact for integer tables), after the leading zero slice of a
-    padded table."""
-    if padded:
-        zero = da.zeros((1,) + t.shape[1:], dtype=t.dtype, chunks=(1,) + t.chunks[1:])
-        t = da.concatenate([zero, t], axis=0)
-    # dask's cumsum computes some blocks in a wider type than the dtype it
-    # reports (dask 2022.12): the blocks are brought back to the table's type
-    return t.cumsum(axis=0, dtype=t.dtype).map_blocks(_as_type, t.dtype, dtype=t.dtype)
-
-
-def _as_type(block, dtype):
-    return block if block.dtype == dtype else block.astype(dtype)
 
 
 def integral(image, *, dtype=None, padded=False, wrap=False):
@@ -377,11 +403,15 @@ def integral_sq(image, *, dtype=None, sq_dtype=None, padded=False, wrap=False):
 
 def integral3d(volume, *, dtype=None, padded=False, wrap=False):
     """Lazy 3-D integral table of a Dask volume (D, H, W) or (D, H, W, C), as
-    ``pixsum.integral3d``: every slice's 2-D table with carries, then their
-    running sum along the slices (dask's cumsum: integer tables bit for bit)."""
+    ``pixsum.integral3d`` (integer tables bit for bit, any chunking): each
+    slice's 2-D table with its carries (``pixsum.integral_tile``) plus the 3-D
+    table's slice below it, written once into the output chunk. A chunk
+    takes the slice below it from the last slice of the chunk below, so the
+    chunks of one column of the grid run one after another along D, the
+    columns in parallel."""
     (t,), back = _tables(volume, volume=True, squared=False, dtype=dtype, sq_dtype=None,
                          padded=padded, wrap=wrap, name="integral3d")
-    return back(_finish_volume(t, padded))
+    return back(t)
 
 
 # ---- Zarr: tables of images on disk, chunk by chunk -------------------------
@@ -453,7 +483,6 @@ def box_filter(image, size, *, stat=None, normalize=True, border=None, mode="sam
     side, clipped at the image (so the image's own border rule applies there,
     as in memory); windows larger than a chunk or than the image work. Float
     statistics of float images agree within the library's float bound."""
-    from . import box_filter as _box_filter
     x = _as_dask(image)
     if x.ndim not in (2, 3) or (x.ndim == 3 and x.shape[2] > 4):
         raise BadShapeError(f"box_filter: the image is (H, W) or (H, W, C) with C <= 4, got "
@@ -471,7 +500,8 @@ def box_filter(image, size, *, stat=None, normalize=True, border=None, mode="sam
     # size near the window (the valid shape rule included)
     proxy = np.zeros((min(h, kh + 1), min(w, kw + 1)) + x.shape[2:], dtype=x.dtype)
     pkw = dict(kwargs, border=border, mode=mode)
-    out_dtype = _box_filter(proxy, (kh, kw), **pkw).dtype
+    out_dtype = _core.box_filter(proxy, (kh, kw), **pkw).dtype  # a host stand-in
+    meta = _xp(x._meta).empty((0,) * x.ndim, dtype=out_dtype)  # NumPy or CuPy chunks
     if valid:
         kwargs["border"] = "replicate"  # any: only windows fully inside are kept
     blocks = []
@@ -485,7 +515,7 @@ def box_filter(image, size, *, stat=None, normalize=True, border=None, mode="sam
             fn = functools.partial(_box_part, y=r0 - a, hh=ch, x=c0 - c, ww=cw,
                                    size=(kh, kw), kwargs=kwargs)
             part = region.map_blocks(fn, chunks=(ch, cw) + x.shape[2:], dtype=out_dtype,
-                                     meta=np.empty((0,) * x.ndim, dtype=out_dtype))
+                                     meta=meta)
             row.append(part)
             c0 += cw
         blocks.append(row)
@@ -609,7 +639,7 @@ def histogram(image, *, bins=None, range=None, mask=None, relative=False, cumula
     channels=False), computed: NumPy counts equal to the in-memory call's,
     with the same bins, range, mask, relative, cumulative and of_all_samples
     options and info dict. Every chunk is counted by ``pixsum.histogram`` over
-    one shared range; where the data decide the range (int32, float images
+    one shared range; where the data decide the range (int32, uint32, float images
     without ``range``) it is resolved by the library from the image's extremes,
     found in one pass of per-chunk minima and maxima."""
     x = _as_dask(image)
@@ -657,7 +687,8 @@ def equalize(image, *, mask=None, channels=True):
     if spatial < x.ndim and len(x.chunks[-1]) > 1:
         x = x.rechunk({x.ndim - 1: -1})
     counts = histogram(x, mask=mask, channels=channels)
-    return x.map_blocks(_equalize_chunk, counts, channels, dtype=dt)
+    return x.map_blocks(_equalize_chunk, counts, channels, dtype=dt,
+                        meta=_xp(x._meta).empty((0,) * x.ndim, dtype=dt))
 
 
 def _equalize_chunk(chunk, counts, channels):

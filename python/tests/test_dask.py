@@ -2,9 +2,10 @@
 equals the in-memory call on the whole array (integer results bit for bit),
 on Dask's threaded scheduler and on a distributed cluster of two worker
 processes on the loopback; uneven chunks, one chunk, one row of chunks, 3-D
-volumes, every input type of the in-memory call, squared and padded tables;
+volumes (whose tables are written once: test_integral3d_writes_once), every
+input type of the in-memory call, squared and padded tables;
 integral_tile against sums taken from the definition; the Zarr helper; GPU
-(CuPy) chunks where a CUDA device is present."""
+(CuPy) chunks where a CUDA device is present, checked to stay on the GPU."""
 
 import importlib.util
 
@@ -155,15 +156,50 @@ def test_integral_dtype_rules():
         pdask.integral(da.zeros((5, 6, 7), dtype=np.uint8))
 
 
-@pytest.mark.parametrize("dtype", [np.uint8, np.int32, np.float64])
-def test_integral3d_volume(dtype):
+VOLUME_CHUNKINGS = [((2, 3, 1), (5, 8), (4, 4, 3)), ((1, 1, 4), (13,), (1, 10)),
+                    ((6,), (6, 7), (11,)), ((6,), (13,), (11,)), ((3, 3), (1, 12), (2, 9))]
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.int16, np.int32, np.uint32, np.float64])
+@pytest.mark.parametrize("chunks", VOLUME_CHUNKINGS)
+def test_integral3d_volume(dtype, chunks):
     vol = image((6, 13, 11), dtype)
-    x = da.from_array(vol, chunks=((2, 3, 1), (5, 8), (4, 4, 3)))
-    same(pdask.integral3d(x).compute(), pixsum.integral3d(vol))
+    x = da.from_array(vol, chunks=chunks)
+    same(pdask.integral3d(x).compute(scheduler="threads"), pixsum.integral3d(vol))
     same(pdask.integral3d(x, padded=True).compute(), pixsum.integral3d(vol, padded=True))
-    vol4 = image((3, 9, 7, 2), np.uint16)
-    x4 = da.from_array(vol4, chunks=(2, 4, 3, 2))
+
+
+def test_integral3d_channels_and_wrap():
+    vol4 = image((5, 9, 7, 2), np.uint16)
+    x4 = da.from_array(vol4, chunks=((2, 1, 2), (4, 5), (3, 4), 2))
     same(pdask.integral3d(x4).compute(), pixsum.integral3d(vol4))
+    same(pdask.integral3d(x4, padded=True).compute(), pixsum.integral3d(vol4, padded=True))
+    big = np.full((4, 300, 300), 255, np.uint8)  # 9e7 > 2^32: a u32 table wraps
+    xb = da.from_array(big, chunks=(3, 170, 120))
+    same(pdask.integral3d(xb, dtype=np.uint32, wrap=True).compute(),
+         pixsum.integral3d(big, dtype=np.uint32, wrap=True))
+
+
+def test_integral3d_writes_once():
+    """The graph of integral3d: one task per output chunk writes it (the
+    pixsum-tile layer), beside the small edge-sum, scan, carry and
+    slice-below tasks; nothing else (no cumsum over the table afterwards)
+    produces table data. Each tile task allocates its chunk once and fills
+    it slice by slice."""
+    vol = image((7, 10, 9), np.uint8)
+    x = da.from_array(vol, chunks=((3, 4), (6, 4), (5, 4)))
+    for padded in (False, True):
+        t = pdask.integral3d(x, padded=padded)
+        kinds = {name.split("-")[1] if name.startswith("pixsum-") else name.split("-")[0]
+                 for name in (key[0] if isinstance(key, tuple) else key for key in dict(t.dask))}
+        assert kinds <= {"edges", "scan", "carry", "below", "tile", "array", "getitem"}, kinds
+        assert not any("cumsum" in name for name in t.dask.layers)
+        tiles = [key for key in dict(t.dask) if key[0].startswith("pixsum-tile-")]
+        assert len(tiles) == 2 * 2 * 2
+        # the layer after the tiles is the view that drops the channel axis
+        blocks = dask.compute(*t.to_delayed().ravel(), scheduler="sync")
+        assert all(b.base is not None for b in blocks)  # views of the tiles' chunks
+        same(t.compute(), pixsum.integral3d(vol, padded=padded))
 
 
 def test_integral_distributed(cluster_client):
@@ -237,8 +273,8 @@ def test_box_filter_channels_distributed(cluster_client):
 
 # ---- histograms -------------------------------------------------------------
 
-@pytest.mark.parametrize("dtype", [np.uint8, np.uint16, np.int16, np.int32, np.float32,
-                                   np.float64])
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint16, np.int16, np.int32, np.uint32,
+                                   np.float32, np.float64])
 def test_histogram_default_range(dtype):
     img = image((40, 35), dtype)
     if np.dtype(dtype).kind == "f":
@@ -307,18 +343,55 @@ def _cuda_device():
 
 
 @pytest.mark.skipif(not _cuda_device(), reason="skipped: no CUDA device")
-def test_cupy_chunks():
+def test_cupy_chunks(monkeypatch):
+    """CuPy chunks are computed on the GPU: every chunk reaches pixsum's
+    functions as a CuPy array (so they take their GPU paths), the host-only
+    carry entry point is never called, and every chunk of every result is a
+    CuPy array; a chunk silently moved to the host fails here."""
     import cupy
+    seen = []
+
+    def on_gpu(fn):
+        def wrapper(a, *args, **kwargs):
+            seen.append((fn.__name__, type(a)))
+            assert isinstance(a, cupy.ndarray), f"{fn.__name__} got a {type(a).__name__} chunk"
+            return fn(a, *args, **kwargs)
+        wrapper.__name__ = fn.__name__
+        return wrapper
+
+    def host_tile(*args, **kwargs):
+        raise AssertionError("a GPU chunk went to the host's integral_tile")
+
+    def blocks_on_gpu(arr):
+        assert isinstance(arr._meta, cupy.ndarray)
+        blocks = dask.compute(*arr.to_delayed().ravel(), scheduler="threads")
+        assert all(isinstance(b, cupy.ndarray) for b in blocks)
+        return cupy.asnumpy(arr.compute(scheduler="threads"))
+
+    # the references, on the host, before the functions are watched
     img = image((300, 257), np.uint8)
-    x = da.from_array(cupy.asarray(img), chunks=((100, 50, 150), (128, 129)),
-                      asarray=False)
-    t = pdask.integral(x, dtype=np.uint64).compute(scheduler="threads")
-    assert isinstance(t, cupy.ndarray)
-    same(cupy.asnumpy(t), pixsum.integral(img, dtype=np.uint64))
-    t, s = pdask.integral_sq(x)
+    x = da.from_array(cupy.asarray(img), chunks=((100, 50, 150), (128, 129)), asarray=False)
+    want = pixsum.integral(img, dtype=np.uint64)
     wt, ws = pixsum.integral_sq(img)
-    same(cupy.asnumpy(t.compute()), wt)
-    same(cupy.asnumpy(s.compute()), ws)
-    same(pdask.histogram(x), pixsum.histogram(img))
-    same(cupy.asnumpy(pdask.equalize(x).compute()), pixsum.equalize(img))
-    same(cupy.asnumpy(pdask.box_filter(x, 7).compute()), pixsum.box_filter(img, 7))
+    wh, weq, wbox = pixsum.histogram(img), pixsum.equalize(img), pixsum.box_filter(img, 7)
+    vol = image((5, 40, 30), np.uint16)
+    wvol = pixsum.integral3d(vol)
+    for name in ("integral", "integral_sq", "histogram", "box_filter"):
+        monkeypatch.setattr(pixsum, name, on_gpu(getattr(pixsum, name)))
+    monkeypatch.setattr(pdask._core, "integral_tile", host_tile)
+
+    t = pdask.integral(x, dtype=np.uint64)
+    got = t.compute(scheduler="threads")
+    assert isinstance(got, cupy.ndarray)
+    same(cupy.asnumpy(got), want)
+    same(blocks_on_gpu(t), want)
+    t, s = pdask.integral_sq(x)
+    same(blocks_on_gpu(t), wt)
+    same(blocks_on_gpu(s), ws)
+    v = da.from_array(cupy.asarray(vol), chunks=((2, 3), (15, 25), (11, 19)), asarray=False)
+    same(blocks_on_gpu(pdask.integral3d(v)), wvol)
+    same(pdask.histogram(x), wh)
+    same(blocks_on_gpu(pdask.equalize(x)), weq)
+    same(blocks_on_gpu(pdask.box_filter(x, 7)), wbox)
+    names = {n for n, _ in seen}
+    assert {"integral", "integral_sq", "histogram", "box_filter"} <= names, names

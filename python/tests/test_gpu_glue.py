@@ -243,6 +243,9 @@ class NumpyDevice:
                   totals=0, stream=0, device=0):
         self.calls.append(("histogram", stream))
         img = _view(image)
+        if img.dtype == np.uint32:  # as pixsum_cuda_histogram(): u32 is counted on the host only
+            raise pixsum.BadTypeError("this histogram takes u8, u16, i16, i32, f32 or f64 "
+                                      "images, got u32")
         m = _view(mask) if mask is not None else None
         channels = img.ndim == spatial + 1
         h, info = pixsum.histogram(img, bins=bins, range=(lo, hi), mask=m,

@@ -41,8 +41,8 @@ def on_edges(rng, n, bins, lo, hi, dtype):
     return v.astype(dtype)
 
 
-@pytest.mark.parametrize("dtype", [np.uint8, np.uint16, np.int16, np.int32, np.float32,
-                                   np.float64])
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint16, np.int16, np.int32, np.uint32,
+                                   np.float32, np.float64])
 def test_bins_are_their_reported_edges(rng, dtype):
     """On random ranges with samples on the edges: the counts are those of the
     edges pixsum reports (info['edges'] equal np.linspace's), and equal
@@ -194,6 +194,100 @@ def test_out_and_volume(rng):
     assert pixsum.histogram(np.ascontiguousarray(vol[..., :3]), bins=8, range=(0, 65536)).shape == (3, 8)  # (H, W, C)
     with pytest.raises(pixsum.BadShapeError):
         pixsum.histogram(vol)  # read as (H, W, C): 6 channels
+
+
+def ref_by_edges(values, edges):
+    """Counts from the definition over given edges (the library's own,
+    info['edges']): bin i holds v with edges[i] <= v < edges[i + 1], each
+    sample compared as its exact float64."""
+    v = np.asarray(values, dtype=np.float64).ravel()
+    counts = np.zeros(len(edges) - 1, np.uint64)
+    for i in range(len(edges) - 1):
+        counts[i] = np.count_nonzero((v >= edges[i]) & (v < edges[i + 1]))
+    return counts
+
+
+U32_MAX = 2 ** 32 - 1
+
+
+def uint32_samples(rng, shape, edges):
+    """uint32 samples: 0, 2^32 - 1, 2^31, values on the given edges and one
+    beside them, and random values of every size."""
+    n = int(np.prod(shape))
+    e = np.floor(edges[rng.integers(0, len(edges), n)]) + rng.integers(-1, 2, n)
+    pick = rng.integers(0, 6, n)
+    v = np.where(pick == 0, 0, np.where(pick == 1, U32_MAX, np.where(pick == 2, 2 ** 31, e)))
+    v = np.where(pick == 5, rng.integers(0, U32_MAX, n, endpoint=True), v)
+    return np.clip(v, 0, U32_MAX).astype(np.uint32).reshape(shape)
+
+
+@pytest.mark.parametrize("bins,range_", [(256, (0, 2 ** 32)), (7, (1000.5, 3e9)),
+                                         (1000, (0, U32_MAX)), (3, (2 ** 32 - 6, 2 ** 32)),
+                                         (None, None), (17, None)])
+def test_uint32(rng, bins, range_):
+    """uint32 images (issue #41): counts equal the definition over the
+    library's edges, with a given range or the data's [min, max + 1), for
+    channels, masks, strided views, the batch form and every CPU method."""
+    for shape in [(1, 1), (1, 37), (29, 1), (23, 31), (17, 13, 3)]:
+        guess = np.linspace(range_[0], range_[1], (bins or 256) + 1) if range_ else \
+            np.linspace(0, 2.0 ** 32, (bins or 256) + 1)
+        img = uint32_samples(rng, shape, guess)
+        kw = {"bins": bins} if bins else {}
+        if range_:
+            kw["range"] = range_
+        h, info = pixsum.histogram(img, info=True, **kw)
+        edges = info["edges"]
+        if range_ is None:  # the data's range, as for int32
+            assert (info["lo"], info["hi"]) == (float(img.min()), float(img.max()) + 1)
+            assert info["below"] == [0] * len(info["below"]) == info["above"]
+        else:
+            np.testing.assert_array_equal(edges, np.linspace(range_[0], range_[1], bins + 1))
+        planes = [img] if img.ndim == 2 else [img[..., c] for c in range(img.shape[2])]
+        want = np.stack([ref_by_edges(p, edges) for p in planes])
+        np.testing.assert_array_equal(h, want[0] if img.ndim == 2 else want)
+        for m in pixsum.methods():
+            if "histogram" in m["ops"] and m["available"] and m["backend"] in ("cpu", "omp"):
+                try:
+                    got = pixsum.histogram(img, method=m["name"], threads=2, **kw)
+                except pixsum.UnsupportedError:
+                    continue  # hist.avx512 has no uint32 kernel
+                np.testing.assert_array_equal(got, h)
+        mask = rng.integers(0, 2, shape[:2]).astype(bool)
+        hm, im = pixsum.histogram(img, mask=mask, info=True, **kw)
+        sel = img[mask]
+        want = np.stack([ref_by_edges(sel if img.ndim == 2 else sel[:, c], im["edges"])
+                         for c in range(1 if img.ndim == 2 else img.shape[2])])
+        np.testing.assert_array_equal(hm, want[0] if img.ndim == 2 else want)
+    big = uint32_samples(rng, (40, 60), np.array([0.0, 2.0 ** 32]))
+    strided = big[::3, ::2]
+    np.testing.assert_array_equal(pixsum.histogram(strided, **kw),
+                                  pixsum.histogram(np.ascontiguousarray(strided), **kw))
+
+
+def test_uint32_batch_and_2d(rng):
+    stack = uint32_samples(rng, (4, 9, 11), np.linspace(0, 2.0 ** 32, 9))
+    hb, ib = pixsum.histogram(stack, batch=True, info=True)
+    assert (ib["lo"], ib["hi"]) == (float(stack.min()), float(stack.max()) + 1)
+    for n in range(4):
+        np.testing.assert_array_equal(hb[n],
+                                      pixsum.histogram(stack[n], range=(ib["lo"], ib["hi"])))
+    a = uint32_samples(rng, (30, 20), np.linspace(0, 2.0 ** 32, 5))
+    b = rng.integers(0, 256, (30, 20), dtype=np.uint8)
+    h = pixsum.histogram2d(a, b, bins=(4, 2), range=((0, 2 ** 32), (0, 256)))
+    want, _, _ = np.histogram2d(a.ravel().astype(np.float64), b.ravel().astype(np.float64),
+                                bins=(np.linspace(0, 2.0 ** 32, 5), np.linspace(0, 256, 3)))
+    np.testing.assert_array_equal(h, want)  # no sample on the closed last edge 2^32
+
+
+def test_uint32_gpu_refused():
+    """The GPU histograms have no uint32 kernel: a CuPy uint32 image is refused
+    with a clear error (the host array is counted)."""
+    cupy = pytest.importorskip("cupy")
+    if not pixsum.HAVE_CUDA or pixsum.cuda_device_count() == 0:
+        pytest.skip("skipped: no CUDA device")
+    img = np.array([[0, U32_MAX, 7]], np.uint32)
+    with pytest.raises(pixsum.BadTypeError, match="u32"):
+        pixsum.histogram(cupy.asarray(img), range=(0, 2 ** 32))
 
 
 def test_every_histogram_method_agrees(rng):

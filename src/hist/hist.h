@@ -5,8 +5,9 @@
  * must reproduce, and the CPU counting kernels.
  *
  * A histogram method receives a psi_job with op PIXSUM_OP_HISTOGRAM, job->in
- * the validated image (2-D or 3-D, 1-4 channels, u8 u16 i16 i32 f32 f64) and
- * job->extra a psi_hist_params whose counts/below/above/nan the core has
+ * the validated image (2-D or 3-D, 1-4 channels, u8 u16 i16 i32 u32 f32 f64;
+ * u32 only reaches the CPU methods: the CUDA and GL methods' supports() refuse
+ * it) and job->extra a psi_hist_params whose counts/below/above/nan the core has
  * zeroed. The method adds every selected sample to exactly one of them.
  */
 #ifndef PIXSUM_HIST_H
@@ -45,6 +46,20 @@ static inline bool psi_hist_small_type(pixsum_type t)
 {
     return t == PIXSUM_U8 || t == PIXSUM_U16 || t == PIXSUM_I16;
 }
+
+/* Resolves and validates a spec for one image in host memory, as
+ * psi_hist_prepare() (hist_classify.h) but also for u32 images, which only
+ * the CPU counts (histogram.c). Used by pixsum_histogram(), its batch, joint
+ * and edges forms, the integral histogram and pixsum_hist_resolve(); the
+ * device entry points use psi_hist_prepare(), which refuses u32 with
+ * PIXSUM_ERR_BAD_TYPE. */
+int psi_hist_prepare_host(const pixsum_view *in, const pixsum_hist_spec *spec,
+                          size_t default_bins_small, psi_hist_params *p);
+
+/* psi_hist_prepare_batch() (hist_classify.h) for a batch in host memory: also
+ * u32 (pixsum_histogram_batch()); the device batch uses the former. */
+int psi_hist_prepare_batch_host(const pixsum_view *in, const pixsum_hist_spec *spec,
+                                psi_hist_params *p);
 
 /* ---- kernels (hist_kernels.c) ----------------------------------------- */
 

@@ -79,7 +79,7 @@ int pixsum_histogram_batch(pixsum_ctx *ctx, const pixsum_view *in, const pixsum_
         check.hi = 1;
     }
     psi_hist_params p;
-    int st = psi_hist_prepare_batch(in, &check, &p);
+    int st = psi_hist_prepare_batch_host(in, &check, &p);
     if (st != PIXSUM_OK)
         return st;
     size_t n = in->depth, per = p.bins * in->channels;

@@ -1,6 +1,6 @@
 /*
  * hist_classify.c - per-row classification shared by the joint histogram, the
- * integral histogram and the histogram of i32/f32/f64 images: every sample of
+ * integral histogram and the histogram of i32/u32/f32/f64 images: every sample of
  * a row becomes its bin or bins + PSI_HIST_BELOW / ABOVE / NAN (psi_hist_bin()),
  * through a lookup table of all values for the 8/16-bit types and the formula
  * for the others (with AVX-512 for f32/f64 where allowed and available).
@@ -55,6 +55,10 @@ void psi_classify_row(const psi_classifier *k, const void *row, size_t n, uint32
     case PIXSUM_I32:
         for (size_t i = 0; i < n; i++)
             out[i] = (uint32_t)psi_bins_class_int(&k->p->b, ((const int32_t *)row)[i]);
+        break;
+    case PIXSUM_U32: /* below 2^53: the integer rule, as i32 */
+        for (size_t i = 0; i < n; i++)
+            out[i] = (uint32_t)psi_bins_class_int(&k->p->b, ((const uint32_t *)row)[i]);
         break;
     case PIXSUM_F32:
         for (size_t i = 0; i < n; i++)

@@ -162,7 +162,7 @@ static int histogram_edges(pixsum_ctx *ctx, const pixsum_view *in,
     /* the image and mask rules of pixsum_histogram(), without a data scan */
     pixsum_hist_spec probe = {1, 0.0, 1.0, spec->mask};
     psi_hist_params p;
-    if ((st = psi_hist_prepare(in, &probe, 65536, &p)) != PIXSUM_OK)
+    if ((st = psi_hist_prepare_host(in, &probe, 65536, &p)) != PIXSUM_OK)
         return st;
     if (spec->weights && (st = check_weights(in, spec->weights)) != PIXSUM_OK)
         return st;

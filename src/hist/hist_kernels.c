@@ -13,7 +13,7 @@
  *    u64 before they can wrap, and the raw-value counts are folded into bins
  *    with the bin formula once at the end (so any bins and range cost nothing
  *    per pixel);
- *  - i32, f32, f64: a row is first classified (bin, below, above, NaN or
+ *  - i32, u32, f32, f64: a row is first classified (bin, below, above, NaN or
  *    masked out) into a buffer of table offsets - with AVX-512 when available
  *    for floats - and then counted the same way.
  * Interleaved channels and masks run loops specialised per channel count, a
@@ -377,7 +377,7 @@ static int count_small(const pixsum_view *in, const psi_hist_params *p, size_t r
     return PIXSUM_OK;
 }
 
-/* ---- classified counting for i32, f32, f64 ----------------------------- */
+/* ---- classified counting for i32, u32, f32, f64 ------------------------ */
 
 /* Pixels of a row classified at a time (the index buffer holds this many
  * pixels' samples; a long row is counted in slices, so the u32 counters are

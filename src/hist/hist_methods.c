@@ -1,9 +1,9 @@
 /*
  * hist_methods.c - the CPU histogram methods (op PIXSUM_OP_HISTOGRAM):
  *   hist.scalar  the reference: the bin formula per sample, one table;
- *   hist.sub     portable C: raw-value tables / classified rows counted into
- *                several u32 sub-tables merged at the end (no slowdown on
- *                constant images);
+ *   hist.sub     portable C: raw-value tables / classified rows (i32, u32,
+ *                f32, f64) counted into several u32 sub-tables merged at the
+ *                end (no slowdown on constant images);
  *   hist.avx512  hist.sub with the AVX-512 kernels: u8 (any channels, masks)
  *                counted without a per-pixel store (channel planes, uniform
  *                blocks, buckets, bit-sliced popcounts; see hist_avx512.c),

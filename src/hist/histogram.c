@@ -11,10 +11,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The types of every histogram entry point, the device ones included. */
 static bool hist_input_type(pixsum_type t)
 {
     return t == PIXSUM_U8 || t == PIXSUM_U16 || t == PIXSUM_I16 || t == PIXSUM_I32 ||
            t == PIXSUM_F32 || t == PIXSUM_F64;
+}
+
+/* The types of the host-memory histograms: those, and u32 (its samples are
+ * integers below 2^53, decided by the same integer rule as i32). */
+static bool hist_host_input_type(pixsum_type t)
+{
+    return hist_input_type(t) || t == PIXSUM_U32;
 }
 
 /* Checks the mask against the (checked) image: the image's width, height and
@@ -53,6 +61,17 @@ static bool data_range(const pixsum_view *in, const pixsum_view *mask, double *m
             if (in->type == PIXSUM_I32) {
                 const int32_t *s = row;
                 int32_t a = s[0], b = s[0];
+                for (size_t i = 1; i < n; i++) {
+                    a = s[i] < a ? s[i] : a;
+                    b = s[i] > b ? s[i] : b;
+                }
+                lo = (double)a < lo ? (double)a : lo;
+                hi = (double)b > hi ? (double)b : hi;
+                continue;
+            }
+            if (in->type == PIXSUM_U32) {
+                const uint32_t *s = row;
+                uint32_t a = s[0], b = s[0];
                 for (size_t i = 1; i < n; i++) {
                     a = s[i] < a ? s[i] : a;
                     b = s[i] > b ? s[i] : b;
@@ -136,7 +155,8 @@ static int resolve_params(const pixsum_view *in, const pixsum_hist_spec *spec,
             double mn, mx;
             if (!data_range(in, m, &mn, &mx)) {
                 lo = 0, hi = 1;
-            } else if (in->type == PIXSUM_I32) {
+            } else if (in->type == PIXSUM_I32 || in->type == PIXSUM_U32) {
+                /* integers: [min, max + 1), exact in double (max + 1 <= 2^32) */
                 lo = mn, hi = mx + 1;
             } else if (mn == mx && mx + 1 > mx) {
                 /* One value: a unit range as for i32, so that the value is
@@ -186,17 +206,24 @@ double pixsum_hist_edge(size_t bins, double lo, double hi, size_t i)
 }
 
 /* Shared by the single-image entry points, the joint and the integral
- * histogram, and (with batch_mask) the batches (declared in hist_classify.h). */
+ * histogram, and (with batch_mask) the batches (declared in hist_classify.h).
+ * `host_types`: the caller counts on the CPU, which also takes u32. */
 static int prepare(const pixsum_view *in, const pixsum_hist_spec *spec,
-                   size_t default_bins_small, bool batch_mask, psi_hist_params *p)
+                   size_t default_bins_small, bool batch_mask, bool host_types,
+                   psi_hist_params *p)
 {
     memset(p, 0, sizeof *p);
     int st = pixsum_view_check(in);
     if (st != PIXSUM_OK)
         return psi_fail(st, "input: %s", pixsum_last_error());
-    if (!hist_input_type(in->type))
+    if (in->type == PIXSUM_U32 && !host_types)
         return psi_fail(PIXSUM_ERR_BAD_TYPE,
-                        "histograms take u8, u16, i16, i32, f32 or f64 images, got %s",
+                        "this histogram takes u8, u16, i16, i32, f32 or f64 images, got u32 "
+                        "(u32 images are counted on the CPU, by pixsum_histogram() and the "
+                        "other host-memory histograms)");
+    if (!hist_host_input_type(in->type))
+        return psi_fail(PIXSUM_ERR_BAD_TYPE,
+                        "histograms take u8, u16, i16, i32, u32, f32 or f64 images, got %s",
                         pixsum_type_name(in->type));
     if (spec && spec->mask) {
         if ((st = check_mask(in, spec->mask, batch_mask)) != PIXSUM_OK)
@@ -209,13 +236,25 @@ static int prepare(const pixsum_view *in, const pixsum_hist_spec *spec,
 int psi_hist_prepare(const pixsum_view *in, const pixsum_hist_spec *spec,
                      size_t default_bins_small, psi_hist_params *p)
 {
-    return prepare(in, spec, default_bins_small, false, p);
+    return prepare(in, spec, default_bins_small, false, false, p);
+}
+
+int psi_hist_prepare_host(const pixsum_view *in, const pixsum_hist_spec *spec,
+                          size_t default_bins_small, psi_hist_params *p)
+{
+    return prepare(in, spec, default_bins_small, false, true, p);
 }
 
 int psi_hist_prepare_batch(const pixsum_view *in, const pixsum_hist_spec *spec,
                            psi_hist_params *p)
 {
-    return prepare(in, spec, 65536, true, p);
+    return prepare(in, spec, 65536, true, false, p);
+}
+
+int psi_hist_prepare_batch_host(const pixsum_view *in, const pixsum_hist_spec *spec,
+                                psi_hist_params *p)
+{
+    return prepare(in, spec, 65536, true, true, p);
 }
 
 int pixsum_hist_resolve(const pixsum_view *in, const pixsum_hist_spec *spec,
@@ -225,7 +264,7 @@ int pixsum_hist_resolve(const pixsum_view *in, const pixsum_hist_spec *spec,
     if (!in || !info)
         return psi_fail(PIXSUM_ERR_NULL, "image or info is NULL");
     psi_hist_params p;
-    int st = psi_hist_prepare(in, spec, 65536, &p);
+    int st = psi_hist_prepare_host(in, spec, 65536, &p);
     if (st != PIXSUM_OK)
         return st;
     memset(info, 0, sizeof *info);
@@ -260,7 +299,7 @@ int pixsum_histogram(pixsum_ctx *ctx, const pixsum_view *in, const pixsum_hist_s
     if (!in || !counts)
         return psi_fail(PIXSUM_ERR_NULL, "image or counts is NULL");
     psi_hist_params p;
-    int st = psi_hist_prepare(in, spec, 65536, &p);
+    int st = psi_hist_prepare_host(in, spec, 65536, &p);
     if (st != PIXSUM_OK)
         return st;
     size_t need = p.bins * in->channels;

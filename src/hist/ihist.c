@@ -32,7 +32,7 @@ struct pixsum_ihist {
 static int ihist_cost(const pixsum_view *in, const pixsum_hist_spec *spec, psi_hist_params *p,
                       size_t *bytes, int *wide)
 {
-    int st = psi_hist_prepare(in, spec, 65536, p);
+    int st = psi_hist_prepare_host(in, spec, 65536, p);
     if (st != PIXSUM_OK)
         return st;
     if (in->depth != 1)

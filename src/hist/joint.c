@@ -227,10 +227,10 @@ int pixsum_histogram_joint(pixsum_ctx *ctx, const pixsum_view *a, const pixsum_v
     if (!a || !b || !counts)
         return psi_fail(PIXSUM_ERR_NULL, "image a, image b or counts is NULL");
     psi_hist_params pa, pb;
-    int st = psi_hist_prepare(a, spec_a, 256, &pa);
+    int st = psi_hist_prepare_host(a, spec_a, 256, &pa);
     if (st != PIXSUM_OK)
         return psi_fail(st, "image a: %s", pixsum_last_error());
-    if ((st = psi_hist_prepare(b, spec_b, 256, &pb)) != PIXSUM_OK)
+    if ((st = psi_hist_prepare_host(b, spec_b, 256, &pb)) != PIXSUM_OK)
         return psi_fail(st, "image b: %s", pixsum_last_error());
     if (a->channels != 1 || b->channels != 1)
         return psi_fail(PIXSUM_ERR_BAD_SHAPE,

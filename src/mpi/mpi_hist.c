@@ -33,7 +33,8 @@ static bool range_from_data(pixsum_type type, const pixsum_hist_spec *spec)
 {
     bool default_range = !spec || spec->lo == spec->hi;
     return default_range &&
-           (type == PIXSUM_I32 || type == PIXSUM_F32 || type == PIXSUM_F64);
+           (type == PIXSUM_I32 || type == PIXSUM_U32 || type == PIXSUM_F32 ||
+            type == PIXSUM_F64);
 }
 
 /* Smallest and largest finite sample of the strip among the pixels the mask
@@ -76,6 +77,7 @@ static int resolve_global(pixsum_type type, const pixsum_hist_spec *spec, bool a
 {
     union {
         int32_t i32[2];
+        uint32_t u32[2];
         float f32[2];
         double f64[2];
         uint64_t raw[2];
@@ -83,6 +85,9 @@ static int resolve_global(pixsum_type type, const pixsum_hist_spec *spec, bool a
     if (type == PIXSUM_I32) {
         px.i32[0] = (int32_t)lo;
         px.i32[1] = (int32_t)hi;
+    } else if (type == PIXSUM_U32) {
+        px.u32[0] = (uint32_t)lo;
+        px.u32[1] = (uint32_t)hi;
     } else if (type == PIXSUM_F32) {
         px.f32[0] = (float)lo; /* exact: they were f32 samples */
         px.f32[1] = (float)hi;
