@@ -144,9 +144,8 @@ static void counter_free(counter *k)
 
 /* Counts n consecutive u8 samples into the four sub-tables t[0..3].
  * Two 8-byte loads per 16 samples, their bytes taken by shifts: one load
- * instead of eight leaves the load ports to the counters' read-modify-writes
- * (Zen 3: 15-18% faster than byte loads on random and natural images, same
- * run; docs/benchmarks.md). Which byte goes to which sub-table does not
+ * instead of eight leaves the load ports to the counters' read-modify-writes,
+ * which byte loads would compete with. Which byte goes to which sub-table does not
  * change the counts, so the byte order of the loads does not matter. */
 static void count_u8_run(const uint8_t *s, size_t n, uint32_t *const t[SUB_TABLES])
 {
