@@ -564,6 +564,22 @@ typedef struct pixsum_hist_info {
 PIXSUM_API int pixsum_hist_resolve(const pixsum_view *in, const pixsum_hist_spec *spec,
                                    pixsum_hist_info *info);
 
+/* The bin count pixsum_hist_resolve(), pixsum_histogram() and
+ * pixsum_histogram_batch() use for `in` and `spec`, into *bins, without
+ * reading a sample: it depends only on in's type and spec's bins and range
+ * (the defaults above), not on the data, so that a caller can size the counts
+ * (channels x bins, times the images of a batch) before the one call that
+ * reads the data. Checks in's view and type and spec's bins and range as
+ * pixsum_hist_resolve() does; spec->mask is not looked at (the counting call
+ * checks it). Returns PIXSUM_OK, PIXSUM_ERR_NULL (in or bins NULL),
+ * PIXSUM_ERR_BAD_SHAPE / PIXSUM_ERR_BAD_STRIDE (bad image view),
+ * PIXSUM_ERR_BAD_TYPE (a type histograms do not take), PIXSUM_ERR_INVALID_ARG
+ * (bins above PIXSUM_HIST_MAX_BINS, lo > hi, non-finite lo/hi, or a given
+ * range that cannot be split into that many bins); *bins is untouched on
+ * error. */
+PIXSUM_API int pixsum_hist_bins(const pixsum_view *in, const pixsum_hist_spec *spec,
+                                size_t *bins);
+
 /* Edge i (0 <= i <= bins) of `bins` bins over [lo, hi), by the rule above: the
  * lower edge of bin i, and edge[bins] = hi. This is the value every front-end
  * reports (CLI CSV/JSON, Python info['edges']). Returns NaN when i > bins or
@@ -604,7 +620,7 @@ PIXSUM_API int pixsum_histogram(pixsum_ctx *ctx, const pixsum_view *in,
  * 1-channel view of in's width and height with depth N (a mask per image) or
  * depth 1 (one mask for every image). `infos`: NULL or an array of N
  * pixsum_hist_info, image n's in infos[n]. counts_len >= N x channels x bins
- * (pixsum_hist_resolve() on the batch gives the bins). With several threads
+ * (pixsum_hist_bins() gives the bins, reading no sample). With several threads
  * in the context and at least as many images as threads, the images are
  * shared out over the threads (each counted on one thread); otherwise each
  * image in turn uses every thread. Returns PIXSUM_OK, the codes of
@@ -1181,18 +1197,24 @@ PIXSUM_API double pixsum_threshold_default_r(pixsum_type t);
  * so a sample within the error bound of T may fall either way.
  * Images of 2-4 channels are refused (PIXSUM_ERR_BAD_SHAPE): threshold one
  * channel (a view of one channel needs a packed row; convert to gray first).
+ * A view of depth N > 1 is a batch of N independent images, as for
+ * pixsum_box_filter(): `map` and `mask` then have depth N, image n's results
+ * go to their slice n and equal, bit for bit, the call on that slice alone;
+ * the images are shared out over the context's threads by the box filter
+ * batch's rule. (The GPU entries take one image.)
  * The method is the context's box filter method (box.stream, box.omp, auto).
  * Returns PIXSUM_OK, or: PIXSUM_ERR_NULL (in, spec, or both outputs),
- * the codes of pixsum_view_check(), PIXSUM_ERR_BAD_SHAPE (depth > 1, more
- * than one channel, outputs of the wrong size or channels, VALID window
- * larger than the image), PIXSUM_ERR_INVALID_ARG (zero window side, unknown
- * method or border, k / offset / border value not finite, r negative or not
- * finite), PIXSUM_ERR_BAD_TYPE (input type, map not f32/f64, mask not u8),
+ * the codes of pixsum_view_check(), PIXSUM_ERR_BAD_SHAPE (an output's depth
+ * is not in's, more than one channel, outputs of the wrong size or channels,
+ * VALID window larger than the image), PIXSUM_ERR_INVALID_ARG (zero window
+ * side, unknown method or border, k / offset / border value not finite, r
+ * negative or not finite), PIXSUM_ERR_BAD_TYPE (input type, map not f32/f64, mask not u8),
  * PIXSUM_ERR_TOO_LARGE (window side over 2^20), PIXSUM_ERR_ALIASING (an
  * output overlaps the input or the other output), PIXSUM_ERR_UNSUPPORTED (the
  * context's method is not a box filter method), PIXSUM_ERR_NO_MEMORY. On
  * error the outputs are left untouched (PIXSUM_ERR_NO_MEMORY from one band
- * of box.omp may leave the other bands written). */
+ * of box.omp may leave the other bands written, or from one image of a
+ * batch, named in the detail text, other images). */
 PIXSUM_API int pixsum_threshold_local(pixsum_ctx *ctx, const pixsum_view *in,
                                       const pixsum_threshold_spec *spec,
                                       const pixsum_view *map, const pixsum_view *mask);
@@ -1208,7 +1230,8 @@ typedef struct pixsum_normalize_spec {
 /* Local normalisation: out = (x - m) / (s + eps) per sample and channel
  * (1-4 channels, each its own windows), 0 where s + eps is 0 (a flat window
  * with eps = 0). `out` is f32 or f64 with the box filter's output shape and
- * in's channels; any row strides. Returns the codes of
+ * in's channels; any row strides. A view of depth N is a batch of N images
+ * (`out` of depth N), as for pixsum_threshold_local(). Returns the codes of
  * pixsum_threshold_local() (PIXSUM_ERR_INVALID_ARG for an eps that is
  * negative or not finite; no channel restriction). */
 PIXSUM_API int pixsum_normalize_local(pixsum_ctx *ctx, const pixsum_view *in,

@@ -300,7 +300,8 @@ PIXSUM_API int pixsum_cuda_box_filter(pixsum_ctx *ctx, const pixsum_view *in,
  * (NULL: the context's stream) on the context's device, no synchronisation.
  * Returns PIXSUM_OK, the codes of the CPU functions, or
  * PIXSUM_ERR_UNSUPPORTED (kw above 1024; u32/i32 windows whose sums of
- * squares can exceed 64 bits, which the CPU computes), PIXSUM_ERR_TOO_LARGE
+ * squares can exceed 64 bits, which the CPU computes; a batch of depth > 1,
+ * which the CPU takes: call once per image), PIXSUM_ERR_TOO_LARGE
  * (more than 2^31 - 1 blocks of rows or columns), PIXSUM_ERR_INVALID_ARG (memory the GPU
  * cannot reach), PIXSUM_ERR_UNAVAILABLE (no device, or a library built
  * without CUDA: there these validate, then return PIXSUM_ERR_UNAVAILABLE),

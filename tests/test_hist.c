@@ -18,6 +18,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#if defined(__unix__)
+#include <sys/mman.h>
+#include <unistd.h>
+#endif
+
 #include "cpu/isa.h"
 #include "hist/hist.h"
 #include "pixsum.h"
@@ -733,6 +738,109 @@ static void test_relative_cumulative(void **state)
     free(im.buf);
 }
 
+/* pixsum_hist_bins(): the bin count of the defaults table in pixsum.h, for
+ * every type, spec NULL, bins 0, given bins, with and without a range; the
+ * count pixsum_hist_resolve() reports on random data; the same refusals as
+ * resolving; and no sample read (the data is a page that cannot be read). */
+static void test_hist_bins(void **state)
+{
+    (void)state;
+    static const pixsum_type all[] = {PIXSUM_U8,  PIXSUM_U16, PIXSUM_I16, PIXSUM_I32,
+                                      PIXSUM_U32, PIXSUM_F32, PIXSUM_F64};
+    /* bins 0 without a range, from the table in pixsum.h */
+    static const size_t default_bins[] = {256, 65536, 65536, 256, 256, 256, 256};
+    for (size_t t = 0; t < 7; t++) {
+        pixsum_type ty = all[t];
+        size_t bins = 0;
+        image im = make_image(ty, 1 + t, 3, 1 + t % 3, 1 + t % 4, t * pixsum_type_size(ty));
+        assert_int_equal(pixsum_hist_bins(&im.v, NULL, &bins), PIXSUM_OK);
+        assert_int_equal(bins, default_bins[t]);
+        pixsum_hist_spec spec = {0};
+        bins = 0;
+        assert_int_equal(pixsum_hist_bins(&im.v, &spec, &bins), PIXSUM_OK);
+        assert_int_equal(bins, default_bins[t]);
+        spec.lo = -3, spec.hi = 5; /* a range with bins 0: 256 bins for every type */
+        assert_int_equal(pixsum_hist_bins(&im.v, &spec, &bins), PIXSUM_OK);
+        assert_int_equal(bins, 256);
+        spec.bins = 1;
+        assert_int_equal(pixsum_hist_bins(&im.v, &spec, &bins), PIXSUM_OK);
+        assert_int_equal(bins, 1);
+        spec.lo = spec.hi = 7; /* given bins, default range */
+        spec.bins = 4099;
+        assert_int_equal(pixsum_hist_bins(&im.v, &spec, &bins), PIXSUM_OK);
+        assert_int_equal(bins, 4099);
+        spec.bins = PIXSUM_HIST_MAX_BINS;
+        assert_int_equal(pixsum_hist_bins(&im.v, &spec, &bins), PIXSUM_OK);
+        assert_int_equal(bins, PIXSUM_HIST_MAX_BINS);
+        free(im.buf);
+    }
+    /* random images, specs and masks: the count resolving reports */
+    for (int iter = 0; iter < 200; iter++) {
+        pixsum_type ty = all[rnd() % 7];
+        size_t w = rnd_between(1, 9), h = rnd_between(1, 5), d = rnd_between(1, 3);
+        image im = make_image(ty, w, h, d, rnd_between(1, 4), (rnd() % 5) * pixsum_type_size(ty));
+        fill_random(&im.v);
+        image mask = make_image(PIXSUM_U8, w, h, d, 1, 0);
+        for (size_t i = 0; i < w * h * d; i++)
+            ((uint8_t *)mask.buf)[i] = (uint8_t)(rnd() % 2);
+        pixsum_hist_spec spec = {0};
+        if (rnd() % 2)
+            spec.bins = rnd() % 3 == 0 ? 0 : rnd_between(1, 70000);
+        if (rnd() % 2) {
+            spec.lo = (double)(int)rnd_between(0, 200) - 100;
+            spec.hi = spec.lo + (double)rnd_between(0, 300);
+        }
+        if (rnd() % 2)
+            spec.mask = &mask.v;
+        size_t bins = 0;
+        pixsum_hist_info info;
+        assert_int_equal(pixsum_hist_bins(&im.v, &spec, &bins), PIXSUM_OK);
+        assert_int_equal(pixsum_hist_resolve(&im.v, &spec, &info), PIXSUM_OK);
+        assert_int_equal(bins, info.bins);
+        free(mask.buf);
+        free(im.buf);
+    }
+    /* refusals: those of pixsum_hist_resolve(), *bins untouched */
+    image im = make_image(PIXSUM_F32, 5, 4, 1, 1, 0);
+    size_t bins = 12345;
+    pixsum_hist_info info;
+    assert_int_equal(pixsum_hist_bins(NULL, NULL, &bins), PIXSUM_ERR_NULL);
+    assert_int_equal(pixsum_hist_bins(&im.v, NULL, NULL), PIXSUM_ERR_NULL);
+    pixsum_hist_spec bad[5] = {{PIXSUM_HIST_MAX_BINS + 1, 0, 0, NULL},
+                               {4, 5, 1, NULL},
+                               {4, NAN, 1, NULL},
+                               {4, 0, INFINITY, NULL},
+                               {4, -DBL_MAX, DBL_MAX, NULL}}; /* the width overflows */
+    for (int i = 0; i < 5; i++) {
+        assert_int_equal(pixsum_hist_bins(&im.v, &bad[i], &bins), PIXSUM_ERR_INVALID_ARG);
+        assert_int_equal(pixsum_hist_resolve(&im.v, &bad[i], &info), PIXSUM_ERR_INVALID_ARG);
+    }
+    pixsum_view v = im.v;
+    v.type = PIXSUM_U64;
+    v.row_stride = (ptrdiff_t)(5 * pixsum_type_size(PIXSUM_U64));
+    v.slice_stride = v.row_stride * 4;
+    assert_int_equal(pixsum_hist_bins(&v, NULL, &bins), PIXSUM_ERR_BAD_TYPE);
+    v = im.v;
+    v.channels = 5;
+    assert_int_equal(pixsum_hist_bins(&v, NULL, &bins), pixsum_view_check(&v));
+    assert_int_not_equal(pixsum_view_check(&v), PIXSUM_OK);
+    v = im.v;
+    v.data = NULL;
+    assert_int_equal(pixsum_hist_bins(&v, NULL, &bins), pixsum_view_check(&v));
+    assert_int_equal(bins, 12345);
+    free(im.buf);
+#if defined(__unix__)
+    /* no sample read: a float image on a page that faults when read */
+    long page = sysconf(_SC_PAGESIZE);
+    void *locked = mmap(NULL, (size_t)page, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    assert_true(locked != MAP_FAILED);
+    pixsum_view hidden = pixsum_view_2d(locked, PIXSUM_F32, 16, 16, 1, 64);
+    assert_int_equal(pixsum_hist_bins(&hidden, NULL, &bins), PIXSUM_OK);
+    assert_int_equal(bins, 256);
+    munmap(locked, (size_t)page);
+#endif
+}
+
 static void test_bad_calls(void **state)
 {
     (void)state;
@@ -1097,6 +1205,7 @@ int main(void)
         cmocka_unit_test(test_forced_isa),
         cmocka_unit_test(test_masks),
         cmocka_unit_test(test_relative_cumulative),
+        cmocka_unit_test(test_hist_bins),
         cmocka_unit_test(test_bad_calls),
         cmocka_unit_test(test_u32),
     };

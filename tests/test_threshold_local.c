@@ -8,7 +8,9 @@
  * windows, windows larger than the image), every border, input type, output
  * type, method, stride and ROI; the f32/f64 maps within pixsum.h's bound;
  * masks equal to x > T wherever x is farther from T than the bound; every
- * ISA's kernel and box.stream / box.omp; and the refusals.
+ * ISA's kernel and box.stream / box.omp; and the refusals. Batches (views of
+ * depth N) equal the calls on each slice alone, bit for bit, and each slice
+ * also meets the reference.
  */
 #define PIXSUM_EXPERIMENTAL
 #include <setjmp.h>
@@ -23,6 +25,7 @@
 #include <string.h>
 
 #include "pixsum.h"
+#include "pixsum_cuda.h"
 #include "ref_border.h"
 #include "testutil.h"
 
@@ -368,6 +371,226 @@ static void test_normalize_random(void **state)
     }
 }
 
+/* The slice z of a tu_image's view. */
+static pixsum_view slice(const tu_image *img, size_t z)
+{
+    pixsum_view s;
+    assert_int_equal(pixsum_view_roi3d(&img->view, 0, 0, z, img->view.width,
+                                       img->view.height, 1, &s), PIXSUM_OK);
+    return s;
+}
+
+/* True when the samples of two views of one shape and type hold the same bytes. */
+static int same_samples(const pixsum_view *a, const pixsum_view *b)
+{
+    size_t es = pixsum_type_size(a->type) * a->channels;
+    for (size_t y = 0; y < a->height; y++)
+        for (size_t x = 0; x < a->width; x++)
+            if (memcmp(tu_elem(a, x, y, 0, 0), tu_elem(b, x, y, 0, 0), es) != 0) {
+                fprintf(stderr, "  batch differs at (%zu, %zu)\n", x, y);
+                return 0;
+            }
+    return 1;
+}
+
+/* A batch size (1, 2 or 5) and an image size: 1x1, 1xN, Nx1 or random. */
+static void batch_shape(tu_rng *r, size_t *n, size_t *w, size_t *h)
+{
+    static const size_t ns[] = {1, 2, 5};
+    *n = ns[tu_below(r, 3)];
+    *w = tu_dim(r, 23);
+    *h = tu_dim(r, 23);
+    switch (tu_below(r, 5)) {
+    case 0: *w = *h = 1; break;
+    case 1: *w = 1; break;
+    case 2: *h = 1; break;
+    default: break;
+    }
+}
+
+/* Fills every slice: integers as fill_input(), floats in [-1000, 1000). */
+static double fill_batch(tu_rng *r, tu_image *in, pixsum_type t)
+{
+    if (!is_float(t))
+        return fill_input(r, in, t);
+    const pixsum_view *v = &in->view;
+    for (size_t z = 0; z < v->depth; z++)
+        for (size_t y = 0; y < v->height; y++)
+            for (size_t x = 0; x < v->width; x++)
+                for (size_t c = 0; c < v->channels; c++)
+                    tu_set_f(v, x, y, z, c, (tu_unit(r) - 0.5) * 2000.0);
+    return 2000.0;
+}
+
+/* Threshold batches of every method and border, map and/or mask, random
+ * layouts and contexts: each image equals the call on its slice alone, bit
+ * for bit, and the reference. */
+static void test_threshold_batch(void **state)
+{
+    (void)state;
+    tu_rng *r = tu_global_rng();
+    for (size_t k = 0; k < 300; k++) {
+        pixsum_type t = in_types[tu_below(r, sizeof in_types / sizeof in_types[0])];
+        size_t n, w, h;
+        batch_shape(r, &n, &w, &h);
+        tcase tc;
+        memset(&tc, 0, sizeof tc);
+        pixsum_threshold_spec *sp = &tc.sp;
+        random_window(r, w, h, &sp->kw, &sp->kh, &sp->border);
+        if (sp->border == PIXSUM_BORDER_CONSTANT)
+            sp->border_value = border_value(r, t);
+        sp->method = (pixsum_threshold_method)(k % 3);
+        sp->k = (tu_unit(r) - 0.5) * 2;
+        sp->offset = (tu_unit(r) - 0.5) * 20;
+        sp->foreground = (uint8_t)tu_below(r, 256);
+        tc.r_used = pixsum_threshold_default_r(t);
+        tu_layout lay = tu_random_layout(r), l1 = tu_random_layout(r),
+                  l2 = tu_random_layout(r);
+        tu_image in, map, mask, one_map, one_mask;
+        assert_int_equal(tu_image_alloc(&in, t, w, h, n, 1, &lay), 0);
+        tc.mag = fill_batch(r, &in, t);
+        if (sp->border == PIXSUM_BORDER_CONSTANT && fabs(sp->border_value) > tc.mag)
+            tc.mag = fabs(sp->border_value);
+        size_t ow = w, oh = h;
+        if (sp->border == PIXSUM_BORDER_VALID)
+            ow = w - sp->kw + 1, oh = h - sp->kh + 1;
+        int outs = (int)tu_between(r, 1, 3); /* 1 map, 2 mask, 3 both */
+        pixsum_type mt = tu_below(r, 2) ? PIXSUM_F32 : PIXSUM_F64;
+        assert_int_equal(tu_image_alloc(&map, mt, ow, oh, n, 1, &l1), 0);
+        assert_int_equal(tu_image_alloc(&mask, PIXSUM_U8, ow, oh, n, 1, &l2), 0);
+        assert_int_equal(tu_image_alloc(&one_map, mt, ow, oh, 1, 1, NULL), 0);
+        assert_int_equal(tu_image_alloc(&one_mask, PIXSUM_U8, ow, oh, 1, 1, NULL), 0);
+        pixsum_ctx *ctx = random_ctx(r);
+        const pixsum_view *pm = outs & 1 ? &map.view : NULL, *pk = outs & 2 ? &mask.view : NULL;
+        int st = pixsum_threshold_local(ctx, &in.view, sp, pm, pk);
+        if (st != PIXSUM_OK)
+            fprintf(stderr, "case %zu: %s\n", k, pixsum_last_error());
+        assert_int_equal(st, PIXSUM_OK);
+        for (size_t z = 0; z < n; z++) {
+            pixsum_view iz = slice(&in, z), mz = slice(&map, z), kz = slice(&mask, z);
+            const pixsum_view *om = outs & 1 ? &one_map.view : NULL;
+            const pixsum_view *ok = outs & 2 ? &one_mask.view : NULL;
+            assert_int_equal(pixsum_threshold_local(ctx, &iz, sp, om, ok), PIXSUM_OK);
+            int same = (!om || same_samples(&mz, om)) && (!ok || same_samples(&kz, ok));
+            size_t bad = check_threshold(&iz, &tc, om, ok);
+            if (!same || bad)
+                fprintf(stderr, "case %zu image %zu of %zu: %s %zux%zu window %zux%zu border "
+                        "%s method %d outs %d: same %d, %zu mismatches\n", k, z, n,
+                        pixsum_type_name(t), w, h, sp->kw, sp->kh,
+                        pixsum_border_name(sp->border), (int)sp->method, outs, same, bad);
+            assert_true(same);
+            assert_int_equal(bad, 0);
+        }
+        pixsum_ctx_free(ctx);
+        tu_image_free(&in);
+        tu_image_free(&map);
+        tu_image_free(&mask);
+        tu_image_free(&one_map);
+        tu_image_free(&one_mask);
+    }
+}
+
+/* Normalisation batches of 1-4 channels: as test_threshold_batch. */
+static void test_normalize_batch(void **state)
+{
+    (void)state;
+    tu_rng *r = tu_global_rng();
+    for (size_t k = 0; k < 200; k++) {
+        pixsum_type t = in_types[tu_below(r, sizeof in_types / sizeof in_types[0])];
+        size_t n, w, h, ch = 1 + k % 4;
+        batch_shape(r, &n, &w, &h);
+        pixsum_normalize_spec sp;
+        memset(&sp, 0, sizeof sp);
+        random_window(r, w, h, &sp.kw, &sp.kh, &sp.border);
+        if (sp.border == PIXSUM_BORDER_CONSTANT)
+            sp.border_value = border_value(r, t);
+        sp.eps = tu_below(r, 3) == 0 ? 0 : tu_unit(r);
+        tu_layout lay = tu_random_layout(r), l1 = tu_random_layout(r);
+        tu_image in, out, one;
+        assert_int_equal(tu_image_alloc(&in, t, w, h, n, ch, &lay), 0);
+        double mag = fill_batch(r, &in, t);
+        if (sp.border == PIXSUM_BORDER_CONSTANT && fabs(sp.border_value) > mag)
+            mag = fabs(sp.border_value);
+        size_t ow = w, oh = h;
+        if (sp.border == PIXSUM_BORDER_VALID)
+            ow = w - sp.kw + 1, oh = h - sp.kh + 1;
+        pixsum_type ot = tu_below(r, 2) ? PIXSUM_F32 : PIXSUM_F64;
+        assert_int_equal(tu_image_alloc(&out, ot, ow, oh, n, ch, &l1), 0);
+        assert_int_equal(tu_image_alloc(&one, ot, ow, oh, 1, ch, NULL), 0);
+        pixsum_ctx *ctx = random_ctx(r);
+        int st = pixsum_normalize_local(ctx, &in.view, &sp, &out.view);
+        if (st != PIXSUM_OK)
+            fprintf(stderr, "case %zu: %s\n", k, pixsum_last_error());
+        assert_int_equal(st, PIXSUM_OK);
+        for (size_t z = 0; z < n; z++) {
+            pixsum_view iz = slice(&in, z), oz = slice(&out, z);
+            assert_int_equal(pixsum_normalize_local(ctx, &iz, &sp, &one.view), PIXSUM_OK);
+            int same = same_samples(&oz, &one.view);
+            size_t bad = check_normalize(&iz, &sp, &one.view, mag);
+            if (!same || bad)
+                fprintf(stderr, "case %zu image %zu of %zu: %s %zux%zux%zu window %zux%zu "
+                        "border %s: same %d, %zu mismatches\n", k, z, n, pixsum_type_name(t),
+                        w, h, ch, sp.kw, sp.kh, pixsum_border_name(sp.border), same, bad);
+            assert_true(same);
+            assert_int_equal(bad, 0);
+        }
+        pixsum_ctx_free(ctx);
+        tu_image_free(&in);
+        tu_image_free(&out);
+        tu_image_free(&one);
+    }
+}
+
+/* Batches refused: outputs of another depth, overlapping outputs, a method
+ * that is not a box filter (named image), and by the GPU entries, which take
+ * one image (before any device or memory check, so in every build); nothing
+ * written. */
+static void test_batch_refusals(void **state)
+{
+    (void)state;
+    tu_image in, map, short_map, mask;
+    assert_int_equal(tu_image_alloc(&in, PIXSUM_U8, 7, 5, 3, 1, NULL), 0);
+    assert_int_equal(tu_image_alloc(&map, PIXSUM_F32, 7, 5, 3, 1, NULL), 0);
+    assert_int_equal(tu_image_alloc(&short_map, PIXSUM_F32, 7, 5, 2, 1, NULL), 0);
+    assert_int_equal(tu_image_alloc(&mask, PIXSUM_U8, 7, 5, 1, 1, NULL), 0);
+    tu_image_snapshot(&map);
+    tu_image_snapshot(&short_map);
+    tu_image_snapshot(&mask);
+    pixsum_threshold_spec sp;
+    memset(&sp, 0, sizeof sp);
+    sp.kw = sp.kh = 3;
+    assert_int_equal(pixsum_threshold_local(NULL, &in.view, &sp, &short_map.view, NULL),
+                     PIXSUM_ERR_BAD_SHAPE);
+    assert_non_null(strstr(pixsum_last_error(), "images"));
+    assert_int_equal(pixsum_threshold_local(NULL, &in.view, &sp, &map.view, &mask.view),
+                     PIXSUM_ERR_BAD_SHAPE);
+    pixsum_view bytes = pixsum_view_3d(map.view.data, PIXSUM_U8, 7, 5, 3, 1, 0, 0);
+    assert_int_equal(pixsum_threshold_local(NULL, &in.view, &sp, &map.view, &bytes),
+                     PIXSUM_ERR_ALIASING);
+    pixsum_normalize_spec ns = {3, 3, PIXSUM_BORDER_REFLECT101, 0, 0};
+    assert_int_equal(pixsum_normalize_local(NULL, &in.view, &ns, &short_map.view),
+                     PIXSUM_ERR_BAD_SHAPE);
+    pixsum_ctx *ctx = pixsum_ctx_new();
+    assert_int_equal(pixsum_ctx_set_method(ctx, "serial.2wh"), PIXSUM_OK);
+    assert_int_equal(pixsum_normalize_local(ctx, &in.view, &ns, &map.view),
+                     PIXSUM_ERR_UNSUPPORTED);
+    assert_non_null(strstr(pixsum_last_error(), "of the batch"));
+    pixsum_ctx_free(ctx);
+    assert_int_equal(pixsum_cuda_threshold_local(NULL, &in.view, &sp, &map.view, NULL, NULL),
+                     PIXSUM_ERR_UNSUPPORTED);
+    assert_non_null(strstr(pixsum_last_error(), "call per image"));
+    assert_int_equal(pixsum_cuda_normalize_local(NULL, &in.view, &ns, &map.view, NULL),
+                     PIXSUM_ERR_UNSUPPORTED);
+    assert_non_null(strstr(pixsum_last_error(), "call per image"));
+    assert_int_equal(tu_image_check_untouched(&map, 1, "refused batch map"), 0);
+    assert_int_equal(tu_image_check_untouched(&short_map, 1, "refused short map"), 0);
+    assert_int_equal(tu_image_check_untouched(&mask, 1, "refused batch mask"), 0);
+    tu_image_free(&in);
+    tu_image_free(&map);
+    tu_image_free(&short_map);
+    tu_image_free(&mask);
+}
+
 /* A 1x1 image, its own window: T = x's mean; a 3x1 row by hand. */
 static void test_by_hand(void **state)
 {
@@ -509,6 +732,9 @@ int main(void)
         cmocka_unit_test(test_bands_equal),
         cmocka_unit_test(test_threshold_random),
         cmocka_unit_test(test_normalize_random),
+        cmocka_unit_test(test_threshold_batch),
+        cmocka_unit_test(test_normalize_batch),
+        cmocka_unit_test(test_batch_refusals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

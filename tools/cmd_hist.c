@@ -25,6 +25,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -418,20 +419,26 @@ static int hist_main(int argc, char **argv, int mpi)
             spec.mask = &mask.view;
         }
         if (in_opt.batch) {
-            /* N images, one range for all (resolved over the batch), N histograms */
-            pixsum_hist_spec all = spec;
-            all.mask = NULL; /* the bins only: the batch call checks the mask */
-            if ((st = pixsum_hist_resolve(&img.view, &all, &info)) != PIXSUM_OK) {
+            /* N images, one range for all (resolved over the batch by the
+             * batch call, which reads the data once), N histograms; the bin
+             * count comes from the spec alone */
+            size_t batch_bins;
+            if ((st = pixsum_hist_bins(&img.view, &spec, &batch_bins)) != PIXSUM_OK) {
                 rc = cli_lib_error(CMD, in_path, st);
                 goto done;
             }
             images = img.view.depth;
-            n = info.bins * img.view.channels;
+            n = batch_bins * img.view.channels;
+            if (images > SIZE_MAX / sizeof *counts / n) {
+                rc = cli_error(CMD, "%zu images x %zu channels x %zu bins do not fit in memory",
+                               images, img.view.channels, batch_bins);
+                goto done;
+            }
             counts = malloc(images * n * sizeof *counts);
             infos = calloc(images, sizeof *infos);
             if (!counts || !infos) {
                 rc = cli_error(CMD, "out of memory for %zu x %zu x %zu bins", images,
-                               img.view.channels, info.bins);
+                               img.view.channels, batch_bins);
                 goto done;
             }
             if ((st = pixsum_histogram_batch(ctx, &img.view, &spec, 0, counts, images * n,

@@ -5,6 +5,10 @@
  * pixsum_threshold_local() / pixsum_normalize_local() (streamed on the box
  * filter; the rules, borders and types live in the library) and writes the
  * result with pxio_write(), which leaves no file behind on failure.
+ * With --batch, the pages of a TIFF (or the first axis of a .npy stack) are
+ * N images computed in one library call (a view of depth N, the images over
+ * the threads) and written as an (N, ...) .npy or a multi-page TIFF, as
+ * `pixsum box --batch` does.
  */
 #include "cli_util.h"
 #include "commands.h"
@@ -23,7 +27,7 @@ static void threshold_usage(FILE *f)
             "usage: pixsum threshold IN -o OUT --method mean|niblack|sauvola --window N|WxH\n"
             "                        [--k K] [--r R] [--offset C] [--border B] [--value V]\n"
             "                        [--output map|mask] [--foreground F] [--type f32|f64]\n"
-            "                        [--method-impl NAME] [--threads N]\n"
+            "                        [--method-impl NAME] [--threads N] [--page N | --batch]\n"
             "\n"
             "Local threshold of a one-channel image from the mean m and standard deviation\n"
             "s of the window around each pixel (streamed, no integral table):\n"
@@ -36,7 +40,11 @@ static void threshold_usage(FILE *f)
             "  --output mask  u8: F (--foreground, default 255) where pixel > T, else 0\n"
             "  --border B     reflect101 (default), reflect, replicate, constant (--value),\n"
             "                 shrink, valid (a smaller output)\n"
-            "  --method-impl NAME  box filter method (box.stream, box.omp); --threads N\n");
+            "  --method-impl NAME  box filter method (box.stream, box.omp); --threads N\n"
+            "  --page N       read page N (0-based) of a multi-page TIFF\n"
+            "  --batch        read the pages of a TIFF, or a .npy stack (N,H,W), as N images:\n"
+            "                 N maps or masks, written as an (N,...) .npy or one TIFF page\n"
+            "                 each (the images spread over the threads)\n");
 }
 
 static void normalize_usage(FILE *f)
@@ -44,13 +52,18 @@ static void normalize_usage(FILE *f)
     fprintf(f,
             "usage: pixsum normalize IN -o OUT --window N|WxH [--eps E] [--border B]\n"
             "                        [--value V] [--type f32|f64] [--method NAME] [--threads N]\n"
+            "                        [--page N | --batch]\n"
             "\n"
             "Local normalisation: (x - m) / (s + eps) per pixel and channel, m and s the mean\n"
             "and standard deviation of the window around it (0 where s + eps is 0).\n"
             "  --eps E     default 1e-6\n"
             "  --border B  reflect101 (default), reflect, replicate, constant (--value),\n"
             "              shrink, valid\n"
-            "  --type T    f32 (default) or f64\n");
+            "  --type T    f32 (default) or f64\n"
+            "  --page N    read page N (0-based) of a multi-page TIFF\n"
+            "  --batch     read the pages of a TIFF, or a .npy stack (N,H,W[,C]), as N\n"
+            "              images: N results, written as an (N,...) .npy or one TIFF page\n"
+            "              each (the images spread over the threads)\n");
 }
 
 /* A finite number option. Returns 0, or a usage error's exit code. */
@@ -91,8 +104,9 @@ static int run_local(local_req *q, const char *in_path, const char *out_path,
     cli_note_pages(q->cmd, in_path, &img.info, in_opt);
     pixsum_view src = img.view, out = {0};
     size_t OW, OH;
-    if (src.depth != 1) {
-        rc = cli_error(q->cmd, "%s: 2-D images only, not volumes", in_path);
+    if (src.depth != 1 && !in_opt->batch) {
+        rc = cli_error(q->cmd, "%s: 2-D images only, not volumes (--batch reads the pages or "
+                       "a .npy stack as N images)", in_path);
         goto done;
     }
     if (!q->normalize && src.channels != 1) {
@@ -112,13 +126,13 @@ static int run_local(local_req *q, const char *in_path, const char *out_path,
     }
     pixsum_type ot = q->mask ? PIXSUM_U8 : q->otype;
     size_t ch = q->normalize ? src.channels : 1;
-    size_t ob = pixsum_packed_bytes(ot, OW, OH, 1, ch);
+    size_t ob = pixsum_packed_bytes(ot, OW, OH, src.depth, ch);
     void *od = ob && ob <= (size_t)PTRDIFF_MAX ? malloc(ob) : NULL;
     if (!od) {
         rc = cli_alloc_error(q->cmd, in_path, "the output", ob);
         goto done;
     }
-    out = pixsum_view_2d(od, ot, OW, OH, ch, 0);
+    out = pixsum_view_3d(od, ot, OW, OH, src.depth, ch, 0, 0);
     if (q->normalize)
         st = pixsum_normalize_local(ctx, &src, &q->ns, &out);
     else
@@ -237,7 +251,7 @@ static int local_command(int argc, char **argv, int normalize)
                 return CLI_EXIT_USAGE;
             if (q.ns.eps < 0)
                 return cli_usage_error(q.cmd, "--eps must be >= 0");
-        } else if ((m = cli_parse_pages(q.cmd, argc, argv, &i, 0, &in_opt)) != 0) {
+        } else if ((m = cli_parse_pages(q.cmd, argc, argv, &i, 1, &in_opt)) != 0) {
             if (m < 0)
                 return CLI_EXIT_USAGE;
         } else if (cli_take_input(q.cmd, arg, &in_path) != CLI_EXIT_OK) {
@@ -254,6 +268,8 @@ static int local_command(int argc, char **argv, int normalize)
         return cli_usage_error(q.cmd, "no method (--method mean|niblack|sauvola)");
     if (have_value && border != PIXSUM_BORDER_CONSTANT)
         return cli_usage_error(q.cmd, "--value is the value of --border constant");
+    if (cli_check_pages(q.cmd, &in_opt) != CLI_EXIT_OK)
+        return CLI_EXIT_USAGE;
     if (common.type != PIXSUM_TYPE_NONE) {
         if (common.type != PIXSUM_F32 && common.type != PIXSUM_F64)
             return cli_usage_error(q.cmd, "--type is f32 or f64, not %s",

@@ -56,6 +56,13 @@ void *psb_fail(int status, const char *fmt, ...)
  * Always returns NULL. */
 void *psb_fail_library(int status, const char *what);
 
+/* The end of a binding whose library call fills one result array: with
+ * status PIXSUM_OK, returns *res and sets *res to NULL (the reference moves
+ * to the caller's result, so the cleanup's Py_XDECREF(*res) leaves it alone);
+ * otherwise raises the library's error for `what` (psb_fail_library()),
+ * leaves *res to the cleanup and returns NULL. */
+PyObject *psb_hand_over(int status, const char *what, PyArrayObject **res);
+
 /* The pixsum type of NumPy's kind character ('u', 'i', 'f') and item size in
  * bytes (a dtype, or an __array_interface__ typestr), or PIXSUM_TYPE_NONE. */
 pixsum_type psb_type_of_kind(char kind, long size);
@@ -304,6 +311,13 @@ typedef struct psb_integral_args {
  * pixsum.InvalidArgumentError set naming `name`. */
 int psb_batch_args(const char *name, int batch, PyObject *channel_axis,
                    psb_integral_args *a, int *image_axis);
+
+/* Describes `arr` as the image or an output of a call (module.c): a
+ * `spatial`-D image, or with a->batch a stack of 2-D images (N, H, W[, C]) or
+ * (N, C, H, W) with a->channels_first; `writable` refuses read-only arrays.
+ * Returns 1, or 0 with an exception set naming `what`. */
+int psb_call_view(PyArrayObject *arr, const psb_integral_args *a, int spatial, int writable,
+                  const char *what, pixsum_view *v);
 
 /* The integral of a GPU array `image` of kind `kind` (psb_array_kind_of()):
  * for a PyTorch CUDA tensor or a CuPy array, read in C (pointer, shape,

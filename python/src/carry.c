@@ -215,12 +215,7 @@ PyObject *psb_py_equalize_counts(PyObject *self, PyObject *args, PyObject *kwarg
     Py_BEGIN_ALLOW_THREADS
     st = pixsum_equalize_counts(ctx, &vin, &vout, cp, n);
     Py_END_ALLOW_THREADS
-    if (st != PIXSUM_OK) {
-        psb_fail_library(st, "equalize");
-        goto done;
-    }
-    result = (PyObject *)res;
-    res = NULL;
+    result = psb_hand_over(st, "equalize", &res);
 done:
     pixsum_ctx_free(ctx);
     Py_XDECREF(res);

@@ -81,6 +81,15 @@ void *psb_fail_library(int status, const char *what)
     return NULL;
 }
 
+PyObject *psb_hand_over(int status, const char *what, PyArrayObject **res)
+{
+    if (status != PIXSUM_OK)
+        return psb_fail_library(status, what);
+    PyObject *result = (PyObject *)*res;
+    *res = NULL;
+    return result;
+}
+
 /* ------------------------------------------------------------------------ */
 /* Types                                                                    */
 /* ------------------------------------------------------------------------ */

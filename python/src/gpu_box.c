@@ -33,13 +33,15 @@ static int box_size(PyObject *obj, size_t *kh, size_t *kw)
         Py_XDECREF(x);
         Py_XDECREF(y);
     } else {
-        a = b = -1;
+        if (PyErr_Occurred()) /* PySequence_Size() of an object without a length */
+            PyErr_Clear();
+        psb_fail(PIXSUM_ERR_INVALID_ARG, "size must be an int or a pair (height, width)");
+        return 0;
     }
-    if (PyErr_Occurred())
+    if (PyErr_Occurred()) /* an int too large for a size counts as invalid */
         PyErr_Clear();
     if (a < 1 || b < 1) {
-        psb_fail(PIXSUM_ERR_INVALID_ARG, "size must be an int or a pair (height, width) of "
-                 "integers >= 1");
+        psb_fail(PIXSUM_ERR_INVALID_ARG, "window size must be integers >= 1");
         return 0;
     }
     *kh = (size_t)a;

@@ -358,14 +358,9 @@ static PyObject *histogram_batch(PyArrayObject *in, const pixsum_hist_spec *spec
             return NULL;
         spec.mask = &vmask;
     }
-    size_t n = vin.depth;
-    pixsum_hist_info whole;
-    pixsum_hist_spec bins_only = spec; /* the output's bins; the batch call checks the mask */
-    bins_only.mask = NULL;
-    int st;
-    Py_BEGIN_ALLOW_THREADS
-    st = pixsum_hist_resolve(&vin, &bins_only, &whole);
-    Py_END_ALLOW_THREADS
+    size_t n = vin.depth, bins;
+    /* the output's bins, from the spec alone: the batch call reads the data once */
+    int st = pixsum_hist_bins(&vin, &spec, &bins);
     if (st != PIXSUM_OK) {
         psb_fail_library(st, "histogram");
         goto done;
@@ -374,13 +369,13 @@ static PyObject *histogram_batch(PyArrayObject *in, const pixsum_hist_spec *spec
     int nd = 0;
     shape[nd++] = (npy_intp)n;
     if (PyArray_NDIM(in) == 4)
-        shape[nd++] = (npy_intp)whole.channels;
-    shape[nd++] = (npy_intp)whole.bins;
+        shape[nd++] = (npy_intp)vin.channels;
+    shape[nd++] = (npy_intp)bins;
     if (!(res = counts_output(out, nd, shape, relative)))
         goto done;
     if (!(ctx = psb_make_ctx(o)))
         goto done;
-    size_t per = whole.channels * whole.bins;
+    size_t per = vin.channels * bins;
     infos = PyMem_RawCalloc(n, sizeof *infos);
     if (relative)
         counts = PyMem_RawMalloc(n * per * sizeof *counts);
@@ -1023,12 +1018,7 @@ static PyObject *equalize_batch(PyObject *image, PyObject *mask_obj, int channel
     Py_BEGIN_ALLOW_THREADS
     st = pixsum_equalize_batch(ctx, &vin, &vout, mask ? &vmask : NULL);
     Py_END_ALLOW_THREADS
-    if (st != PIXSUM_OK) {
-        psb_fail_library(st, "equalize");
-        goto done;
-    }
-    result = (PyObject *)res;
-    res = NULL;
+    result = psb_hand_over(st, "equalize", &res);
 done:
     pixsum_ctx_free(ctx);
     Py_XDECREF(res);
@@ -1095,12 +1085,7 @@ PyObject *psb_py_equalize(PyObject *self, PyObject *args, PyObject *kwargs)
     Py_BEGIN_ALLOW_THREADS
     st = pixsum_equalize_bins(ctx, &vin, &vout, mask ? &vmask : NULL, nbins);
     Py_END_ALLOW_THREADS
-    if (st != PIXSUM_OK) {
-        psb_fail_library(st, "equalize");
-        goto done;
-    }
-    result = (PyObject *)res;
-    res = NULL;
+    result = psb_hand_over(st, "equalize", &res);
 done:
     pixsum_ctx_free(ctx);
     Py_XDECREF(res);

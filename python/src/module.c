@@ -295,13 +295,15 @@ static int table_layout(const char *name, PyObject *table_obj, const pixsum_view
     return 1;
 }
 
-/* Describes `arr` as the table or image of this call: a batch view, or a
- * view with `spatial` spatial axes. */
-static int call_view(PyArrayObject *arr, const psb_integral_args *a, int writable,
-                     const char *what, pixsum_view *v)
+/* Describes `arr` as the image or an output of a call: a `spatial`-D image
+ * (psb_view_of()), or with a->batch a stack (psb_batch_view()); `writable`
+ * refuses read-only arrays. Returns 1, or 0 with an exception set naming
+ * `what`. */
+int psb_call_view(PyArrayObject *arr, const psb_integral_args *a, int spatial, int writable,
+                  const char *what, pixsum_view *v)
 {
     if (!a->batch)
-        return psb_view_of(arr, a->spatial, writable, what, v);
+        return psb_view_of(arr, spatial, writable, what, v);
     pixsum_type t = psb_type_of_descr(PyArray_DESCR(arr));
     if (t == PIXSUM_TYPE_NONE) {
         psb_fail_dtype(what, PyArray_DESCR(arr), NULL);
@@ -537,7 +539,7 @@ static PyObject *integral_common(enum integral_kind kind, PyObject *args, PyObje
     if (!batch && (kind == KIND_PLAIN || kind == KIND_SQ) &&
         !psb_check_unbatched(name, nd, PyArray_DIMS(in)))
         goto done;
-    if (!call_view(in, &a, 0, "image", &vin))
+    if (!psb_call_view(in, &a, a.spatial, 0, "image", &vin))
         goto done;
     if ((carry && !carry_view_of(carry, in, "carry", &keep_carry, &vcarry)) ||
         (carry_sq && !carry_view_of(carry_sq, in, "carry_sq", &keep_carry_sq, &vcarry_sq)))
@@ -585,8 +587,8 @@ static PyObject *integral_common(enum integral_kind kind, PyObject *args, PyObje
             goto done;
         }
     }
-    if (!call_view(res, &a, 1, "out", &vout) ||
-        (res_sq && !call_view(res_sq, &a, 1, "out_sq", &vsq)))
+    if (!psb_call_view(res, &a, a.spatial, 1, "out", &vout) ||
+        (res_sq && !psb_call_view(res_sq, &a, a.spatial, 1, "out_sq", &vsq)))
         goto done;
     if (!(ctx = psb_make_ctx(&o)))
         goto done;
@@ -884,12 +886,7 @@ static PyObject *py_integral_nd(PyObject *self, PyObject *args, PyObject *kwargs
         st = pixsum_integral_nd(ctx, &ain, &aout, ch);
         Py_END_ALLOW_THREADS
     }
-    if (st != PIXSUM_OK) {
-        psb_fail_library(st, "integral_nd");
-        goto done;
-    }
-    result = (PyObject *)res;
-    res = NULL;
+    result = psb_hand_over(st, "integral_nd", &res);
 done:
     pixsum_ctx_free(ctx);
     Py_XDECREF(res);
@@ -969,12 +966,9 @@ static PyObject *box_common(enum box_kind kind, PyObject *args, PyObject *kwargs
     else
         st = pixsum_box_stats(ctx, &vt, &vq, boxes, n, NULL, PyArray_DATA(res));
     Py_END_ALLOW_THREADS
-    if (st != PIXSUM_OK) {
-        psb_fail_library(st, names[kind]);
-        goto done;
-    }
-    result = nd == 0 ? PyArray_Return(res) : (PyObject *)res;
-    res = NULL;
+    result = psb_hand_over(st, names[kind], &res);
+    if (result && nd == 0) /* one box: a scalar (PyArray_Return takes the array) */
+        result = PyArray_Return((PyArrayObject *)result);
 done:
     pixsum_ctx_free(ctx);
     PyMem_Free(boxes);
@@ -1050,33 +1044,6 @@ static PyObject *py_box_var(PyObject *self, PyObject *args, PyObject *kwargs)
 /* Box filter                                                               */
 /* ------------------------------------------------------------------------ */
 
-/* Reads the `size` argument: an int or a pair (kh, kw), each >= 1. */
-static int parse_size(PyObject *obj, size_t *kh, size_t *kw)
-{
-    Py_ssize_t a, b;
-    if (PyLong_Check(obj)) {
-        a = b = PyLong_AsSsize_t(obj);
-    } else if (PySequence_Check(obj) && PySequence_Size(obj) == 2) {
-        PyObject *o0 = PySequence_GetItem(obj, 0), *o1 = PySequence_GetItem(obj, 1);
-        a = o0 ? PyLong_AsSsize_t(o0) : -1;
-        b = o1 ? PyLong_AsSsize_t(o1) : -1;
-        Py_XDECREF(o0);
-        Py_XDECREF(o1);
-    } else {
-        psb_fail(PIXSUM_ERR_INVALID_ARG, "size must be an int or a pair (height, width)");
-        return 0;
-    }
-    if (PyErr_Occurred())
-        PyErr_Clear();
-    if (a < 1 || b < 1) {
-        psb_fail(PIXSUM_ERR_INVALID_ARG, "window size must be integers >= 1");
-        return 0;
-    }
-    *kh = (size_t)a;
-    *kw = (size_t)b;
-    return 1;
-}
-
 PyDoc_STRVAR(box_filter_doc,
 "box_filter(image, size, *, normalize=True, mode='same', dtype=None,\n"
 "           method='auto', threads=0, out=None, border=None, stat=None, cval=0.0,\n"
@@ -1125,34 +1092,6 @@ PyDoc_STRVAR(box_filter_doc,
 "CPU's bit for bit); out= must be a GPU array. PyTorch without the unsigned\n"
 "dtype returns int64 sums.");
 
-/* Parses the statistic name of box_filter(stat=...). */
-static int parse_box_stat(const char *name, pixsum_box_stat *stat)
-{
-    static const char *const names[] = {"sum", "mean", "var", "std"};
-    for (int i = 0; i < 4; i++)
-        if (strcmp(name, names[i]) == 0) {
-            *stat = (pixsum_box_stat)i;
-            return 1;
-        }
-    psb_fail(PIXSUM_ERR_INVALID_ARG, "stat must be 'sum', 'mean', 'var' or 'std', got '%s'",
-             name);
-    return 0;
-}
-
-/* Parses mode= / border=: 'same' is today's 'shrink'. */
-static int parse_box_border(const char *name, pixsum_border *border)
-{
-    if (strcmp(name, "same") == 0) {
-        *border = PIXSUM_BORDER_SHRINK;
-        return 1;
-    }
-    if (pixsum_border_from_name(name, border) == PIXSUM_OK)
-        return 1;
-    psb_fail(PIXSUM_ERR_INVALID_ARG, "mode/border must be 'same', 'valid', 'shrink', "
-             "'reflect101', 'reflect', 'replicate' or 'constant', got '%s'", name);
-    return 0;
-}
-
 static PyObject *py_box_filter(PyObject *self, PyObject *args, PyObject *kwargs)
 {
     (void)self;
@@ -1182,16 +1121,13 @@ static PyObject *py_box_filter(PyObject *self, PyObject *args, PyObject *kwargs)
         return psb_fail(PIXSUM_ERR_INVALID_ARG, "box_filter: channel_axis is read with "
                         "batch=True only (1: channels-first (N, C, H, W) stacks); an image's "
                         "channels are on its last axis");
+    /* the keyword rules the GPU path shares (gpu_box.c) */
     pixsum_box_filter_spec spec;
-    memset(&spec, 0, sizeof spec);
     pixsum_type out_type;
-    if (!parse_size(size_obj, &spec.kh, &spec.kw) || !psb_dtype_arg(dtype_obj, &out_type) ||
-        !parse_box_border(border_name ? border_name : mode, &spec.border))
+    if (!psb_box_spec_from_args(size_obj, normalize, mode, border_name, stat_name, cval,
+                                &spec) ||
+        !psb_dtype_arg(dtype_obj, &out_type))
         return NULL;
-    spec.stat = normalize ? PIXSUM_BOX_MEAN : PIXSUM_BOX_SUM;
-    if (stat_name && !parse_box_stat(stat_name, &spec.stat))
-        return NULL;
-    spec.border_value = cval;
     PyArrayObject *in = psb_input_array(image, "image",
                                         (copy ? 0u : PSB_IN_NO_COPY) |
                                             (batch ? PSB_IN_VOLUME : 0u) |
@@ -1207,7 +1143,7 @@ static PyObject *py_box_filter(PyObject *self, PyObject *args, PyObject *kwargs)
     int nd = PyArray_NDIM(in);
     if (!batch && !psb_check_unbatched("box_filter", nd, PyArray_DIMS(in)))
         goto done;
-    if (!call_view(in, &a, 0, "image", &vin))
+    if (!psb_call_view(in, &a, a.spatial, 0, "image", &vin))
         goto done;
     pixsum_box_filter_spec unit = spec;
     unit.kw = unit.kh = 1;
@@ -1223,21 +1159,8 @@ static PyObject *py_box_filter(PyObject *self, PyObject *args, PyObject *kwargs)
     }
     if (out_type == PIXSUM_TYPE_NONE && out != NULL && out != Py_None && PyArray_Check(out))
         out_type = psb_type_of_descr(PyArray_DESCR((PyArrayObject *)out));
-    if (out_type == PIXSUM_TYPE_NONE) {
-        if (spec.stat != PIXSUM_BOX_SUM) {
-            out_type = PIXSUM_F64;
-        } else {
-            /* the narrowest integral table type exact for one window */
-            int clip = spec.border == PIXSUM_BORDER_SHRINK || spec.border == PIXSUM_BORDER_VALID;
-            size_t ah = clip && spec.kh > vin.height ? vin.height : spec.kh;
-            size_t aw = clip && spec.kw > vin.width ? vin.width : spec.kw;
-            out_type = pixsum_integral_type(vin.type, ah * aw, 0);
-            if (out_type == PIXSUM_U32 && vin.type == PIXSUM_U32)
-                out_type = PIXSUM_U64;
-            if (out_type == PIXSUM_F32 || out_type == PIXSUM_TYPE_NONE)
-                out_type = PIXSUM_F64;
-        }
-    }
+    if (out_type == PIXSUM_TYPE_NONE)
+        out_type = psb_box_default_type(vin.type, &spec, vin.width, vin.height);
     /* The input's layout: (H, W[, C]), a batch (N, H, W[, C]), or
      * channels-first (N, C, H, W) with the image axes last. */
     npy_intp shape[4];
@@ -1246,19 +1169,14 @@ static PyObject *py_box_filter(PyObject *self, PyObject *args, PyObject *kwargs)
     shape[row_axis] = (npy_intp)oh;
     shape[row_axis + 1] = (npy_intp)ow;
     if (!(res = psb_output(out, nd, shape, &out_type, "out")) ||
-        !call_view(res, &a, 1, "out", &vout))
+        !psb_call_view(res, &a, a.spatial, 1, "out", &vout))
         goto done;
     if (!(ctx = psb_make_ctx(&o)))
         goto done;
     Py_BEGIN_ALLOW_THREADS
     st = pixsum_box_filter(ctx, &vin, &spec, &vout);
     Py_END_ALLOW_THREADS
-    if (st != PIXSUM_OK) {
-        psb_fail_library(st, "box_filter");
-        goto done;
-    }
-    result = (PyObject *)res;
-    res = NULL;
+    result = psb_hand_over(st, "box_filter", &res);
 done:
     pixsum_ctx_free(ctx);
     Py_XDECREF(res);

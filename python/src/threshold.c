@@ -6,7 +6,11 @@
  * released. GPU arrays go to pixsum._gpu.dispatch() (pixsum/_gpu_box.py),
  * which calls _cuda_threshold_local() / _cuda_normalize_local() here with
  * raw device descriptions: the keyword rules below are the one copy for
- * both (psb_local_args()).
+ * both (psb_local_args()). batch=True reads a NumPy stack as N images
+ * ((N, H, W), (N, H, W, C), or (N, C, H, W) with channel_axis=1, read by
+ * psb_batch_args() and psb_batch_view() as box_filter() reads them) and
+ * makes one library call on a view of depth N; the GPU entries take one
+ * image, so GPU stacks are refused.
  */
 #include "binding.h"
 
@@ -48,6 +52,79 @@ static int border_arg(const char *name, pixsum_border *b)
     psb_fail(PIXSUM_ERR_INVALID_ARG, "border must be 'reflect101', 'reflect', 'replicate', "
              "'constant', 'shrink' or 'valid', got '%s'", name);
     return 0;
+}
+
+/* batch= and channel_axis= of a local operation: read by psb_batch_args();
+ * channel_axis without batch is refused as box_filter() refuses it. Fills
+ * *batch_args. Returns 1, or 0 with an exception set. */
+static int local_batch_args(const char *name, int batch, PyObject *channel_axis,
+                            psb_integral_args *batch_args)
+{
+    int image_axis;
+    memset(batch_args, 0, sizeof *batch_args);
+    batch_args->spatial = 2;
+    if (!psb_batch_args(name, batch, channel_axis, batch_args, &image_axis))
+        return 0;
+    if (!batch && channel_axis && channel_axis != Py_None) {
+        psb_fail(PIXSUM_ERR_INVALID_ARG, "%s: channel_axis is read with batch=True only (1: "
+                 "channels-first (N, C, H, W) stacks); an image's channels are on its last "
+                 "axis", name);
+        return 0;
+    }
+    return 1;
+}
+
+/* A GPU array: refused with batch=True (the GPU local operations take one
+ * image), else handed to pixsum._gpu.dispatch() without the batch keywords,
+ * which the GPU functions do not take. */
+static PyObject *local_gpu(const char *name, int batch, PyObject *args, PyObject *kwargs)
+{
+    if (batch)
+        return psb_fail(PIXSUM_ERR_UNSUPPORTED, "%s: batch=True takes NumPy arrays; the GPU "
+                        "local operations take one image: call per image", name);
+    if (!kwargs)
+        return psb_gpu_dispatch(name, args, kwargs);
+    PyObject *kw = PyDict_Copy(kwargs);
+    if (!kw)
+        return NULL;
+    if ((PyDict_GetItemString(kw, "batch") && PyDict_DelItemString(kw, "batch") < 0) ||
+        (PyDict_GetItemString(kw, "channel_axis") &&
+         PyDict_DelItemString(kw, "channel_axis") < 0)) {
+        Py_DECREF(kw);
+        return NULL;
+    }
+    PyObject *res = psb_gpu_dispatch(name, args, kw);
+    Py_DECREF(kw);
+    return res;
+}
+
+
+/* The input array of a local operation: read in place where a view can
+ * describe it; without batch=True a stack is refused naming the keyword. */
+static PyArrayObject *local_input(const char *name, PyObject *image,
+                                  const psb_integral_args *a)
+{
+    PyArrayObject *in = psb_input_array(image, "image",
+                                        (a->batch ? PSB_IN_VOLUME : 0u) |
+                                            (a->channels_first ? PSB_IN_MERGE01 : 0u));
+    if (in && !a->batch && !psb_check_unbatched(name, PyArray_NDIM(in), PyArray_DIMS(in)))
+        Py_CLEAR(in);
+    return in;
+}
+
+/* The output shape: the input's with its row and column axes set to
+ * (oh, ow); *nd is the input's number of axes (for threshold_local of one
+ * image: 2, the map and mask are (oh, ow)). */
+static void local_out_shape(PyArrayObject *in, const psb_integral_args *a, int one_channel,
+                            size_t ow, size_t oh, int *nd, npy_intp shape[4])
+{
+    *nd = PyArray_NDIM(in);
+    memcpy(shape, PyArray_DIMS(in), (size_t)*nd * sizeof *shape);
+    int row_axis = !a->batch ? 0 : a->channels_first ? 2 : 1;
+    shape[row_axis] = (npy_intp)oh;
+    shape[row_axis + 1] = (npy_intp)ow;
+    if (!a->batch && one_channel)
+        *nd = 2;
 }
 
 /* Output selection of threshold_local(output=...). */
@@ -127,18 +204,24 @@ PyObject *psb_py_threshold_local(PyObject *self, PyObject *args, PyObject *kwarg
 {
     (void)self;
     static char *kwlist[] = {"image", "window", "method", "k", "r", "offset", "border",
-                             "output", "dtype", "out", "cval", "foreground", "threads", NULL};
+                             "output", "dtype", "out", "cval", "foreground", "threads",
+                             "batch", "channel_axis", NULL};
     PyObject *image, *window, *r_obj = Py_None, *dtype_obj = Py_None, *out = Py_None;
+    PyObject *channel_axis = NULL;
     const char *method = "mean", *border = "reflect101", *output = "map";
     double k = 0.2, offset = 0, cval = 0;
-    int foreground = 255;
+    int foreground = 255, batch = 0;
     psb_opts o = {NULL, 0, 0, 0};
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|sdOdssOOdin:threshold_local", kwlist,
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|sdOdssOOdin$pO:threshold_local", kwlist,
                                      &image, &window, &method, &k, &r_obj, &offset, &border,
-                                     &output, &dtype_obj, &out, &cval, &foreground, &o.threads))
+                                     &output, &dtype_obj, &out, &cval, &foreground, &o.threads,
+                                     &batch, &channel_axis))
+        return NULL;
+    psb_integral_args a;
+    if (!local_batch_args("threshold_local", batch, channel_axis, &a))
         return NULL;
     if (psb_is_gpu_array(image))
-        return psb_gpu_dispatch("threshold_local", args, kwargs);
+        return local_gpu("threshold_local", batch, args, kwargs);
     pixsum_threshold_spec spec;
     pixsum_type mt;
     int outs;
@@ -148,24 +231,35 @@ PyObject *psb_py_threshold_local(PyObject *self, PyObject *args, PyObject *kwarg
         return NULL;
     if (outs == OUT_BOTH && out != Py_None)
         return psb_fail(PIXSUM_ERR_INVALID_ARG, "out= takes one array: not with output='both'");
-    PyArrayObject *in = psb_input_array(image, "image", 0u);
+    PyArrayObject *in = local_input("threshold_local", image, &a);
     if (!in)
         return NULL;
+    if (!batch && PyArray_NDIM(in) == 3 && PyArray_DIMS(in)[2] > 1) {
+        /* one-channel thresholds: a 3-D array of more than one channel is a
+         * colour image or a small stack; both readings are named */
+        char text[96];
+        psb_shape_text(3, PyArray_DIMS(in), text, sizeof text);
+        Py_DECREF(in);
+        return psb_fail(PIXSUM_ERR_BAD_SHAPE, "threshold_local: an image is (H, W) or "
+                        "(H, W, 1), got shape %s; convert a colour image to gray, and for a "
+                        "stack of images (N, H, W) pass batch=True", text);
+    }
     PyArrayObject *map = NULL, *mask = NULL;
     PyObject *result = NULL;
     pixsum_ctx *ctx = NULL;
     pixsum_view vin, vmap, vmask;
     size_t ow, oh;
-    int st;
-    if (!psb_view_of(in, 2, 0, "image", &vin) ||
+    int st, nd;
+    if (!psb_call_view(in, &a, 2, 0, "image", &vin) ||
         !out_shape(spec.kw, spec.kh, spec.border, vin.width, vin.height, &ow, &oh))
         goto done;
-    npy_intp shape[2] = {(npy_intp)oh, (npy_intp)ow};
+    npy_intp shape[4];
+    local_out_shape(in, &a, 1, ow, oh, &nd, shape);
     if (outs & OUT_MAP) {
         if (mt == PIXSUM_TYPE_NONE && out == Py_None)
             mt = default_float(vin.type);
-        if (!(map = psb_output(outs == OUT_MAP ? out : Py_None, 2, shape, &mt, "out")) ||
-            !psb_view_of(map, 2, 1, "out", &vmap))
+        if (!(map = psb_output(outs == OUT_MAP ? out : Py_None, nd, shape, &mt, "out")) ||
+            !psb_call_view(map, &a, 2, 1, "out", &vmap))
             goto done;
     }
     if (outs & OUT_MASK) {
@@ -175,8 +269,8 @@ PyObject *psb_py_threshold_local(PyObject *self, PyObject *args, PyObject *kwarg
                      psb_dtype_name(mt));
             goto done;
         }
-        if (!(mask = psb_output(outs == OUT_MASK ? out : Py_None, 2, shape, &u8, "out")) ||
-            !psb_view_of(mask, 2, 1, "out", &vmask))
+        if (!(mask = psb_output(outs == OUT_MASK ? out : Py_None, nd, shape, &u8, "out")) ||
+            !psb_call_view(mask, &a, 2, 1, "out", &vmask))
             goto done;
     }
     if (!(ctx = psb_make_ctx(&o)))
@@ -206,17 +300,21 @@ PyObject *psb_py_normalize_local(PyObject *self, PyObject *args, PyObject *kwarg
 {
     (void)self;
     static char *kwlist[] = {"image", "window", "eps", "border", "dtype", "out", "cval",
-                             "threads", NULL};
-    PyObject *image, *window, *dtype_obj = Py_None, *out = Py_None;
+                             "threads", "batch", "channel_axis", NULL};
+    PyObject *image, *window, *dtype_obj = Py_None, *out = Py_None, *channel_axis = NULL;
     const char *border = "reflect101";
     double eps = 1e-6, cval = 0;
+    int batch = 0;
     psb_opts o = {NULL, 0, 0, 0};
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|dsOOdn:normalize_local", kwlist, &image,
-                                     &window, &eps, &border, &dtype_obj, &out, &cval,
-                                     &o.threads))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|dsOOdn$pO:normalize_local", kwlist,
+                                     &image, &window, &eps, &border, &dtype_obj, &out, &cval,
+                                     &o.threads, &batch, &channel_axis))
+        return NULL;
+    psb_integral_args a;
+    if (!local_batch_args("normalize_local", batch, channel_axis, &a))
         return NULL;
     if (psb_is_gpu_array(image))
-        return psb_gpu_dispatch("normalize_local", args, kwargs);
+        return local_gpu("normalize_local", batch, args, kwargs);
     pixsum_normalize_spec spec;
     memset(&spec, 0, sizeof spec);
     pixsum_type ot;
@@ -225,7 +323,7 @@ PyObject *psb_py_normalize_local(PyObject *self, PyObject *args, PyObject *kwarg
         return NULL;
     spec.eps = eps;
     spec.border_value = cval;
-    PyArrayObject *in = psb_input_array(image, "image", 0u);
+    PyArrayObject *in = local_input("normalize_local", image, &a);
     if (!in)
         return NULL;
     PyArrayObject *res = NULL;
@@ -233,15 +331,16 @@ PyObject *psb_py_normalize_local(PyObject *self, PyObject *args, PyObject *kwarg
     pixsum_ctx *ctx = NULL;
     pixsum_view vin, vout;
     size_t ow, oh;
-    int st;
-    if (!psb_view_of(in, 2, 0, "image", &vin) ||
+    int st, nd;
+    if (!psb_call_view(in, &a, 2, 0, "image", &vin) ||
         !out_shape(spec.kw, spec.kh, spec.border, vin.width, vin.height, &ow, &oh))
         goto done;
-    npy_intp shape[3] = {(npy_intp)oh, (npy_intp)ow, (npy_intp)vin.channels};
+    npy_intp shape[4];
+    local_out_shape(in, &a, 0, ow, oh, &nd, shape);
     if (ot == PIXSUM_TYPE_NONE && out == Py_None)
         ot = default_float(vin.type);
-    if (!(res = psb_output(out, PyArray_NDIM(in), shape, &ot, "out")) ||
-        !psb_view_of(res, 2, 1, "out", &vout))
+    if (!(res = psb_output(out, nd, shape, &ot, "out")) ||
+        !psb_call_view(res, &a, 2, 1, "out", &vout))
         goto done;
     if (!(ctx = psb_make_ctx(&o)))
         goto done;
@@ -264,7 +363,7 @@ done:
 const char psb_threshold_local_doc[] =
 "threshold_local(image, window, method='mean', k=0.2, r=None, offset=0.0,\n"
 "                border='reflect101', output='map', dtype=None, out=None, cval=0.0,\n"
-"                foreground=255, threads=0)\n"
+"                foreground=255, threads=0, *, batch=False, channel_axis=None)\n"
 "--\n\n"
 "Local threshold of a one-channel 2-D image from the mean m and standard\n"
 "deviation s (population) of the window around each pixel, streamed on the\n"
@@ -282,19 +381,30 @@ const char psb_threshold_local_doc[] =
 "  float64), 'mask' (uint8: foreground where image > T, else 0) or 'both'\n"
 "  (a tuple (map, mask)).\n"
 "image: uint8 uint16 int16 int32 uint32 float32 float64; any row stride.\n"
+"batch: read axis 0 as N independent images, (N, H, W) (or (N, H, W, 1)),\n"
+"  each thresholded exactly as alone, in one call (images over the threads);\n"
+"  map and mask have the input's layout, (N, h, w). Without it a stack is\n"
+"  refused (BadShapeError naming batch=True).\n"
+"channel_axis: with batch=True, None or -1, or 1: PyTorch's channels-first\n"
+"  (N, C, H, W) read in place as N*C one-channel images; results\n"
+"  (N, C, h, w).\n"
 "The GIL is released; GPU arrays (CuPy, PyTorch) run\n"
-"pixsum_cuda_threshold_local() on the caller's stream.";
+"pixsum_cuda_threshold_local() on the caller's stream, one image per call\n"
+"(batch=True is refused for them).";
 
 const char psb_normalize_local_doc[] =
 "normalize_local(image, window, eps=1e-6, border='reflect101', dtype=None, out=None,\n"
-"                cval=0.0, threads=0)\n"
+"                cval=0.0, threads=0, *, batch=False, channel_axis=None)\n"
 "--\n\n"
 "Local normalisation (image - m) / (s + eps) with m, s the mean and standard\n"
 "deviation of the window around each sample, per channel ((H, W) or\n"
 "(H, W, C), C <= 4), streamed on the box filter (pixsum_normalize_local()).\n"
 "0 where s + eps is 0. Result float64 (float32 for float32 images, or\n"
-"dtype=). window, border, cval as threshold_local(). GPU arrays run\n"
-"pixsum_cuda_normalize_local().";
+"dtype=). window, border, cval as threshold_local(). batch=True: a stack\n"
+"(N, H, W) or (N, H, W, C), or with channel_axis=1 (N, C, H, W), each image\n"
+"normalised exactly as alone, in one call; the result has the input's\n"
+"layout. GPU arrays run pixsum_cuda_normalize_local(), one image per call\n"
+"(batch=True is refused for them).";
 
 const char psb_cuda_local_doc[] =
 "_cuda_local(image, map, mask, window, *, normalize=False, method='mean', k=0.2, r=None,\n"

@@ -130,3 +130,102 @@ def test_refusals():
         pixsum.normalize_local(img, 3, eps=-1)
     with pytest.raises(pixsum.InvalidArgumentError):
         pixsum.normalize_local(img, 3, eps=float("nan"))
+
+
+# Stacks (batch=True): each image equals the call on it alone, bit for bit.
+
+_METHODS = [dict(method="mean", offset=1.5), dict(method="niblack", k=-0.3),
+            dict(method="sauvola", k=0.25)]
+
+
+@pytest.mark.parametrize("n", [1, 2, 5])
+@pytest.mark.parametrize("shape", [(1, 1), (1, 13), (11, 1), (17, 23)])
+@pytest.mark.parametrize("border", ["reflect101", "constant", "shrink", "valid"])
+def test_threshold_batch_equals_per_image(n, shape, border):
+    stack = RNG.integers(0, 256, (n,) + shape, dtype=np.uint8)
+    window = (3, 1) if border == "valid" and shape[1] == 1 else (
+        (1, 3) if border == "valid" and shape[0] == 1 else 3)
+    if border == "valid" and shape == (1, 1):
+        window = 1
+    for kw in _METHODS:
+        t, k = pixsum.threshold_local(stack, window, border=border, output="both",
+                                      batch=True, cval=4, **kw)
+        assert t.shape[0] == n and k.shape == t.shape and k.dtype == np.uint8
+        for i in range(n):
+            t1, k1 = pixsum.threshold_local(stack[i], window, border=border, output="both",
+                                            cval=4, **kw)
+            assert np.array_equal(t[i], t1) and np.array_equal(k[i], k1)
+
+
+def test_threshold_batch_strides_out_and_threads():
+    base = RNG.integers(0, 65536, (6, 40, 50), dtype=np.uint16)
+    stack = base[::2, 1::3, ::2]  # strided on every axis, read in place
+    out = np.empty((3,) + stack.shape[1:], np.float32)
+    got = pixsum.threshold_local(stack, (5, 7), method="sauvola", batch=True, out=out,
+                                 threads=2)
+    assert got is out
+    for i in range(3):
+        one = pixsum.threshold_local(stack[i], (5, 7), method="sauvola", dtype=np.float32)
+        assert np.array_equal(out[i], one)
+    mask = pixsum.threshold_local(stack, 5, output="mask", batch=True, foreground=3)
+    assert mask.shape == stack.shape and set(np.unique(mask)) <= {0, 3}
+
+
+def test_threshold_batch_channels_first():
+    nchw = RNG.integers(0, 256, (2, 3, 9, 14), dtype=np.uint8)
+    got = pixsum.threshold_local(nchw, 5, method="niblack", k=0.2, batch=True, channel_axis=1)
+    assert got.shape == nchw.shape
+    for i in range(2):
+        for c in range(3):
+            one = pixsum.threshold_local(nchw[i, c], 5, method="niblack", k=0.2)
+            assert np.array_equal(got[i, c], one)
+
+
+@pytest.mark.parametrize("channels", [1, 2, 3, 4])
+@pytest.mark.parametrize("dtype", [np.uint8, np.int16, np.float32, np.float64])
+def test_normalize_batch_equals_per_image(channels, dtype):
+    shape = (4, 13, 10, channels)
+    if np.issubdtype(dtype, np.integer):
+        info = np.iinfo(dtype)
+        stack = RNG.integers(info.min, info.max, shape, dtype=dtype, endpoint=True)
+    else:
+        stack = (RNG.random(shape) * 200 - 100).astype(dtype)
+    got = pixsum.normalize_local(stack, (3, 5), eps=0.1, batch=True)
+    assert got.shape == stack.shape
+    for i in range(4):
+        assert np.array_equal(got[i], pixsum.normalize_local(stack[i], (3, 5), eps=0.1))
+    m, s = _ref_mean_std(stack[2][..., 0], 3, 5, "reflect")
+    np.testing.assert_allclose(got[2][..., 0], (stack[2][..., 0] - m) / (s + 0.1),
+                               rtol=1e-5 if dtype == np.float32 else 1e-9, atol=1e-5)
+
+
+def test_normalize_batch_channels_first_and_valid():
+    nchw = RNG.integers(0, 256, (3, 2, 12, 9), dtype=np.uint8)
+    got = pixsum.normalize_local(nchw, 3, border="valid", batch=True, channel_axis=1)
+    assert got.shape == (3, 2, 10, 7)
+    for i in range(3):
+        for c in range(2):
+            one = pixsum.normalize_local(nchw[i, c], 3, border="valid")
+            assert np.array_equal(got[i, c], one)
+
+
+def test_batch_refusals():
+    stack = np.zeros((6, 8, 8), np.uint8)
+    with pytest.raises(pixsum.BadShapeError, match="batch=True"):
+        pixsum.threshold_local(stack, 3)
+    with pytest.raises(pixsum.BadShapeError, match="batch=True"):
+        pixsum.threshold_local(stack[:, :, :3], 3)  # (6, 8, 3): colour or a stack
+    with pytest.raises(pixsum.BadShapeError, match="batch=True"):
+        pixsum.normalize_local(stack, 3)
+    with pytest.raises(pixsum.BadShapeError, match="batch=True"):
+        pixsum.normalize_local(np.zeros((2, 3, 8, 8), np.uint8), 3)
+    with pytest.raises(pixsum.InvalidArgumentError, match="channel_axis"):
+        pixsum.threshold_local(stack[0], 3, channel_axis=1)
+    with pytest.raises(pixsum.InvalidArgumentError, match="channel_axis"):
+        pixsum.normalize_local(stack, 3, batch=True, channel_axis=0)
+    with pytest.raises(pixsum.BadShapeError):  # thresholds take one channel
+        pixsum.threshold_local(np.zeros((2, 8, 8, 3), np.uint8), 3, batch=True)
+    with pytest.raises(pixsum.BadShapeError):  # a batch is 3-D or 4-D
+        pixsum.threshold_local(stack[0, 0], 3, batch=True)
+    with pytest.raises(pixsum.BadShapeError):  # out= of another stack size
+        pixsum.threshold_local(stack, 3, batch=True, out=np.zeros((5, 8, 8)))

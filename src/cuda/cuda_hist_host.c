@@ -170,9 +170,9 @@ static int resolve_device(const pixsum_view *in, const pixsum_hist_spec *spec,
     int st = psi_hist_prepare(in, spec, default_bins_small, p);
     if (st != PIXSUM_OK)
         return st;
-    if (p->bins > PIXSUM_CUDA_HIST_MAX_BINS)
+    if (p->b.bins > PIXSUM_CUDA_HIST_MAX_BINS)
         return psi_fail(PIXSUM_ERR_UNSUPPORTED, "%zu bins: the CUDA histograms take at most %zu",
-                        p->bins, PIXSUM_CUDA_HIST_MAX_BINS);
+                        (size_t)p->b.bins, PIXSUM_CUDA_HIST_MAX_BINS);
     if (!aligned_view(in) || (p->mask.data && !aligned_view(&p->mask)))
         return psi_fail(PIXSUM_ERR_UNSUPPORTED,
                         "the CUDA histograms need samples aligned to their size");
@@ -256,7 +256,7 @@ static int run_count(pixsum_ctx *c, const hist_call *k)
     if (!k->reserve_only) {
         if (!k->counts)
             return psi_fail(PIXSUM_ERR_NULL, "counts is NULL");
-        if ((st = check_counts(k->in, k->counts, k->counts_len, p.bins * k->in->channels,
+        if ((st = check_counts(k->in, k->counts, k->counts_len, p.b.bins * k->in->channels,
                                "channels x bins")) != PIXSUM_OK)
             return st;
     }
@@ -301,13 +301,13 @@ static int run_batch(pixsum_ctx *c, const hist_call *k)
     int st = psi_hist_prepare_batch(in, k->spec, &p);
     if (st != PIXSUM_OK)
         return st;
-    if (p.bins > PIXSUM_CUDA_HIST_MAX_BINS)
+    if (p.b.bins > PIXSUM_CUDA_HIST_MAX_BINS)
         return psi_fail(PIXSUM_ERR_UNSUPPORTED, "%zu bins: the CUDA histograms take at most %zu",
-                        p.bins, PIXSUM_CUDA_HIST_MAX_BINS);
+                        (size_t)p.b.bins, PIXSUM_CUDA_HIST_MAX_BINS);
     if (!aligned_view(in) || (p.mask.data && !aligned_view(&p.mask)))
         return psi_fail(PIXSUM_ERR_UNSUPPORTED,
                         "the CUDA histograms need samples aligned to their size");
-    const size_t n = in->depth, per = p.bins * in->channels;
+    const size_t n = in->depth, per = p.b.bins * in->channels;
     if (per > SIZE_MAX / 8 / n)
         return psi_fail(PIXSUM_ERR_TOO_LARGE, "%zu images x %zu counts overflow", n, per);
     if ((st = check_counts(in, k->counts, k->counts_len, n * per,
@@ -336,7 +336,7 @@ static int run_batch(pixsum_ctx *c, const hist_call *k)
             b.mask_row = p.mask.row_stride;
             b.mask_slice = p.mask.depth == 1 ? 0 : p.mask.slice_stride;
         }
-        b.bins = (unsigned)p.bins;
+        b.bins = (unsigned)p.b.bins;
         for (int v = 0; v < 256; v++)
             b.cls[v] = psi_bins_class_int(&p.b, v);
         b.counts = (unsigned long long *)k->counts;
@@ -385,11 +385,11 @@ static int run_joint(pixsum_ctx *c, const hist_call *k)
     if (a->width != b->width || a->height != b->height || a->depth != b->depth)
         return psi_fail(PIXSUM_ERR_BAD_SHAPE, "image a is %zux%zux%zu, image b %zux%zux%zu",
                         a->width, a->height, a->depth, b->width, b->height, b->depth);
-    if (pa.bins > PIXSUM_HIST_JOINT_MAX_CELLS / pb.bins)
+    if (pa.b.bins > PIXSUM_HIST_JOINT_MAX_CELLS / pb.b.bins)
         return psi_fail(PIXSUM_ERR_TOO_LARGE,
-                        "a %zu x %zu joint histogram has more than 2^26 cells", pa.bins,
-                        pb.bins);
-    size_t cells = pa.bins * pb.bins;
+                        "a %zu x %zu joint histogram has more than 2^26 cells",
+                        (size_t)pa.b.bins, (size_t)pb.b.bins);
+    size_t cells = (size_t)pa.b.bins * pb.b.bins;
     if ((st = check_counts(a, k->counts, k->counts_len, cells, "bins_a x bins_b")) != PIXSUM_OK)
         return st;
     if ((st = check_counts(b, k->counts, k->counts_len, cells, "bins_a x bins_b")) != PIXSUM_OK)
@@ -629,7 +629,7 @@ bool psi_cuda_hist_supports(const psi_job *job)
     const psi_hist_params *p = job->extra;
     psi_ch_type t;
     return job->op == PIXSUM_OP_HISTOGRAM && p && ch_type(job->in.type, &t) &&
-           p->bins <= PIXSUM_CUDA_HIST_MAX_BINS && job->in.channels >= 1 &&
+           p->b.bins <= PIXSUM_CUDA_HIST_MAX_BINS && job->in.channels >= 1 &&
            job->in.channels <= 4;
 }
 
@@ -675,7 +675,7 @@ int psi_cuda_hist_run(const psi_job *job)
     cudaStream_t s = (cudaStream_t)c->cuda_stream;
     size_t in_bytes = in->width * in->channels * pixsum_type_size(in->type) * in->height *
                       in->depth;
-    size_t ncounts = p->bins * in->channels;
+    size_t ncounts = p->b.bins * in->channels;
     size_t out_bytes = ncounts * 8 + sizeof(pixsum_cuda_hist_totals);
     if ((st = grow(&h->d_in, &h->d_in_bytes, in_bytes, "cudaMalloc (image)")) != PIXSUM_OK ||
         (st = grow(&h->d_out, &h->d_out_bytes, out_bytes, "cudaMalloc (counts)")) != PIXSUM_OK)

@@ -713,10 +713,10 @@ static bool supports_common(const psi_job *job, bool depth)
         psi_fail(PIXSUM_ERR_UNSUPPORTED, "the GL methods read u8, u16, i16 and f32 images");
         return false;
     }
-    if (p->bins > PSI_GL_MAX_BINS) {
+    if (p->b.bins > PSI_GL_MAX_BINS) {
         psi_fail(PIXSUM_ERR_UNSUPPORTED,
                  "the GL methods take at most %zu bins (one pass per bin), %zu asked",
-                 PSI_GL_MAX_BINS, p->bins);
+                 PSI_GL_MAX_BINS, (size_t)p->b.bins);
         return false;
     }
     if (depth && job->in.type == PIXSUM_F32) { /* the depth-precision check */

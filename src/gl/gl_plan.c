@@ -43,12 +43,12 @@ static double key_value(pixsum_type t, uint32_t k)
 static int64_t key_class(const psi_hist_params *p, pixsum_type t, uint64_t k, uint32_t kmax)
 {
     if (k > kmax)
-        return (int64_t)p->bins;
+        return (int64_t)p->b.bins;
     size_t c = psi_hist_bin(p, key_value(t, (uint32_t)k));
-    if (c == p->bins + PSI_HIST_BELOW)
+    if (c == p->b.bins + PSI_HIST_BELOW)
         return -1;
-    if (c >= p->bins) /* ABOVE; NaN cannot occur for keys in [kmin, kmax] */
-        return (int64_t)p->bins;
+    if (c >= p->b.bins) /* ABOVE; NaN cannot occur for keys in [kmin, kmax] */
+        return (int64_t)p->b.bins;
     return (int64_t)c;
 }
 
@@ -101,7 +101,7 @@ static int segment_scale(const psi_hist_params *p, float far, float L, bool down
         return psi_fail(PIXSUM_ERR_UNSUPPORTED,
                         "gl.depth: the f32 range [%g, %g) spans %g, too wide or too narrow to "
                         "scale into a 32-bit depth buffer; use gl.perbin",
-                        p->lo, p->hi, (double)hi);
+                        p->b.lo, p->b.hi, (double)hi);
     *S = ldexpf(down ? -1.0f : 1.0f, -e - 1);
     return PIXSUM_OK;
 }
@@ -247,11 +247,11 @@ int psi_gl_plan_make(const psi_hist_params *p, pixsum_type type, bool depth,
         return psi_fail(PIXSUM_ERR_UNSUPPORTED,
                         "the GL methods read u8, u16, i16 and f32 images, not %s",
                         pixsum_type_name(type));
-    if (p->bins > PSI_GL_MAX_BINS)
+    if (p->b.bins > PSI_GL_MAX_BINS)
         return psi_fail(PIXSUM_ERR_UNSUPPORTED,
                         "the GL methods take at most %zu bins (one pass per bin), %zu asked",
-                        PSI_GL_MAX_BINS, p->bins);
-    plan->bins = p->bins;
+                        PSI_GL_MAX_BINS, (size_t)p->b.bins);
+    plan->bins = p->b.bins;
     switch (type) {
     case PIXSUM_U8:
         plan->kind = PSI_GL_KIND_UINT, plan->kmin = 0, plan->kmax = 255;
@@ -268,13 +268,14 @@ int psi_gl_plan_make(const psi_hist_params *p, pixsum_type type, bool depth,
         plan->kmax = key_of_f32(INFINITY);
         break;
     }
-    plan->edges = malloc((p->bins + 1) * sizeof *plan->edges);
+    plan->edges = malloc((p->b.bins + 1) * sizeof *plan->edges);
     if (!plan->edges)
-        return psi_fail(PIXSUM_ERR_NO_MEMORY, "cannot allocate %zu bin edges", p->bins + 1);
+        return psi_fail(PIXSUM_ERR_NO_MEMORY, "cannot allocate %zu bin edges",
+                        (size_t)p->b.bins + 1);
     /* K_k = smallest key with class >= k; non-decreasing in k, so each search
      * starts at the previous edge. */
     uint64_t from = plan->kmin, past = (uint64_t)plan->kmax + 1;
-    for (size_t k = 0; k <= p->bins; k++) {
+    for (size_t k = 0; k <= p->b.bins; k++) {
         uint64_t a = from, b = past; /* answer in [a, b]; class(past) = bins >= k */
         while (a < b) {
             uint64_t mid = a + (b - a) / 2;

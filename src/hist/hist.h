@@ -19,9 +19,8 @@
 #include <math.h>
 
 typedef struct psi_hist_params {
-    size_t bins;          /* >= 1 (= b.bins) */
-    double lo, hi;        /* finite, lo < hi (= b.lo, b.hi) */
-    psi_bins b;           /* the edges and the bin rule (hist_bins.h) */
+    psi_bins b;           /* the bins (b.bins >= 1), the range [b.lo, b.hi) and the
+                           * bin rule (hist_bins.h): their one copy in a job */
     pixsum_view mask;     /* data == NULL: no mask; else u8, 1 channel, image shape */
     uint64_t *counts;     /* channels x bins, channel-major, zeroed by the core */
     uint64_t below[4];    /* per channel, zeroed by the core */
@@ -55,6 +54,12 @@ static inline bool psi_hist_small_type(pixsum_type t)
  * PIXSUM_ERR_BAD_TYPE. */
 int psi_hist_prepare_host(const pixsum_view *in, const pixsum_hist_spec *spec,
                           size_t default_bins_small, psi_hist_params *p);
+
+/* The image and mask checks of psi_hist_prepare_host() alone, reading no
+ * sample (mask may be NULL): for histograms whose bins are not resolved from
+ * a spec (hist_edges.c). Returns PIXSUM_OK or the image and mask codes of
+ * pixsum_hist_resolve(). */
+int psi_hist_check_host(const pixsum_view *in, const pixsum_view *mask);
 
 /* psi_hist_prepare_batch() (hist_classify.h) for a batch in host memory: also
  * u32 (pixsum_histogram_batch()); the device batch uses the former. */

@@ -413,14 +413,14 @@ BS_TARGET2 bool psi_hist_u8_rows_avx512(const pixsum_view *in, const pixsum_view
 void psi_hist_classify_avx512(const void *data, pixsum_type type, size_t n,
                               const psi_hist_params *p, uint32_t *out)
 {
-    const __m512d lo = _mm512_set1_pd(p->lo), hi = _mm512_set1_pd(p->hi);
+    const __m512d lo = _mm512_set1_pd(p->b.lo), hi = _mm512_set1_pd(p->b.hi);
     const __m512d scale = _mm512_set1_pd(p->b.scale), step = _mm512_set1_pd(p->b.step);
-    const __m256i last = _mm256_set1_epi32((int)(p->bins - 1));
+    const __m256i last = _mm256_set1_epi32((int)(p->b.bins - 1));
     const __m256i one = _mm256_set1_epi32(1);
     const __m512d onef = _mm512_set1_pd(1.0);
-    const __m256i cls_below = _mm256_set1_epi32((int)(p->bins + PSI_HIST_BELOW));
-    const __m256i cls_above = _mm256_set1_epi32((int)(p->bins + PSI_HIST_ABOVE));
-    const __m256i cls_nan = _mm256_set1_epi32((int)(p->bins + PSI_HIST_NAN));
+    const __m256i cls_below = _mm256_set1_epi32((int)(p->b.bins + PSI_HIST_BELOW));
+    const __m256i cls_above = _mm256_set1_epi32((int)(p->b.bins + PSI_HIST_ABOVE));
+    const __m256i cls_nan = _mm256_set1_epi32((int)(p->b.bins + PSI_HIST_NAN));
     size_t i = 0;
     const char *bytes = data;
     const bool is_f64 = type == PIXSUM_F64, is_i32 = type == PIXSUM_I32;

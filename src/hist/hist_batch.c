@@ -46,15 +46,15 @@ static int count_one(pixsum_ctx *c, size_t z, void *user)
     pixsum_view image = slice_of(b->in, z), mask;
     pixsum_hist_spec one = b->spec ? *b->spec : (pixsum_hist_spec){0};
     if (!b->per_image) {
-        one.bins = b->resolved->bins;
-        one.lo = b->resolved->lo;
-        one.hi = b->resolved->hi;
+        one.bins = b->resolved->b.bins;
+        one.lo = b->resolved->b.lo;
+        one.hi = b->resolved->b.hi;
     }
     if (b->spec && b->spec->mask) {
         mask = b->spec->mask->depth == 1 ? *b->spec->mask : slice_of(b->spec->mask, z);
         one.mask = &mask;
     }
-    size_t len = b->resolved->bins * b->in->channels;
+    size_t len = b->resolved->b.bins * b->in->channels;
     return pixsum_histogram(c, &image, &one, b->counts + z * len, len,
                             b->infos ? &b->infos[z] : NULL);
 }
@@ -82,13 +82,13 @@ int pixsum_histogram_batch(pixsum_ctx *ctx, const pixsum_view *in, const pixsum_
     int st = psi_hist_prepare_batch_host(in, &check, &p);
     if (st != PIXSUM_OK)
         return st;
-    size_t n = in->depth, per = p.bins * in->channels;
+    size_t n = in->depth, per = p.b.bins * in->channels;
     if (per > SIZE_MAX / n)
         return psi_fail(PIXSUM_ERR_TOO_LARGE, "%zu images x %zu counts overflow", n, per);
     if (counts_len < n * per)
         return psi_fail(PIXSUM_ERR_BAD_SHAPE,
                         "counts holds %zu values, %zu needed (%zu images x %zu channels x "
-                        "%zu bins)", counts_len, n * per, n, in->channels, p.bins);
+                        "%zu bins)", counts_len, n * per, n, in->channels, (size_t)p.b.bins);
     uintptr_t ilo, ihi, clo = (uintptr_t)counts, chi = (uintptr_t)(counts + n * per);
     psi_view_extent(in, &ilo, &ihi);
     if (clo < ihi && ilo < chi)

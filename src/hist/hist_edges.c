@@ -160,9 +160,7 @@ static int histogram_edges(pixsum_ctx *ctx, const pixsum_view *in,
         return psi_fail(PIXSUM_ERR_INVALID_ARG,
                         "weights are summed by pixsum_histogram_weighted(), not counted");
     /* the image and mask rules of pixsum_histogram(), without a data scan */
-    pixsum_hist_spec probe = {1, 0.0, 1.0, spec->mask};
-    psi_hist_params p;
-    if ((st = psi_hist_prepare_host(in, &probe, 65536, &p)) != PIXSUM_OK)
+    if ((st = psi_hist_check_host(in, spec->mask)) != PIXSUM_OK)
         return st;
     if (spec->weights && (st = check_weights(in, spec->weights)) != PIXSUM_OK)
         return st;

@@ -45,11 +45,11 @@ static void count_rows_direct(const pixsum_view *in, const psi_hist_params *p, s
                 continue;
             for (size_t c = 0; c < ch; c++) {
                 size_t b = psi_hist_bin(p, psi_load_f64(in->type, row, x * ch + c));
-                if (b < p->bins)
-                    counts[c * p->bins + b]++;
-                else if (b == p->bins + PSI_HIST_BELOW)
+                if (b < p->b.bins)
+                    counts[c * p->b.bins + b]++;
+                else if (b == p->b.bins + PSI_HIST_BELOW)
                     below[c]++;
-                else if (b == p->bins + PSI_HIST_ABOVE)
+                else if (b == p->b.bins + PSI_HIST_ABOVE)
                     above[c]++;
                 else
                     nan[c]++;
@@ -355,18 +355,19 @@ static int count_small(const pixsum_view *in, const psi_hist_params *p, size_t r
     /* Fold raw values into bins: one formula evaluation per level. */
     for (size_t c = 0; c < ch; c++) {
         const uint64_t *t = raw + c * levels;
-        uint64_t *h = counts + c * p->bins;
+        uint64_t *h = counts + c * p->b.bins;
         double first = in->type == PIXSUM_I16 ? -32768.0 : 0.0;
-        bool identity = p->bins == levels && p->lo == first && p->hi == first + (double)levels;
+        bool identity =
+            p->b.bins == levels && p->b.lo == first && p->b.hi == first + (double)levels;
         for (size_t v = 0; v < levels; v++) {
             uint64_t k = t[v];
             if (!k)
                 continue;
             double value = raw_value(in->type, v);
             size_t b = identity ? (size_t)(value - first) : psi_hist_bin(p, value);
-            if (b < p->bins)
+            if (b < p->b.bins)
                 h[b] += k;
-            else if (b == p->bins + PSI_HIST_BELOW)
+            else if (b == p->b.bins + PSI_HIST_BELOW)
                 below[c] += k;
             else
                 above[c] += k;
@@ -389,12 +390,12 @@ static int count_classified(const pixsum_view *in, const psi_hist_params *p, siz
 {
     size_t ch = in->channels, w = in->width, esz = pixsum_type_size(in->type);
     size_t slice = w < CLASSIFY_SLICE ? w : CLASSIFY_SLICE;
-    size_t slots = p->bins + PSI_HIST_EXTRA, stride = slots * ch;
+    size_t slots = p->b.bins + PSI_HIST_EXTRA, stride = slots * ch;
     uint64_t *acc = psi_scratch_take(PSI_SCRATCH_HIST_WIDE, stride * sizeof *acc);
     uint32_t *idx = malloc(slice * ch * sizeof *idx);
     counter k;
     psi_classifier cls; /* no table for these types: nothing to free */
-    int tables = p->bins <= 4096 ? SUB_TABLES : 1;
+    int tables = p->b.bins <= 4096 ? SUB_TABLES : 1;
     int st = acc && idx ? psi_classifier_init(&cls, in->type, p, simd)
                         : psi_fail(PIXSUM_ERR_NO_MEMORY, "cannot allocate histogram scratch");
     if (st == PIXSUM_OK)
@@ -415,7 +416,7 @@ static int count_classified(const pixsum_view *in, const psi_hist_params *p, siz
                 for (size_t x = 0; x < px; x++)
                     if (!m[x0 + x])
                         for (size_t c = 0; c < ch; c++)
-                            idx[x * ch + c] = (uint32_t)(p->bins + PSI_HIST_SKIP);
+                            idx[x * ch + c] = (uint32_t)(p->b.bins + PSI_HIST_SKIP);
             if (ch > 1)
                 for (size_t x = 0; x < px; x++)
                     for (size_t c = 1; c < ch; c++)
@@ -428,11 +429,11 @@ static int count_classified(const pixsum_view *in, const psi_hist_params *p, siz
     counter_free(&k);
     for (size_t c = 0; c < ch; c++) {
         const uint64_t *a = acc + c * slots;
-        for (size_t b = 0; b < p->bins; b++)
-            counts[c * p->bins + b] += a[b];
-        below[c] += a[p->bins + PSI_HIST_BELOW];
-        above[c] += a[p->bins + PSI_HIST_ABOVE];
-        nan[c] += a[p->bins + PSI_HIST_NAN];
+        for (size_t b = 0; b < p->b.bins; b++)
+            counts[c * p->b.bins + b] += a[b];
+        below[c] += a[p->b.bins + PSI_HIST_BELOW];
+        above[c] += a[p->b.bins + PSI_HIST_ABOVE];
+        nan[c] += a[p->b.bins + PSI_HIST_NAN];
     }
     psi_scratch_give(PSI_SCRATCH_HIST_WIDE, acc);
     free(idx);
@@ -451,7 +452,7 @@ int psi_hist_count_rows_isa(const pixsum_view *in, const psi_hist_params *p, siz
      * image 37 us per call, 157-2000 us through the tables before). */
     size_t samples = (r1 - r0) * in->width * in->channels;
     size_t entries = (psi_hist_small_type(in->type) ? raw_levels(in->type)
-                                                    : p->bins + PSI_HIST_EXTRA) *
+                                                    : p->b.bins + PSI_HIST_EXTRA) *
                      in->channels;
     if (samples < entries) {
         count_rows_direct(in, p, r0, r1, counts, below, above, nan);

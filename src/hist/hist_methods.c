@@ -65,7 +65,7 @@ static int run_omp(const psi_job *job)
 {
     psi_hist_params *p = (psi_hist_params *)job->extra;
     size_t rows = job->in.height * job->in.depth;
-    size_t need = p->bins * job->in.channels;
+    size_t need = p->b.bins * job->in.channels;
     int threads = job->threads;
     if ((size_t)threads > rows)
         threads = (int)rows;

@@ -125,9 +125,13 @@ static bool data_range(const pixsum_view *in, const pixsum_view *mask, double *m
     return lo <= hi;
 }
 
-/* Validates bins and range and fills p->bins/lo/hi/scale. */
-static int resolve_params(const pixsum_view *in, const pixsum_hist_spec *spec,
-                          size_t default_bins_small, psi_hist_params *p)
+/* The spec's rules that need no sample: bins and a given range checked, and
+ * the bin count. This is the one home of the default bin count, used by
+ * resolve_params() and pixsum_hist_bins(): a given count; else, without a
+ * range, `default_bins_small` for u16 and i16 (one bin per value for the
+ * entry points of pixsum.h) and 256 for the other types; 256 with a range. */
+static int spec_bins(pixsum_type type, const pixsum_hist_spec *spec,
+                     size_t default_bins_small, size_t *bins_out)
 {
     size_t bins = spec ? spec->bins : 0;
     double lo = spec ? spec->lo : 0, hi = spec ? spec->hi : 0;
@@ -139,48 +143,64 @@ static int resolve_params(const pixsum_view *in, const pixsum_hist_spec *spec,
         return psi_fail(PIXSUM_ERR_INVALID_ARG, "the range [%g, %g) is not finite", lo, hi);
     if (given_range && lo > hi)
         return psi_fail(PIXSUM_ERR_INVALID_ARG, "the range [%g, %g) has lo > hi", lo, hi);
-    if (!given_range) {
-        switch (in->type) {
-        case PIXSUM_U8:
-            lo = 0, hi = 256;
-            break;
-        case PIXSUM_U16:
-            lo = 0, hi = 65536;
-            break;
-        case PIXSUM_I16:
-            lo = -32768, hi = 32768;
-            break;
-        default: {
-            const pixsum_view *m = spec ? spec->mask : NULL;
-            double mn, mx;
-            if (!data_range(in, m, &mn, &mx)) {
-                lo = 0, hi = 1;
-            } else if (in->type == PIXSUM_I32 || in->type == PIXSUM_U32) {
-                /* integers: [min, max + 1), exact in double (max + 1 <= 2^32) */
-                lo = mn, hi = mx + 1;
-            } else if (mn == mx && mx + 1 > mx) {
-                /* One value: a unit range as for i32, so that the value is
-                 * in bin 0 and the edges are distinct (with [v, v + 1 ulp)
-                 * every edge but the last would round to v). */
-                lo = mn, hi = mx + 1;
-            } else {
-                lo = mn, hi = nextafter(mx, INFINITY);
-                if (!isfinite(hi))
-                    hi = mx, lo = mn < mx ? mn : nextafter(mx, -INFINITY);
-            }
-            break;
-        }
-        }
-        if (bins == 0)
-            bins = (in->type == PIXSUM_U16 || in->type == PIXSUM_I16) ? default_bins_small : 256;
-    }
     if (bins == 0)
-        bins = 256;
+        bins = !given_range && (type == PIXSUM_U16 || type == PIXSUM_I16) ? default_bins_small
+                                                                           : 256;
+    psi_bins b;
+    if (given_range && psi_bins_init(&b, bins, lo, hi) != 0)
+        return psi_fail(PIXSUM_ERR_INVALID_ARG,
+                        "the range [%g, %g) cannot be split into %zu bins in double "
+                        "precision", lo, hi, bins);
+    *bins_out = bins;
+    return PIXSUM_OK;
+}
+
+/* Validates bins and range and fills p->b: the bins of spec_bins() over the
+ * given range, the type's full range, or the data's. */
+static int resolve_params(const pixsum_view *in, const pixsum_hist_spec *spec,
+                          size_t default_bins_small, psi_hist_params *p)
+{
+    size_t bins;
+    int st = spec_bins(in->type, spec, default_bins_small, &bins);
+    if (st != PIXSUM_OK)
+        return st;
+    if (spec && spec->lo != spec->hi) { /* a given range, checked by spec_bins() */
+        (void)psi_bins_init(&p->b, bins, spec->lo, spec->hi);
+        return PIXSUM_OK;
+    }
+    double lo, hi;
+    switch (in->type) {
+    case PIXSUM_U8:
+        lo = 0, hi = 256;
+        break;
+    case PIXSUM_U16:
+        lo = 0, hi = 65536;
+        break;
+    case PIXSUM_I16:
+        lo = -32768, hi = 32768;
+        break;
+    default: {
+        const pixsum_view *m = spec ? spec->mask : NULL;
+        double mn, mx;
+        if (!data_range(in, m, &mn, &mx)) {
+            lo = 0, hi = 1;
+        } else if (in->type == PIXSUM_I32 || in->type == PIXSUM_U32) {
+            /* integers: [min, max + 1), exact in double (max + 1 <= 2^32) */
+            lo = mn, hi = mx + 1;
+        } else if (mn == mx && mx + 1 > mx) {
+            /* One value: a unit range as for i32, so that the value is
+             * in bin 0 and the edges are distinct (with [v, v + 1 ulp)
+             * every edge but the last would round to v). */
+            lo = mn, hi = mx + 1;
+        } else {
+            lo = mn, hi = nextafter(mx, INFINITY);
+            if (!isfinite(hi))
+                hi = mx, lo = mn < mx ? mn : nextafter(mx, -INFINITY);
+        }
+        break;
+    }
+    }
     if (psi_bins_init(&p->b, bins, lo, hi) != 0) {
-        if (given_range)
-            return psi_fail(PIXSUM_ERR_INVALID_ARG,
-                            "the range [%g, %g) cannot be split into %zu bins in double "
-                            "precision", lo, hi, bins);
         if (!isfinite(hi - lo))
             return psi_fail(PIXSUM_ERR_INVALID_ARG,
                             "the data range [%g, %g] is wider than a double can hold; "
@@ -191,9 +211,6 @@ static int resolve_params(const pixsum_view *in, const pixsum_hist_spec *spec,
         if (psi_bins_init(&p->b, bins, lo, hi) != 0)
             return psi_fail(PIXSUM_ERR_INVALID_ARG, "cannot choose a range for this data");
     }
-    p->bins = bins;
-    p->lo = lo;
-    p->hi = hi;
     return PIXSUM_OK;
 }
 
@@ -205,14 +222,13 @@ double pixsum_hist_edge(size_t bins, double lo, double hi, size_t i)
     return psi_bins_edge(&b, (uint32_t)i);
 }
 
-/* Shared by the single-image entry points, the joint and the integral
- * histogram, and (with batch_mask) the batches (declared in hist_classify.h).
- * `host_types`: the caller counts on the CPU, which also takes u32. */
-static int prepare(const pixsum_view *in, const pixsum_hist_spec *spec,
-                   size_t default_bins_small, bool batch_mask, bool host_types,
-                   psi_hist_params *p)
+/* The image and mask rules every histogram shares, none of which reads a
+ * sample: a valid view of a histogram type (u32 only when `host_types`: the
+ * caller counts on the CPU) and, if given, a mask of its shape (or depth 1
+ * over a batch when `batch_mask`). */
+static int check_image(const pixsum_view *in, const pixsum_view *mask, bool batch_mask,
+                       bool host_types)
 {
-    memset(p, 0, sizeof *p);
     int st = pixsum_view_check(in);
     if (st != PIXSUM_OK)
         return psi_fail(st, "input: %s", pixsum_last_error());
@@ -225,11 +241,28 @@ static int prepare(const pixsum_view *in, const pixsum_hist_spec *spec,
         return psi_fail(PIXSUM_ERR_BAD_TYPE,
                         "histograms take u8, u16, i16, i32, u32, f32 or f64 images, got %s",
                         pixsum_type_name(in->type));
-    if (spec && spec->mask) {
-        if ((st = check_mask(in, spec->mask, batch_mask)) != PIXSUM_OK)
-            return st;
-        p->mask = *spec->mask;
-    }
+    return mask ? check_mask(in, mask, batch_mask) : PIXSUM_OK;
+}
+
+int psi_hist_check_host(const pixsum_view *in, const pixsum_view *mask)
+{
+    return check_image(in, mask, false, true);
+}
+
+/* Shared by the single-image entry points, the joint and the integral
+ * histogram, and (with batch_mask) the batches (declared in hist_classify.h).
+ * `host_types`: the caller counts on the CPU, which also takes u32. */
+static int prepare(const pixsum_view *in, const pixsum_hist_spec *spec,
+                   size_t default_bins_small, bool batch_mask, bool host_types,
+                   psi_hist_params *p)
+{
+    memset(p, 0, sizeof *p);
+    const pixsum_view *mask = spec ? spec->mask : NULL;
+    int st = check_image(in, mask, batch_mask, host_types);
+    if (st != PIXSUM_OK)
+        return st;
+    if (mask)
+        p->mask = *mask;
     return resolve_params(in, spec, default_bins_small, p);
 }
 
@@ -268,11 +301,24 @@ int pixsum_hist_resolve(const pixsum_view *in, const pixsum_hist_spec *spec,
     if (st != PIXSUM_OK)
         return st;
     memset(info, 0, sizeof *info);
-    info->bins = p.bins;
+    info->bins = p.b.bins;
     info->channels = in->channels;
-    info->lo = p.lo;
-    info->hi = p.hi;
+    info->lo = p.b.lo;
+    info->hi = p.b.hi;
     return PIXSUM_OK;
+}
+
+int pixsum_hist_bins(const pixsum_view *in, const pixsum_hist_spec *spec, size_t *bins)
+{
+    psi_clear_error();
+    if (!in || !bins)
+        return psi_fail(PIXSUM_ERR_NULL, "image or bins is NULL");
+    int st = check_image(in, NULL, false, true);
+    if (st != PIXSUM_OK)
+        return st;
+    /* the default of pixsum_hist_resolve() and pixsum_histogram(): one bin
+     * per value for u16 and i16 */
+    return spec_bins(in->type, spec, 65536, bins);
 }
 
 /* Pixels the mask selects (all pixels without a mask). */
@@ -302,11 +348,11 @@ int pixsum_histogram(pixsum_ctx *ctx, const pixsum_view *in, const pixsum_hist_s
     int st = psi_hist_prepare_host(in, spec, 65536, &p);
     if (st != PIXSUM_OK)
         return st;
-    size_t need = p.bins * in->channels;
+    const size_t bins = p.b.bins, need = bins * in->channels;
     if (counts_len < need)
         return psi_fail(PIXSUM_ERR_BAD_SHAPE,
                         "counts holds %zu values, %zu needed (%zu channels x %zu bins)",
-                        counts_len, need, in->channels, p.bins);
+                        counts_len, need, in->channels, bins);
     uintptr_t ilo, ihi, clo = (uintptr_t)counts, chi = (uintptr_t)(counts + need);
     psi_view_extent(in, &ilo, &ihi);
     if (clo < ihi && ilo < chi)
@@ -334,15 +380,15 @@ int pixsum_histogram(pixsum_ctx *ctx, const pixsum_view *in, const pixsum_hist_s
     memcpy(counts, p.counts, need * sizeof *counts);
     if (info) {
         memset(info, 0, sizeof *info);
-        info->bins = p.bins;
+        info->bins = p.b.bins;
         info->channels = in->channels;
-        info->lo = p.lo;
-        info->hi = p.hi;
+        info->lo = p.b.lo;
+        info->hi = p.b.hi;
         info->pixels = selected_pixels(in, &p.mask);
         for (size_t ch = 0; ch < in->channels; ch++) {
             uint64_t s = 0;
-            for (size_t i = 0; i < p.bins; i++)
-                s += p.counts[ch * p.bins + i];
+            for (size_t i = 0; i < bins; i++)
+                s += p.counts[ch * bins + i];
             info->in_range[ch] = s;
             info->below[ch] = p.below[ch];
             info->above[ch] = p.above[ch];

@@ -39,13 +39,13 @@ static int ihist_cost(const pixsum_view *in, const pixsum_hist_spec *spec, psi_h
         return psi_fail(PIXSUM_ERR_BAD_SHAPE, "integral histograms are for 2-D images");
     *wide = (uint64_t)in->width * in->height >= ((uint64_t)1 << 32);
     size_t e = *wide ? 8 : 4, total = e;
-    size_t factors[4] = {in->width + 1, in->height + 1, in->channels, p->bins};
+    size_t factors[4] = {in->width + 1, in->height + 1, in->channels, p->b.bins};
     for (int i = 0; i < 4; i++) {
         if (factors[i] && total > SIZE_MAX / factors[i])
             return psi_fail(PIXSUM_ERR_TOO_LARGE,
                             "an integral histogram of %zux%zu x%zu with %zu bins does not fit "
                             "in the address space", in->width, in->height, in->channels,
-                            p->bins);
+                            (size_t)p->b.bins);
         total *= factors[i];
     }
     *bytes = total;
@@ -83,7 +83,7 @@ typedef struct ihist_build {
  * false for the below / above / NaN classes. */
 static inline bool count_in_row(const ihist_build *b, void *row, size_t c, uint32_t k)
 {
-    size_t bins = b->p->bins;
+    size_t bins = b->p->b.bins;
     if (k >= bins)
         return false;
     if (b->wide)
@@ -97,7 +97,7 @@ static void build_columns(const ihist_build *b, size_t x0, size_t x1, uint32_t *
                           pixsum_hist_info *tot)
 {
     const pixsum_view *in = b->in;
-    size_t ch = in->channels, bins = b->p->bins, cell = b->cell;
+    size_t ch = in->channels, bins = b->p->b.bins, cell = b->cell;
     size_t e = b->wide ? 8 : 4;
     for (size_t y = 0; y < in->height; y++) {
         char *dst = b->table + (y + 1) * b->pitch;
@@ -201,7 +201,7 @@ static int build_into(const pixsum_ctx *ctx, const pixsum_view *in, const psi_hi
                       int wide, size_t bytes, void *table, pixsum_ihist *ih)
 {
     int threads = build_threads(ctx, in, bytes);
-    size_t cell = in->channels * p->bins, e = wide ? 8 : 4;
+    size_t cell = in->channels * p->b.bins, e = wide ? 8 : 4;
     size_t cls_len = in->width * in->channels;
     /* Each thread's row counts and totals on cache lines of their own: they
      * are written for every sample (2-core VM, 1024^2 u8, 32 bins: the
@@ -240,10 +240,10 @@ static int build_into(const pixsum_ctx *ctx, const pixsum_view *in, const psi_hi
     psi_classifier_free(&k);
     pixsum_hist_info *info = &ih->info;
     memset(info, 0, sizeof *info);
-    info->bins = p->bins;
+    info->bins = p->b.bins;
     info->channels = in->channels;
-    info->lo = p->lo;
-    info->hi = p->hi;
+    info->lo = p->b.lo;
+    info->hi = p->b.hi;
     for (int t = 0; t < threads; t++) {
         info->pixels += TOT(t)->pixels;
         for (size_t c = 0; c < in->channels; c++) {
@@ -259,16 +259,16 @@ static int build_into(const pixsum_ctx *ctx, const pixsum_view *in, const psi_hi
     ih->width = in->width;
     ih->height = in->height;
     ih->channels = in->channels;
-    ih->bins = p->bins;
+    ih->bins = p->b.bins;
     ih->cell = cell;
     ih->wide = wide;
     ih->table = table;
     /* in_range: the table's last position holds the whole image's counts */
     const char *last = (const char *)table + in->height * pitch + in->width * cell * e;
     for (size_t c = 0; c < in->channels; c++)
-        for (size_t i = 0; i < p->bins; i++)
-            info->in_range[c] += wide ? ((const uint64_t *)last)[c * p->bins + i]
-                                      : ((const uint32_t *)last)[c * p->bins + i];
+        for (size_t i = 0; i < p->b.bins; i++)
+            info->in_range[c] += wide ? ((const uint64_t *)last)[c * p->b.bins + i]
+                                      : ((const uint32_t *)last)[c * p->b.bins + i];
     return PIXSUM_OK;
 }
 
@@ -284,7 +284,7 @@ static int ihist_cost_within(const pixsum_view *in, const pixsum_hist_spec *spec
         return psi_fail(PIXSUM_ERR_TOO_LARGE,
                         "an integral histogram of %zux%zu x%zu with %zu bins needs %zu bytes, "
                         "above the limit of %zu bytes (raise max_bytes or use fewer bins)",
-                        in->width, in->height, in->channels, p->bins, *bytes, limit);
+                        in->width, in->height, in->channels, (size_t)p->b.bins, *bytes, limit);
     return PIXSUM_OK;
 }
 

@@ -42,7 +42,7 @@ static int joint_plan_init(joint_plan *j)
         j->off_b = j->kb.lut;
         size_t na = j->a->type == PIXSUM_U8 ? 256 : 65536;
         size_t nb = j->b->type == PIXSUM_U8 ? 256 : 65536;
-        size_t bins_a = j->pa->bins, bins_b = j->pb->bins;
+        size_t bins_a = j->pa->b.bins, bins_b = j->pb->b.bins;
         for (size_t v = 0; v < na; v++)
             j->off_a[v] = j->off_a[v] < bins_a ? (uint32_t)(j->off_a[v] * bins_b)
                                                : (uint32_t)j->cells;
@@ -162,7 +162,7 @@ static void count_rows(const joint_plan *j, size_t r0, size_t r1, uint32_t *bloc
                        uint64_t *counts, uint64_t *excluded)
 {
     const pixsum_view *a = j->a, *b = j->b;
-    size_t w = a->width, bins_a = j->pa->bins, bins_b = j->pb->bins, cells = j->cells;
+    size_t w = a->width, bins_a = j->pa->b.bins, bins_b = j->pb->b.bins, cells = j->cells;
     size_t sa = pixsum_type_size(a->type), sb = pixsum_type_size(b->type);
     uint32_t *t[JOINT_TABLES];
     for (int s = 0; s < JOINT_TABLES; s++)
@@ -239,14 +239,14 @@ int pixsum_histogram_joint(pixsum_ctx *ctx, const pixsum_view *a, const pixsum_v
     if (a->width != b->width || a->height != b->height || a->depth != b->depth)
         return psi_fail(PIXSUM_ERR_BAD_SHAPE, "image a is %zux%zux%zu, image b %zux%zux%zu",
                         a->width, a->height, a->depth, b->width, b->height, b->depth);
-    if (pa.bins > PIXSUM_HIST_JOINT_MAX_CELLS / pb.bins)
+    if (pa.b.bins > PIXSUM_HIST_JOINT_MAX_CELLS / pb.b.bins)
         return psi_fail(PIXSUM_ERR_TOO_LARGE,
-                        "a %zu x %zu joint histogram has more than 2^26 cells", pa.bins,
-                        pb.bins);
-    size_t cells = pa.bins * pb.bins;
+                        "a %zu x %zu joint histogram has more than 2^26 cells",
+                        (size_t)pa.b.bins, (size_t)pb.b.bins);
+    size_t cells = (size_t)pa.b.bins * pb.b.bins;
     if (counts_len < cells)
         return psi_fail(PIXSUM_ERR_BAD_SHAPE, "counts holds %zu values, %zu needed (%zu x %zu)",
-                        counts_len, cells, pa.bins, pb.bins);
+                        counts_len, cells, (size_t)pa.b.bins, (size_t)pb.b.bins);
     uintptr_t lo, hi, clo = (uintptr_t)counts, chi = (uintptr_t)(counts + cells);
     psi_view_extent(a, &lo, &hi);
     if (clo < hi && lo < chi)
@@ -297,12 +297,12 @@ int pixsum_histogram_joint(pixsum_ctx *ctx, const pixsum_view *a, const pixsum_v
     for (size_t i = 0; i < cells; i++)
         pairs += counts[i];
     if (info) {
-        info->bins_a = pa.bins;
-        info->bins_b = pb.bins;
-        info->lo_a = pa.lo;
-        info->hi_a = pa.hi;
-        info->lo_b = pb.lo;
-        info->hi_b = pb.hi;
+        info->bins_a = pa.b.bins;
+        info->bins_b = pb.b.bins;
+        info->lo_a = pa.b.lo;
+        info->hi_a = pa.b.hi;
+        info->lo_b = pb.b.lo;
+        info->hi_b = pb.b.hi;
         info->pairs = pairs;
         info->excluded = excluded;
     }

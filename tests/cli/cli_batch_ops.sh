@@ -1,11 +1,14 @@
 #!/bin/sh
-# cli_batch_ops.sh - `pixsum box --batch` and `pixsum equalize --batch`: the
+# cli_batch_ops.sh - `pixsum box --batch`, `pixsum equalize --batch`,
+# `pixsum threshold --batch` and `pixsum normalize --batch`: the
 # pages of a multi-page TIFF (written here by tifffile) and the first axis of
 # a .npy stack (N, H, W[, C]) as N images, each filtered or equalised on its
 # own, written as an (N, ...) .npy or a multi-page TIFF; box sums and means
 # are checked against window sums computed here with NumPy from the
 # definition, equalisation against the formula applied to each image's own
-# histogram (with shared and per-image masks); refusals name the option.
+# histogram (with shared and per-image masks), local thresholds (map and
+# mask) and normalisation against window means and deviations computed here
+# from the same window sums; refusals name the option.
 . "$2/lib.sh"
 need_numpy
 
@@ -25,6 +28,10 @@ run "$PIXSUM" equalize g.npy -o eq.npy --batch
 run "$PIXSUM" equalize c.npy -o eqc.npy --batch
 run "$PIXSUM" equalize g.npy -o eq1.npy --batch --mask m1.npy
 run "$PIXSUM" equalize g.npy -o eqn.npy --batch --mask mn.npy
+run "$PIXSUM" threshold g.npy -o tmap.npy --batch --method mean --window 5x3 --offset 2.5
+run "$PIXSUM" threshold g.npy -o tmask.npy --batch --method mean --window 5x3 --offset 2.5 \
+    --output mask --foreground 9
+run "$PIXSUM" normalize c.npy -o nc.npy --batch --window 3 --eps 0.5 --type f64
 TIFF=0
 if has_format tiff && "$PY" -c 'import tifffile' 2>/dev/null; then
     TIFF=1
@@ -38,6 +45,9 @@ with tifffile.TiffWriter("g.tif") as t:
     run "$PIXSUM" convert bt.tif bt.npy --batch
     run "$PIXSUM" equalize g.tif -o et.tif --batch
     run "$PIXSUM" convert et.tif et.npy --batch
+    run "$PIXSUM" threshold g.tif -o tt.tif --batch --method mean --window 5x3 --offset 2.5 \
+        --output mask --foreground 9
+    run "$PIXSUM" convert tt.tif tt.npy --batch
 fi
 
 TIFF=$TIFF "$PY" - <<'PYEOF' || FAILS=$((FAILS + 1))
@@ -123,7 +133,29 @@ for name, src, masks in (("eq", g, None), ("eqc", c, None), ("eq1", g, [m1] * 5)
     for k in range(len(src)):
         want = equalize(src[k], None if masks is None else masks[k])
         check(np.array_equal(got[k], want), f"{name}: image {k}")
+# local thresholds: T = m - 2.5, m the window sum over its count (both exact
+# in f64, one division, as the library's correctly rounded mean)
+tmap, tmask = np.load("tmap.npy"), np.load("tmask.npy")
+check(tmap.shape == g.shape and tmap.dtype == np.float64, f"threshold map {tmap.shape}")
+check(tmask.shape == g.shape and tmask.dtype == np.uint8, f"threshold mask {tmask.shape}")
+for k in range(len(g)):
+    s, n = windows(g[k], 3, 5, "reflect101")
+    t = s[..., 0] / n[..., 0] - 2.5
+    check(np.array_equal(tmap[k], t), f"threshold map of image {k}")
+    check(np.array_equal(tmask[k], np.where(g[k] > t, 9, 0)), f"threshold mask of image {k}")
+# local normalisation of a colour stack, each channel its own windows
+nc = np.load("nc.npy")
+check(nc.shape == c.shape and nc.dtype == np.float64, f"normalize: {nc.shape} {nc.dtype}")
+for k in range(len(c)):
+    s, n = windows(c[k], 3, 3, "reflect101")
+    q, _ = windows(c[k].astype(np.int64) ** 2, 3, 3, "reflect101")
+    m = s / n
+    sd = np.sqrt((n * q - s * s) / (n * n))
+    want = (c[k] - m) / (sd + 0.5)
+    check(np.allclose(nc[k], want, rtol=1e-12, atol=1e-12), f"normalize of image {k}")
 if os.environ.get("TIFF") == "1":
+    check(np.array_equal(np.load("tt.npy"), tmask),
+          "threshold --batch through a multi-page TIFF")
     check(np.array_equal(np.load("bt.npy"), bs), "box --batch through a multi-page TIFF")
     check(np.array_equal(np.load("et.npy"), np.load("eq.npy")),
           "equalize --batch through a multi-page TIFF")
@@ -134,6 +166,9 @@ PYEOF
 
 # refusals
 expect_error 2 "--bins is for one image" "$PIXSUM" equalize g.npy -o x.npy --batch --bins 16
+expect_error 1 "one-channel images" "$PIXSUM" threshold c.npy -o x.npy --batch --method mean \
+    --window 3
+expect_error 1 "--batch reads the pages" "$PIXSUM" normalize g.npy -o x.npy --window 3
 [ ! -e x.npy ] || fail "a refused command left x.npy"
 no_temporaries .
 [ "$FAILS" -eq 0 ] || exit 1

@@ -115,7 +115,8 @@ expect_error 1 "this TIFF has 5 pages (0..4)" "$PIXSUM" integral g.tif -o x.npy 
 expect_error 1 "the pages of a batch must match" "$PIXSUM" integral mixed.tif -o x.npy --batch
 expect_error 2 "--page N reads one page" "$PIXSUM" integral g.tif -o x.npy --page 1 --batch
 expect_error 2 "contradict" "$PIXSUM" integral g.tif -o x.npy --batch --volume
-expect_error 2 "--batch is not offered" "$PIXSUM" threshold g.tif -o x.npy --window 3 --batch
+expect_error 2 "--page N reads one page" "$PIXSUM" threshold g.tif -o x.npy --window 3 \
+    --method mean --page 1 --batch
 expect_error 1 "holds one image" "$PIXSUM" convert g.npy x.npy --page 1
 [ ! -e x.npy ] || fail "a refused command left x.npy"
 no_temporaries .

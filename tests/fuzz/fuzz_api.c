@@ -468,7 +468,13 @@ static void fuzz_histogram(reader *r, pixsum_ctx *ctx, const image *in, const ui
         spec.mask = &mask.view;
     }
     pixsum_hist_info info;
-    if (pixsum_hist_resolve(&in->view, &spec, &info) != PIXSUM_OK || info.bins > 70000) {
+    size_t spec_bins = 0;
+    int bins_st = pixsum_hist_bins(&in->view, &spec, &spec_bins);
+    int resolve_st = pixsum_hist_resolve(&in->view, &spec, &info);
+    /* the bin count from the spec alone is the resolved one */
+    if (resolve_st == PIXSUM_OK && (bins_st != PIXSUM_OK || spec_bins != info.bins))
+        abort();
+    if (resolve_st != PIXSUM_OK || info.bins > 70000) {
         free_image(&mask);
         return;
     }
@@ -1117,9 +1123,11 @@ static void fuzz_box_filter(reader *r, pixsum_ctx *ctx, const image *in)
 }
 
 /* pixsum_threshold_local() / pixsum_normalize_local() with a fuzzed window,
- * border, method, parameters and outputs: on error the outputs are untouched,
- * the CUDA entries validate as the CPU ones do, and a mask holds only 0 and
- * the foreground value. */
+ * border, method, parameters and outputs of the input's depth (a view of
+ * depth N is a batch; sometimes one image short, which must be refused): on
+ * error the outputs are untouched, the CUDA entries validate as the CPU ones
+ * do (and refuse batches), a mask holds only 0 and the foreground value, and
+ * each image of a batch equals the call on its slice alone. */
 static void fuzz_local(reader *r, pixsum_ctx *ctx, const image *in)
 {
     unsigned sel = take_u8(r);
@@ -1144,9 +1152,12 @@ static void fuzz_local(reader *r, pixsum_ctx *ctx, const image *in)
                                  ts.border, 0};
     (void)pixsum_box_filter_shape(&bs, in->view.width, in->view.height, &ow, &oh);
     size_t ch = normalize ? in->view.channels : 1, es = pixsum_type_size(mt);
-    if (es == 0 || ch == 0 || ch > 4 || ow > 64 || oh > 64)
+    size_t n = in->view.depth;
+    if (es == 0 || ch == 0 || ch > 4 || ow > 64 || oh > 64 || n > 16)
         return;
-    size_t mbytes = (ow ? ow : 1) * (oh ? oh : 1) * ch * es, kbytes = (ow ? ow : 1) * (oh ? oh : 1);
+    size_t d = n - (n > 1 && take_u8(r) % 8 == 0);
+    size_t mone = (ow ? ow : 1) * (oh ? oh : 1) * ch * es, kone = (ow ? ow : 1) * (oh ? oh : 1);
+    size_t mbytes = mone * d, kbytes = kone * d;
     unsigned char *mb = malloc(mbytes), *kb = malloc(kbytes);
     unsigned char *gm = malloc(mbytes), *gk = malloc(kbytes);
     pixsum_ctx *gctx = pixsum_ctx_new();
@@ -1157,8 +1168,8 @@ static void fuzz_local(reader *r, pixsum_ctx *ctx, const image *in)
     memset(kb, FILL, kbytes);
     memset(gm, FILL, mbytes);
     memset(gk, FILL, kbytes);
-    pixsum_view map = pixsum_view_2d(mb, mt, ow, oh, ch, 0);
-    pixsum_view mask = pixsum_view_2d(kb, PIXSUM_U8, ow, oh, 1, 0);
+    pixsum_view map = pixsum_view_3d(mb, mt, ow, oh, d, ch, 0, 0);
+    pixsum_view mask = pixsum_view_3d(kb, PIXSUM_U8, ow, oh, d, 1, 0, 0);
     pixsum_view gmap = map, gmask = mask;
     gmap.data = gm;
     gmask.data = gk;
@@ -1186,13 +1197,28 @@ static void fuzz_local(reader *r, pixsum_ctx *ctx, const image *in)
             abort(); /* documented: on error the outputs are left untouched */
         goto done;
     }
-    if (in->view.depth != 1 || mt == PIXSUM_U16 || (!normalize && in->view.channels != 1))
-        abort(); /* a volume, a u16 map or a multi-channel threshold must be refused */
+    if (d != n || (mt == PIXSUM_U16 && (normalize || (outs & 1))) ||
+        (!normalize && in->view.channels != 1))
+        abort(); /* outputs of another depth, a u16 map (a mask alone has no map) or a
+                    multi-channel threshold must be refused */
     if (!normalize && (outs & 2)) {
         uint8_t fg = ts.foreground ? ts.foreground : 255;
-        for (size_t i = 0; i < ow * oh; i++)
+        for (size_t i = 0; i < ow * oh * d; i++)
             if (kb[i] != 0 && kb[i] != fg)
                 abort(); /* a mask value other than 0 and the foreground */
+    }
+    for (size_t z = 0; n > 1 && z < n; z++) { /* gm, gk: untouched, as large as one image */
+        pixsum_view iz, om = pixsum_view_2d(gm, mt, ow, oh, ch, 0);
+        pixsum_view ok = pixsum_view_2d(gk, PIXSUM_U8, ow, oh, 1, 0);
+        if (pixsum_view_roi3d(&in->view, 0, 0, z, in->view.width, in->view.height, 1, &iz) !=
+            PIXSUM_OK)
+            abort();
+        st = normalize ? pixsum_normalize_local(ctx, &iz, &ns, &om)
+                       : pixsum_threshold_local(ctx, &iz, &ts, outs & 1 ? &om : NULL,
+                                                outs & 2 ? &ok : NULL);
+        if (st != PIXSUM_OK || ((normalize || (outs & 1)) && !slice_same(&map, z, &om)) ||
+            (!normalize && (outs & 2) && !slice_same(&mask, z, &ok)))
+            abort(); /* a batch's image differs from the call on its slice */
     }
 done:
     pixsum_ctx_free(gctx);
