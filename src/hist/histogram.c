@@ -46,6 +46,20 @@ static int check_mask(const pixsum_view *in, const pixsum_view *mask, bool share
     return PIXSUM_OK;
 }
 
+/* Folds the smallest and largest of the n integer samples of `row` (type T)
+ * into lo and hi: one typed loop, no per-sample type switch. */
+#define INT_ROW_RANGE(T)                                                       \
+    do {                                                                       \
+        const T *s_ = row;                                                     \
+        T a_ = s_[0], b_ = s_[0];                                              \
+        for (size_t i_ = 1; i_ < n; i_++) {                                    \
+            a_ = s_[i_] < a_ ? s_[i_] : a_;                                    \
+            b_ = s_[i_] > b_ ? s_[i_] : b_;                                    \
+        }                                                                      \
+        lo = (double)a_ < lo ? (double)a_ : lo;                                \
+        hi = (double)b_ > hi ? (double)b_ : hi;                                \
+    } while (0)
+
 /* Smallest and largest finite selected samples over all channels; returns
  * false if there is none. A mask of depth 1 over a deeper image is applied to
  * every slice (a batch's shared mask). */
@@ -59,25 +73,11 @@ static bool data_range(const pixsum_view *in, const pixsum_view *mask, double *m
                                 : NULL;
         if (!m) { /* typed loops: no per-sample type switch */
             if (in->type == PIXSUM_I32) {
-                const int32_t *s = row;
-                int32_t a = s[0], b = s[0];
-                for (size_t i = 1; i < n; i++) {
-                    a = s[i] < a ? s[i] : a;
-                    b = s[i] > b ? s[i] : b;
-                }
-                lo = (double)a < lo ? (double)a : lo;
-                hi = (double)b > hi ? (double)b : hi;
+                INT_ROW_RANGE(int32_t);
                 continue;
             }
             if (in->type == PIXSUM_U32) {
-                const uint32_t *s = row;
-                uint32_t a = s[0], b = s[0];
-                for (size_t i = 1; i < n; i++) {
-                    a = s[i] < a ? s[i] : a;
-                    b = s[i] > b ? s[i] : b;
-                }
-                lo = (double)a < lo ? (double)a : lo;
-                hi = (double)b > hi ? (double)b : hi;
+                INT_ROW_RANGE(uint32_t);
                 continue;
             }
             if (in->type == PIXSUM_F32) {
